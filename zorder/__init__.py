@@ -1,0 +1,112 @@
+"""Z-order (Morton) values exactly as Apache Iceberg computes them.
+
+The interleave of Iceberg's ``ZOrderByteUtils.interleaveBits`` comes in interchangeable
+backends with one contract (``bitloop``, ``table``, ``nibble``, ``pdep``, ``simd``).
+``zorder.backend`` names the one chosen at import: the fastest this CPU runs well, or
+the one named by the ``ZORDER_BACKEND`` environment variable.
+
+>>> import zorder
+>>> zorder.interleave_bits([b"\\x80", b"\\x40", b"\\x20"]).hex()
+'888000'
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+from typing import Dict, Tuple
+
+from zorder._cpu import cpu_facts as _cpu_facts
+from zorder._select import BACKEND_NAMES, PREFERENCE, choose_backend, explain_choice
+
+__all__ = [
+    "BACKEND_NAMES",
+    "BackendError",
+    "available_backends",
+    "backend",
+    "backend_reason",
+    "choose_backend",
+    "cpu_info",
+    "explain_choice",
+    "get_backend",
+    "interleave_bits",
+    "interleave_rows",
+]
+
+__version__ = "0.1.0"
+
+ENV_VAR = "ZORDER_BACKEND"
+
+
+class BackendError(ImportError, ValueError):
+    """An unknown backend name, or one this CPU or build cannot run."""
+
+
+_CPU = _cpu_facts()
+_loaded: Dict[str, ModuleType] = {}
+
+
+def cpu_info() -> dict:
+    """The CPU facts the selector used (py-cpuinfo's keys, read with CPUID)."""
+    return {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+            for k, v in _CPU.items()}
+
+
+def _try_load(name: str):
+    """(module, None) if the backend runs here, else (None, reason)."""
+    if name in _loaded:
+        return _loaded[name], None
+    try:
+        module = importlib.import_module(f"zorder._{name}")
+    except ImportError as exc:
+        return None, f"not built ({exc})"
+    if not getattr(module, "SUPPORTED", True):
+        return None, module.UNSUPPORTED_REASON
+    _loaded[name] = module
+    return module, None
+
+
+def available_backends() -> Tuple[str, ...]:
+    """Names of the backends this build has and this CPU runs, in BACKEND_NAMES order."""
+    return tuple(name for name in BACKEND_NAMES if _try_load(name)[0] is not None)
+
+
+def get_backend(name: str) -> ModuleType:
+    """The backend module ``name``, with the same ``interleave_bits``/``interleave_rows``.
+
+    >>> get_backend("bitloop").interleave_bits([b"\\xff", b"\\x00"]).hex()
+    'aaaa'
+    """
+    if name not in BACKEND_NAMES:
+        raise BackendError(
+            f"unknown zorder backend {name!r}; valid names: {', '.join(BACKEND_NAMES)}"
+        )
+    module, reason = _try_load(name)
+    if module is None:
+        raise BackendError(
+            f"zorder backend {name!r} is not available here: {reason}; "
+            f"available: {', '.join(available_backends())}"
+        )
+    return module
+
+
+def _select() -> Tuple[str, str]:
+    wish = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
+    if wish == "auto":
+        return explain_choice(_CPU, available=available_backends())
+    if wish not in BACKEND_NAMES:
+        raise BackendError(
+            f"{ENV_VAR}={wish!r} is not a zorder backend; "
+            f"valid values: auto, {', '.join(BACKEND_NAMES)}"
+        )
+    get_backend(wish)  # raises, naming the available ones, if this CPU cannot run it
+    return wish, f"forced by {ENV_VAR}={wish}"
+
+
+backend, backend_reason = _select()
+_backend_module = get_backend(backend)
+
+#: The chosen backend's functions (see their docstrings).
+interleave_bits = _backend_module.interleave_bits
+interleave_rows = _backend_module.interleave_rows

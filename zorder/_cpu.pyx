@@ -1,0 +1,110 @@
+"""The CPU facts the backend selector needs, read with CPUID in a few microseconds.
+
+py-cpuinfo's get_cpu_info() would give the same facts but starts a Python child process
+(0.2 s to seconds, and known to hang in some containers), too slow for `import zorder`.
+The dict has py-cpuinfo's keys and flag spellings, so choose_backend() takes either.
+"""
+
+import platform
+
+from libc.stdint cimport uint32_t
+
+from zorder._cpuid cimport (
+    ZORDER_X86_64,
+    ZORDER_XCR0_AVX,
+    ZORDER_XCR0_AVX512,
+    cpuid,
+    cpu_has_avx2,
+    cpu_has_avx512_vbmi_gfni,
+    cpu_has_bmi2,
+    os_xcr0,
+)
+
+# (leaf, register index: 1 = ebx, 2 = ecx, 3 = edx, bit, py-cpuinfo's flag name)
+_FLAG_BITS = (
+    (1, 3, 26, "sse2"), (1, 2, 9, "ssse3"), (1, 2, 19, "sse4_1"), (1, 2, 20, "sse4_2"),
+    (1, 2, 23, "popcnt"), (1, 2, 27, "osxsave"), (1, 2, 28, "avx"),
+    (7, 1, 3, "bmi1"), (7, 1, 5, "avx2"), (7, 1, 8, "bmi2"),
+    (7, 1, 16, "avx512f"), (7, 1, 17, "avx512dq"), (7, 1, 30, "avx512bw"),
+    (7, 1, 31, "avx512vl"), (7, 2, 1, "avx512vbmi"), (7, 2, 6, "avx512vbmi2"),
+    (7, 2, 8, "gfni"),
+)
+
+_ARCH_NAMES = {
+    "x86_64": "X86_64", "amd64": "X86_64", "i386": "X86_32", "i686": "X86_32",
+    "aarch64": "ARM_8", "arm64": "ARM_8", "armv7l": "ARM_7", "ppc64le": "PPC_64",
+    "ppc64": "PPC_64", "s390x": "S390X", "riscv64": "RISCV_64",
+}
+
+
+def cpu_facts():
+    """py-cpuinfo-shaped facts about this CPU: arch, vendor_id_raw, family, model, flags.
+
+    ``flags`` lists what CPUID reports; ``os_avx`` and ``os_avx512`` say whether the OS
+    saves the YMM / ZMM registers (XGETBV), which py-cpuinfo does not report.
+    ``usable`` holds the checks the pdep and simd kernels themselves run before use.
+    """
+    cdef uint32_t regs[4]
+    cdef uint32_t max_leaf, eax
+    cdef int family, model
+    machine = platform.machine().lower()
+    facts = {
+        "arch": _ARCH_NAMES.get(machine, machine.upper()),
+        "source": "cpuid",
+        "flags": [],
+    }
+    if not ZORDER_X86_64:
+        facts["source"] = "platform"
+        facts["usable"] = {"bmi2": False, "avx2": False, "avx512_vbmi_gfni": False}
+        return facts
+    cpuid(0, 0, regs)
+    max_leaf = regs[0]
+    vendor = b"".join(regs[i].to_bytes(4, "little") for i in (1, 3, 2))
+    facts["vendor_id_raw"] = vendor.decode("ascii", "replace")
+    leaves = {}
+    for leaf in (1, 7):
+        if max_leaf >= leaf:
+            cpuid(leaf, 0, regs)
+            leaves[leaf] = (regs[0], regs[1], regs[2], regs[3])
+    if 1 in leaves:
+        eax = leaves[1][0]
+        family = (eax >> 8) & 0xF
+        model = (eax >> 4) & 0xF
+        if family == 0xF:
+            family += (eax >> 20) & 0xFF
+        if family == 0x6 or family >= 0xF:
+            model += ((eax >> 16) & 0xF) << 4
+        facts["family"] = family
+        facts["model"] = model
+        facts["stepping"] = eax & 0xF
+    facts["flags"] = sorted(
+        name for leaf, reg, bit, name in _FLAG_BITS
+        if leaf in leaves and (leaves[leaf][reg] >> bit) & 1
+    )
+    xcr0 = os_xcr0()
+    facts["os_avx"] = (xcr0 & ZORDER_XCR0_AVX) == ZORDER_XCR0_AVX
+    facts["os_avx512"] = (xcr0 & ZORDER_XCR0_AVX512) == ZORDER_XCR0_AVX512
+    facts["brand_raw"] = _brand_string(max_ext=_max_extended_leaf())
+    facts["usable"] = {
+        "bmi2": bool(cpu_has_bmi2()),
+        "avx2": bool(cpu_has_avx2()),
+        "avx512_vbmi_gfni": bool(cpu_has_avx512_vbmi_gfni()),
+    }
+    return facts
+
+
+cdef uint32_t _max_extended_leaf():
+    cdef uint32_t regs[4]
+    cpuid(0x80000000, 0, regs)
+    return regs[0]
+
+
+cdef str _brand_string(uint32_t max_ext):
+    cdef uint32_t regs[4]
+    if max_ext < 0x80000004:
+        return ""
+    parts = []
+    for leaf in (0x80000002, 0x80000003, 0x80000004):
+        cpuid(leaf, 0, regs)
+        parts.append(b"".join(regs[i].to_bytes(4, "little") for i in range(4)))
+    return b"".join(parts).split(b"\0", 1)[0].decode("ascii", "replace").strip()

@@ -1,0 +1,8 @@
+from zorder._kernel cimport RowsKernel
+
+# The argument checking and buffer handling shared by every backend: each backend's
+# interleave_bits / interleave_rows is one call to these with its own kernel.
+cdef object interleave_bits_with(RowsKernel kernel, object columns,
+                                 object interleaved_size, object out)
+cdef object interleave_rows_with(RowsKernel kernel, object columns,
+                                 object interleaved_size, object out, object threads)

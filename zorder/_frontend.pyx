@@ -1,0 +1,483 @@
+# cython: boundscheck=False, wraparound=False
+"""Argument checking and buffer handling for every backend.
+
+Each backend module defines one RowsKernel and passes it here, so the rules for what
+is accepted, and the errors for what is not, exist once. Everything that can run
+Python code (``__index__``, copies) happens before raw pointers are taken, and every
+input is held through the buffer protocol (which also stops a bytearray from being
+resized) for as long as a kernel reads it.
+"""
+
+from cpython.buffer cimport (
+    PyBUF_C_CONTIGUOUS,
+    PyBUF_FORMAT,
+    PyBUF_RECORDS,
+    PyBUF_RECORDS_RO,
+    PyBUF_WRITABLE,
+    PyBuffer_Release,
+    PyObject_CheckBuffer,
+    PyObject_GetBuffer,
+)
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.number cimport PyNumber_Index
+from libc.stdint cimport uint8_t, uintptr_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
+
+from zorder._kernel cimport Column, RowsKernel
+
+import numpy
+
+cdef extern from *:
+    """
+    /* Py_buffer.obj is NULL until a view is taken and after it is released. */
+    #define zorder_view_held(v) ((v)->obj != NULL)
+    #define zorder_view_clear(v) ((v)->obj = NULL)
+    """
+    bint view_held "zorder_view_held"(Py_buffer* view) noexcept nogil
+    void view_clear "zorder_view_clear"(Py_buffer* view) noexcept nogil
+
+INTERLEAVE_BITS_DOC = """Interleave the bits of one row's columns, exactly as Iceberg's
+ZOrderByteUtils.interleaveBits.
+
+Output bits are filled from the most significant bit of byte 0: bit 7 of byte 0 of
+every column in turn, then bit 6, ..., then byte 1. A column that has no byte at the
+current index is skipped, so columns may differ in length.
+
+Args:
+    columns: a non-empty sequence of bytes-like columns (bytes, bytearray, memoryview,
+        C-contiguous 1-D uint8 numpy arrays).
+    interleaved_size: output length in bytes; defaults to the sum of the column lengths.
+        A smaller size gives a prefix of the full interleaving (Iceberg truncates). A size
+        larger than all input bytes is a ValueError (Iceberg's loop would spin, then
+        throw), and so is size >= 1 with an empty first column (Iceberg throws).
+    out: optional writable buffer of at least ``interleaved_size`` bytes, like Iceberg's
+        reused ByteBuffer: its first ``interleaved_size`` bytes are overwritten, the rest
+        left as they were, and ``out`` itself is returned. It must not overlap a column.
+
+Returns:
+    ``bytes`` of length ``interleaved_size``, or ``out``.
+
+Example:
+    >>> interleave_bits([b"\\x80", b"\\x40", b"\\x20"]).hex()
+    '888000'
+"""
+
+INTERLEAVE_ROWS_DOC = """Interleave many rows at once; row i equals interleave_bits of row i.
+
+Args:
+    columns: a non-empty sequence of 2-D uint8 arrays of shape (N, L_c), one per column
+        and all with the same N (widths may differ), or one 3-D uint8 array (N, n, L).
+        Any row stride is read in place; a column whose bytes within a row are not
+        contiguous is copied once first.
+    interleaved_size: bytes per output row, default the sum of the widths; the same rules
+        as interleave_bits.
+    out: optional writable 2-D uint8 array of shape (N, W) with W >= interleaved_size and
+        contiguous rows; only the first ``interleaved_size`` bytes of each row are written.
+    threads: split the rows across this many threads (the kernels run without the GIL).
+
+Returns:
+    a C-contiguous (N, interleaved_size) uint8 numpy array, or ``out``.
+
+Example:
+    >>> import numpy as np
+    >>> interleave_rows([np.array([[0x80]], np.uint8), np.array([[0x40]], np.uint8)])
+    array([[144,   0]], dtype=uint8)
+"""
+
+# Below this many rows per thread, starting threads costs more than it saves.
+cdef Py_ssize_t MIN_ROWS_PER_THREAD = 16384
+cdef enum:
+    STACK_COLUMNS = 16
+
+
+cdef inline bint is_byte_format(const char* fmt) noexcept:
+    # NULL means unsigned bytes (PEP 3118); accept uint8 and char, with any byte-order prefix.
+    if fmt == NULL:
+        return True
+    if fmt[0] in b"@=<>!":
+        fmt += 1
+    return (fmt[0] == b"B" or fmt[0] == b"c") and fmt[1] == 0
+
+
+cdef str describe_format(object obj, const char* fmt):
+    dtype = getattr(obj, "dtype", None)
+    if dtype is not None:
+        return f"dtype {dtype}"
+    return f"item format {fmt.decode('ascii', 'replace')!r}"
+
+
+cdef Py_ssize_t checked_size(object interleaved_size) except -2:
+    """-1 for None (the default), else the size as a non-negative index."""
+    if interleaved_size is None:
+        return -1
+    if isinstance(interleaved_size, bool):
+        raise TypeError("interleaved_size must be an int or None, not bool")
+    try:
+        size = PyNumber_Index(interleaved_size)
+    except TypeError:
+        raise TypeError(
+            f"interleaved_size must be an int or None, not {type(interleaved_size).__name__}"
+        ) from None
+    if size < 0:
+        raise ValueError(f"interleaved_size must be >= 0, got {size}")
+    if size > (<Py_ssize_t>1 << 60):
+        raise ValueError(f"interleaved_size={size} is larger than any input can be")
+    return size
+
+
+cdef Py_ssize_t resolve_size(Py_ssize_t requested, const Column* cols, Py_ssize_t n) except -1:
+    cdef Py_ssize_t total = 0, i
+    for i in range(n):
+        total += cols[i].width
+    if requested < 0:
+        return total
+    if requested > total:
+        raise ValueError(
+            f"interleaved_size={requested} is larger than the {total} bytes of input "
+            "(Iceberg's interleaveBits would spin and then throw)"
+        )
+    if requested > 0 and cols[0].width == 0:
+        raise ValueError(
+            "columns[0] is empty: Iceberg's interleaveBits reads its first byte and fails "
+            "(only interleaved_size=0 is allowed then)"
+        )
+    return requested
+
+
+cdef list as_column_list(object columns):
+    if isinstance(columns, (list, tuple)):
+        seq = columns
+    elif isinstance(columns, (str, bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"columns must be a sequence of columns, not one {type(columns).__name__} "
+            "(wrap a single column in a list)"
+        )
+    else:
+        try:
+            seq = list(columns)
+        except TypeError:
+            raise TypeError(
+                f"columns must be a sequence of columns, not {type(columns).__name__}"
+            ) from None
+    if len(seq) == 0:
+        raise ValueError("columns is empty: at least one column is needed")
+    return list(seq) if not isinstance(seq, list) else seq
+
+
+cdef inline bint regions_overlap(const uint8_t* a_lo, const uint8_t* a_hi,
+                                 const uint8_t* b_lo, const uint8_t* b_hi) noexcept:
+    return a_lo < b_hi and b_lo < a_hi
+
+
+cdef inline void column_extent(const Column* col, Py_ssize_t nrows,
+                               const uint8_t** lo, const uint8_t** hi) noexcept:
+    cdef Py_ssize_t last = (nrows - 1) * col.row_stride
+    lo[0] = col.data + (last if last < 0 else 0)
+    hi[0] = col.data + (last if last > 0 else 0) + col.width
+
+
+cdef object interleave_bits_with(RowsKernel kernel, object columns,
+                                 object interleaved_size, object out):
+    cdef Py_ssize_t requested = checked_size(interleaved_size)
+    cdef list items = as_column_list(columns)
+    cdef Py_ssize_t n = len(items), i, size
+    cdef Column stack_cols[STACK_COLUMNS]
+    cdef Py_buffer stack_views[STACK_COLUMNS]
+    cdef Column* cols = stack_cols
+    cdef Py_buffer* views = stack_views
+    cdef Py_buffer out_view
+    cdef uint8_t* dest
+    cdef const uint8_t* lo
+    cdef const uint8_t* hi
+    cdef object item, result
+    view_clear(&out_view)
+    if n > STACK_COLUMNS:
+        cols = <Column*>malloc(n * sizeof(Column))
+        views = <Py_buffer*>malloc(n * sizeof(Py_buffer))
+        if cols == NULL or views == NULL:
+            free(cols)
+            free(views)
+            raise MemoryError()
+    for i in range(n):
+        view_clear(&views[i])
+    try:
+        for i in range(n):
+            item = items[i]
+            cols[i].row_stride = 0
+            if PyBytes_CheckExact(item):
+                # Immutable: its pointer stays valid while `items` holds it.
+                cols[i].data = <const uint8_t*>PyBytes_AS_STRING(item)
+                cols[i].width = PyBytes_GET_SIZE(item)
+                continue
+            if isinstance(item, str):
+                raise TypeError(
+                    f"columns[{i}] is str, not bytes: encode it first "
+                    "(zorder.string_to_ordered_bytes gives Iceberg's bytes)"
+                )
+            if not PyObject_CheckBuffer(item):
+                raise TypeError(
+                    f"columns[{i}] must be a bytes-like object, not {type(item).__name__}"
+                )
+            try:
+                PyObject_GetBuffer(item, &views[i], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+            except (BufferError, ValueError):
+                view_clear(&views[i])
+                raise ValueError(f"columns[{i}] must be a C-contiguous buffer") from None
+            if not is_byte_format(views[i].format) or views[i].itemsize != 1:
+                raise TypeError(
+                    f"columns[{i}] must hold uint8 bytes, not "
+                    f"{describe_format(item, views[i].format)}"
+                )
+            if views[i].ndim != 1:
+                raise ValueError(f"columns[{i}] must be 1-D, got {views[i].ndim}-D")
+            cols[i].data = <const uint8_t*>views[i].buf
+            cols[i].width = views[i].len
+        size = resolve_size(requested, cols, n)
+
+        if out is None:
+            result = PyBytes_FromStringAndSize(NULL, size)
+            dest = <uint8_t*>PyBytes_AS_STRING(result)
+        else:
+            try:
+                PyObject_GetBuffer(out, &out_view,
+                                   PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+            except (BufferError, ValueError, TypeError):
+                view_clear(&out_view)
+                raise TypeError(
+                    "out must be a writable, C-contiguous buffer, not "
+                    f"{type(out).__name__}{' (read-only)' if PyObject_CheckBuffer(out) else ''}"
+                ) from None
+            if not is_byte_format(out_view.format) or out_view.itemsize != 1:
+                raise TypeError(
+                    f"out must hold uint8 bytes, not {describe_format(out, out_view.format)}"
+                )
+            if out_view.len < size:
+                raise ValueError(
+                    f"out has {out_view.len} bytes, fewer than interleaved_size={size}"
+                )
+            dest = <uint8_t*>out_view.buf
+            for i in range(n):
+                column_extent(&cols[i], 1, &lo, &hi)
+                if size and regions_overlap(dest, dest + size, lo, hi):
+                    raise ValueError(f"out overlaps columns[{i}]; use a separate buffer")
+            result = out
+        if size:
+            kernel(cols, n, size, 1, dest, 0)
+        return result
+    finally:
+        for i in range(n):
+            if view_held(&views[i]):
+                PyBuffer_Release(&views[i])
+        if view_held(&out_view):
+            PyBuffer_Release(&out_view)
+        if cols != stack_cols:
+            free(cols)
+            free(views)
+
+
+cdef class _RowsJob:
+    """One interleave_rows call's checked pointers, so threads can run row ranges."""
+    cdef RowsKernel kernel
+    cdef Column* cols
+    cdef Py_ssize_t ncols, size, out_stride
+    cdef uint8_t* dest
+
+    def __dealloc__(self):
+        free(self.cols)
+
+    def run(self, Py_ssize_t start, Py_ssize_t stop):
+        """Interleave rows [start, stop) without the GIL."""
+        cdef Column* shifted = self.cols
+        cdef Py_ssize_t c
+        if stop <= start:
+            return
+        if start:
+            shifted = <Column*>malloc(self.ncols * sizeof(Column))
+            if shifted == NULL:
+                raise MemoryError()
+            for c in range(self.ncols):
+                shifted[c] = self.cols[c]
+                shifted[c].data = self.cols[c].data + start * self.cols[c].row_stride
+        try:
+            with nogil:
+                self.kernel(shifted, self.ncols, self.size, stop - start,
+                            self.dest + start * self.out_stride, self.out_stride)
+        finally:
+            if shifted != self.cols:
+                free(shifted)
+
+
+cdef object take_2d_column(object item, Py_ssize_t i, Py_buffer* view, list keep):
+    """Fills `view` for a (N, L) uint8 column; returns the object actually viewed."""
+    if isinstance(item, (str, bytes)):
+        raise TypeError(
+            f"columns[{i}] must be a 2-D uint8 array (rows, bytes), not {type(item).__name__}"
+        )
+    if not PyObject_CheckBuffer(item):
+        raise TypeError(
+            f"columns[{i}] must be a 2-D uint8 array (rows, bytes), not {type(item).__name__}"
+        )
+    PyObject_GetBuffer(item, view, PyBUF_RECORDS_RO)
+    if not is_byte_format(view.format) or view.itemsize != 1:
+        message = (f"columns[{i}] must hold uint8 bytes, not "
+                   f"{describe_format(item, view.format)}")
+        PyBuffer_Release(view)
+        raise TypeError(message)
+    if view.ndim != 2:
+        message = f"columns[{i}] must be 2-D (rows, bytes), got {view.ndim}-D"
+        PyBuffer_Release(view)
+        raise ValueError(message)
+    if view.shape[1] > 1 and view.strides[1] != 1:
+        # Bytes within a row are not adjacent: read a contiguous copy instead.
+        PyBuffer_Release(view)
+        item = numpy.ascontiguousarray(item)
+        keep.append(item)
+        PyObject_GetBuffer(item, view, PyBUF_RECORDS_RO)
+    return item
+
+
+cdef object interleave_rows_with(RowsKernel kernel, object columns,
+                                 object interleaved_size, object out, object threads):
+    cdef Py_ssize_t requested = checked_size(interleaved_size)
+    cdef Py_ssize_t nthreads, n, i, size, nrows = -1, chunk, start
+    cdef list keep = []          # copies that must outlive the kernel call
+    cdef list items
+    cdef Py_buffer* views = NULL
+    cdef Py_ssize_t nviews = 0
+    cdef Py_buffer block_view
+    cdef Py_buffer out_view
+    cdef _RowsJob job
+    cdef const uint8_t* lo
+    cdef const uint8_t* hi
+    cdef const uint8_t* out_lo
+    cdef const uint8_t* out_hi
+    cdef Column out_extent
+    view_clear(&block_view)
+    view_clear(&out_view)
+
+    if isinstance(threads, bool):
+        raise TypeError("threads must be an int, not bool")
+    try:
+        nthreads = PyNumber_Index(threads)
+    except TypeError:
+        raise TypeError(f"threads must be an int, not {type(threads).__name__}") from None
+    if nthreads < 1:
+        raise ValueError(f"threads must be >= 1, got {nthreads}")
+
+    job = _RowsJob.__new__(_RowsJob)
+    job.kernel = kernel
+    try:
+        if (not isinstance(columns, (list, tuple)) and PyObject_CheckBuffer(columns)
+                and not isinstance(columns, (bytes, bytearray, str))):
+            # One block: (N, n, L).
+            PyObject_GetBuffer(columns, &block_view, PyBUF_RECORDS_RO)
+            if not is_byte_format(block_view.format) or block_view.itemsize != 1:
+                raise TypeError(
+                    "columns must hold uint8 bytes, not "
+                    f"{describe_format(columns, block_view.format)}"
+                )
+            if block_view.ndim != 3:
+                raise ValueError(
+                    "columns must be a sequence of 2-D uint8 arrays or one 3-D uint8 array "
+                    f"(rows, columns, bytes), got a {block_view.ndim}-D array"
+                    + (" (wrap a single column in a list)" if block_view.ndim == 2 else "")
+                )
+            if block_view.shape[2] > 1 and block_view.strides[2] != 1:
+                PyBuffer_Release(&block_view)
+                columns = numpy.ascontiguousarray(columns)
+                keep.append(columns)
+                PyObject_GetBuffer(columns, &block_view, PyBUF_RECORDS_RO)
+            n = block_view.shape[1]
+            if n == 0:
+                raise ValueError("columns is empty: at least one column is needed")
+            nrows = block_view.shape[0]
+            job.cols = <Column*>malloc(n * sizeof(Column))
+            if job.cols == NULL:
+                raise MemoryError()
+            for i in range(n):
+                job.cols[i].data = <const uint8_t*>block_view.buf + i * block_view.strides[1]
+                job.cols[i].row_stride = block_view.strides[0]
+                job.cols[i].width = block_view.shape[2]
+        else:
+            items = as_column_list(columns)
+            n = len(items)
+            job.cols = <Column*>malloc(n * sizeof(Column))
+            views = <Py_buffer*>malloc(n * sizeof(Py_buffer))
+            if job.cols == NULL or views == NULL:
+                raise MemoryError()
+            for i in range(n):
+                take_2d_column(items[i], i, &views[i], keep)
+                nviews = i + 1
+                if nrows < 0:
+                    nrows = views[i].shape[0]
+                elif views[i].shape[0] != nrows:
+                    raise ValueError(
+                        f"columns[{i}] has {views[i].shape[0]} rows, columns[0] has {nrows}"
+                    )
+                job.cols[i].data = <const uint8_t*>views[i].buf
+                job.cols[i].row_stride = views[i].strides[0]
+                job.cols[i].width = views[i].shape[1]
+        job.ncols = n
+        size = resolve_size(requested, job.cols, n)
+        job.size = size
+
+        if out is None:
+            out = numpy.empty((nrows, size), dtype=numpy.uint8)
+        try:
+            PyObject_GetBuffer(out, &out_view, PyBUF_RECORDS)
+        except (BufferError, ValueError, TypeError):
+            view_clear(&out_view)
+            raise TypeError(
+                "out must be a writable 2-D uint8 array, not "
+                f"{type(out).__name__}{' (read-only)' if PyObject_CheckBuffer(out) else ''}"
+            ) from None
+        if not is_byte_format(out_view.format) or out_view.itemsize != 1:
+            raise TypeError(f"out must hold uint8 bytes, not {describe_format(out, out_view.format)}")
+        if out_view.ndim != 2:
+            raise ValueError(f"out must be 2-D (rows, bytes), got {out_view.ndim}-D")
+        if out_view.shape[0] != nrows:
+            raise ValueError(f"out has {out_view.shape[0]} rows, columns have {nrows}")
+        if out_view.shape[1] < size:
+            raise ValueError(
+                f"out rows have {out_view.shape[1]} bytes, fewer than interleaved_size={size}"
+            )
+        if size > 1 and out_view.strides[1] != 1:
+            raise ValueError("out must have contiguous bytes within each row")
+        job.dest = <uint8_t*>out_view.buf
+        job.out_stride = out_view.strides[0]
+        if nrows == 0 or size == 0:
+            return out
+        out_extent.data = job.dest
+        out_extent.row_stride = job.out_stride
+        out_extent.width = size
+        column_extent(&out_extent, nrows, &out_lo, &out_hi)
+        for i in range(n):
+            column_extent(&job.cols[i], nrows, &lo, &hi)
+            if job.cols[i].width and regions_overlap(out_lo, out_hi, lo, hi):
+                raise ValueError(f"out overlaps columns[{i}]; use a separate array")
+
+        chunk = (nrows + nthreads - 1) // nthreads
+        if nthreads == 1 or chunk < MIN_ROWS_PER_THREAD:
+            job.run(0, nrows)
+        else:
+            run_threaded(job, nrows, chunk)
+        return out
+    finally:
+        for i in range(nviews):
+            PyBuffer_Release(&views[i])
+        free(views)
+        if view_held(&block_view):
+            PyBuffer_Release(&block_view)
+        if view_held(&out_view):
+            PyBuffer_Release(&out_view)
+
+
+cdef run_threaded(_RowsJob job, Py_ssize_t nrows, Py_ssize_t chunk):
+    from concurrent.futures import ThreadPoolExecutor
+    starts = range(chunk, nrows, chunk)
+    with ThreadPoolExecutor(max_workers=len(starts)) as pool:
+        futures = [pool.submit(job.run, s, min(s + chunk, nrows)) for s in starts]
+        job.run(0, chunk)   # this thread takes the first range
+        for f in futures:
+            f.result()

@@ -1,0 +1,35 @@
+# The C-level contract every backend implements.
+#
+# The public functions (in _frontend.pyx) validate their arguments once, describe each
+# column as a Column, and hand one RowsKernel all the rows of the call. A kernel sees
+# only checked pointers and sizes, runs without the GIL, and decides once per call
+# whether its fast path covers the shape (never per row).
+
+from libc.stdint cimport uint8_t, uint64_t
+
+cdef extern from "_kernel.h":
+    ctypedef struct Column "zorder_column":
+        const uint8_t* data      # byte 0 of row 0
+        Py_ssize_t row_stride    # bytes from one row to the next (any sign; 0 for one row)
+        Py_ssize_t width         # bytes of this column in every row (may be 0)
+
+    enum: ZORDER_MAX_GROUP
+
+    # Byte-aligned groups of at most 8 columns, ragged widths included (see _kernel.h).
+    ctypedef struct Plan "zorder_plan":
+        int nsegments
+        int uniform
+        Py_ssize_t seg_start[8]
+        Py_ssize_t seg_end[8]
+        int seg_k[8]
+        int seg_cols[8][8]
+
+    int make_plan "zorder_make_plan"(const Column* cols, Py_ssize_t ncols, Plan* plan) noexcept nogil
+    void store_group "zorder_store_group"(uint8_t* dst, uint64_t w, int k, Py_ssize_t nbytes) noexcept nogil
+
+# Writes rows [0, nrows): row r's `size` interleaved bytes go to out + r * out_stride,
+# every one of them written (Iceberg zero-fills first). The caller guarantees
+# ncolumns >= 1, 0 <= size <= sum of widths, and columns[0].width >= 1 if size >= 1.
+ctypedef void (*RowsKernel)(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
+                            Py_ssize_t nrows, uint8_t* out,
+                            Py_ssize_t out_stride) noexcept nogil

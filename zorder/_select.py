@@ -1,0 +1,109 @@
+"""Backend selection: a pure function from a CPU description to a backend name.
+
+The description is a py-cpuinfo-shaped dict (``arch``, ``vendor_id_raw``, ``family``,
+``flags``, ...): what ``cpuinfo.get_cpu_info()`` returns, or zorder's own CPUID reading
+(``zorder.cpu_info()``), or a made-up one in a test. Nothing here looks at the machine.
+"""
+
+from __future__ import annotations
+
+from typing import Collection, Mapping, Optional, Tuple
+
+#: Every backend zorder knows, reference first.
+BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "simd")
+
+#: What ``auto`` prefers, fastest first (measured: benchmarks/NOTES.md).
+PREFERENCE: Tuple[str, ...] = ("simd", "pdep", "table", "nibble", "bitloop")
+
+#: The AVX-512 subsets the simd kernels use, in py-cpuinfo's spelling.
+SIMD_FLAGS: Tuple[str, ...] = ("avx512f", "avx512bw", "avx512vbmi", "gfni")
+
+# PDEP/PEXT are microcoded, tens to hundreds of cycles depending on the mask, on AMD
+# families up to 0x18: Excavator (0x15), Zen/Zen+/Zen 2 (0x17) and Hygon Dhyana (0x18, a
+# Zen derivative). From Zen 3 (0x19) they take 3 cycles, as on Intel since Haswell.
+# Sources: Agner Fog's instruction tables; llvm-project issue 217304; polars' cpuid.rs.
+FIRST_FAST_PDEP_AMD_FAMILY = 0x19
+SLOW_PDEP_VENDORS = ("AuthenticAMD", "HygonGenuine")
+
+
+def _flags(cpu_info: Mapping) -> frozenset:
+    return frozenset(str(f).lower() for f in cpu_info.get("flags") or ())
+
+
+def is_x86_64(cpu_info: Mapping) -> bool:
+    arch = str(cpu_info.get("arch") or cpu_info.get("arch_string_raw") or "").upper()
+    return arch in ("X86_64", "AMD64", "X64")
+
+
+def pdep_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
+    """(fast, why): whether PDEP exists here and runs at full speed."""
+    if not is_x86_64(cpu_info):
+        return False, f"PDEP is an x86-64 instruction; arch is {cpu_info.get('arch')!r}"
+    if "bmi2" not in _flags(cpu_info):
+        return False, "no bmi2 flag: this CPU has no PDEP"
+    vendor = cpu_info.get("vendor_id_raw", "")
+    if vendor in SLOW_PDEP_VENDORS:
+        family = cpu_info.get("family")
+        if not isinstance(family, int):
+            return False, f"{vendor} without a known family: PDEP may be microcoded"
+        if family < FIRST_FAST_PDEP_AMD_FAMILY:
+            return False, (
+                f"{vendor} family {family:#x} (before Zen 3): PDEP is microcoded and slow"
+            )
+    return True, "bmi2 present and PDEP runs in 3 cycles on this CPU family"
+
+
+def simd_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
+    """(usable, why): whether the AVX-512 VBMI + GFNI kernels can run here."""
+    if not is_x86_64(cpu_info):
+        return False, f"AVX-512 is x86-64 only; arch is {cpu_info.get('arch')!r}"
+    missing = [f for f in SIMD_FLAGS if f not in _flags(cpu_info)]
+    if missing:
+        return False, "missing " + ", ".join(missing)
+    if cpu_info.get("os_avx512") is False:
+        return False, "the OS does not save the AVX-512 registers (XCR0)"
+    return True, "AVX-512 F/BW/VBMI and GFNI present"
+
+
+def explain_choice(
+    cpu_info: Mapping, available: Optional[Collection[str]] = None
+) -> Tuple[str, str]:
+    """The backend ``auto`` picks for ``cpu_info``, and why.
+
+    ``available`` (optional) limits the choice to backends this build has; by default
+    every backend is assumed built.
+    """
+    candidates = []
+    simd_ok, simd_why = simd_verdict(cpu_info)
+    if simd_ok:
+        candidates.append(("simd", simd_why))
+    pdep_ok, pdep_why = pdep_verdict(cpu_info)
+    if pdep_ok:
+        candidates.append(("pdep", pdep_why))
+    skipped = [] if simd_ok else [f"simd: {simd_why}"]
+    if not pdep_ok:
+        skipped.append(f"pdep: {pdep_why}")
+    candidates.append(("table", "the fastest portable kernel"))
+    candidates.append(("bitloop", "the reference loop"))
+    for name, why in candidates:
+        if available is None or name in available:
+            return name, "; ".join([why] + skipped)
+        skipped.append(f"{name}: not built")
+    raise ValueError(f"none of zorder's backends is available (got {sorted(available or ())})")
+
+
+def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = None) -> str:
+    """The backend name ``auto`` picks for a py-cpuinfo-shaped CPU description.
+
+    simd where AVX-512 VBMI and GFNI exist; else pdep where BMI2 exists and PDEP is fast
+    (never on AMD before Zen 3 nor Hygon); else table.
+
+    >>> choose_backend({"arch": "X86_64", "vendor_id_raw": "GenuineIntel",
+    ...                 "family": 6, "flags": ["avx2", "bmi2"]})
+    'pdep'
+    >>> choose_backend({"arch": "ARM_8", "flags": []})
+    'table'
+    """
+    if not isinstance(cpu_info, Mapping):
+        raise TypeError(f"cpu_info must be a dict like py-cpuinfo's, not {type(cpu_info).__name__}")
+    return explain_choice(cpu_info, available)[0]

@@ -1,0 +1,47 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""Byte-table backend: SPREAD[k][b] is byte b with its bits spread k apart.
+
+The method of Iceberg issue #17758 / PR #17774: a group of k output bytes is the OR of
+SPREAD[k][column_t[j]] >> t over the k columns. Covers up to 8 columns, ragged widths
+included; more columns go to the bit loop, in the same call.
+"""
+
+from libc.stdint cimport uint8_t, uint64_t
+
+from zorder._bitloop cimport bitloop_rows
+from zorder._frontend cimport interleave_bits_with, interleave_rows_with
+from zorder._kernel cimport Column, Plan, make_plan, store_group
+
+from zorder._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
+
+name = "table"
+
+# SPREAD[k][b]: bit i of b (i = 0 is the MSB) at position 8k-1-i*k. Filled once at import.
+cdef uint64_t SPREAD[9][256]
+
+
+cdef void fill_spread_table() noexcept:
+    cdef int k, b, i
+    cdef uint64_t v
+    for k in range(1, 9):
+        for b in range(256):
+            v = 0
+            for i in range(8):
+                if b & (0x80 >> i):
+                    v |= (<uint64_t>1) << (8 * k - 1 - i * k)
+            SPREAD[k][b] = v
+
+
+fill_spread_table()
+
+
+cdef inline uint64_t spread(int k, uint8_t b) noexcept nogil:
+    return SPREAD[k][b]
+
+
+include "_groups.pxi"
+
+
+def spread_table():
+    """A copy of SPREAD as nested lists ([k][b], k = 0..8), to inspect or test."""
+    return [[SPREAD[k][b] for b in range(256)] for k in range(9)]
