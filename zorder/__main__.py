@@ -1,0 +1,41 @@
+"""``python -m zorder COMMAND``: each command lives in its own module, imported only when
+used, so ``info`` never pays for pyarrow, dask or matplotlib."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import List, Optional
+
+# command -> (module with add_arguments(parser) and run(args) -> int, one-line help)
+COMMANDS = {
+    "info": ("zorder._info", "show the chosen backend, why, the available ones and the CPU facts"),
+    "bench": ("zorder._bench", "time every backend against a memory copy"),
+    "sort": ("zorder._parquet", "rewrite a Parquet file in Z-order (needs pyarrow)"),
+    "cluster": ("zorder.dask", "Z-order cluster a Parquet dataset with Dask (needs dask)"),
+}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    top = argparse.ArgumentParser(
+        prog="python -m zorder",
+        description="Iceberg-compatible Z-order tools.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="commands:\n" + "\n".join(f"  {c:<9}{h}" for c, (_, h) in COMMANDS.items()),
+    )
+    top.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND")
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        top.parse_args(argv[:1])  # prints help, or the "invalid choice" error, and exits
+        return 2
+    name, rest = argv[0], argv[1:]
+    module_name, help_text = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"python -m zorder {name}", description=help_text)
+    module.add_arguments(parser)
+    return int(module.run(parser.parse_args(rest)) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
