@@ -26,7 +26,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         epilog="commands:\n" + "\n".join(f"  {c:<9}{h}" for c, (_, h) in COMMANDS.items()),
     )
     top.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND")
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+    if not argv:
+        top.print_help()
+        return 2
+    if argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         top.parse_args(argv[:1])  # prints help, or the "invalid choice" error, and exits
         return 2
     name, rest = argv[0], argv[1:]

@@ -1,0 +1,106 @@
+"""choose_backend on made-up CPU descriptions: runs the same on any machine."""
+
+import pytest
+
+import zorder
+from zorder._select import explain_choice, pdep_verdict, simd_verdict
+
+
+def x86(vendor, family, model, *flags):
+    return {"arch": "X86_64", "vendor_id_raw": vendor, "family": family, "model": model,
+            "flags": list(flags)}
+
+
+AVX512_GFNI = ("avx2", "bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni")
+
+CPUS = {
+    # name: (description, auto's pick)
+    "Intel Ivy Bridge (no BMI2)": (x86("GenuineIntel", 6, 58, "avx", "sse4_2"), "table"),
+    "Intel Haswell": (x86("GenuineIntel", 6, 60, "avx2", "bmi1", "bmi2"), "pdep"),
+    "Intel Skylake-X (AVX-512 without VBMI)": (
+        x86("GenuineIntel", 6, 85, "avx2", "bmi2", "avx512f", "avx512bw"), "pdep"),
+    "Intel Ice Lake": (x86("GenuineIntel", 6, 106, *AVX512_GFNI), "simd"),
+    "Intel Alder Lake (AVX2 + GFNI, no AVX-512)": (
+        x86("GenuineIntel", 6, 151, "avx2", "bmi2", "gfni"), "pdep"),
+    "AMD Excavator": (x86("AuthenticAMD", 0x15, 0x60, "avx2", "bmi2"), "table"),
+    "AMD Zen 1": (x86("AuthenticAMD", 0x17, 0x01, "avx2", "bmi1", "bmi2"), "table"),
+    "AMD Zen 2": (x86("AuthenticAMD", 0x17, 0x31, "avx2", "bmi1", "bmi2"), "table"),
+    "Hygon Dhyana": (x86("HygonGenuine", 0x18, 0x00, "avx2", "bmi2"), "table"),
+    "AMD Zen 3": (x86("AuthenticAMD", 0x19, 0x21, "avx2", "bmi1", "bmi2"), "pdep"),
+    "AMD Zen 4": (x86("AuthenticAMD", 0x19, 0x61, *AVX512_GFNI), "simd"),
+    "AMD Zen 5": (x86("AuthenticAMD", 0x1A, 0x02, *AVX512_GFNI), "simd"),
+    "AMD without a family": ({"arch": "X86_64", "vendor_id_raw": "AuthenticAMD",
+                              "flags": ["bmi2"]}, "table"),
+    "aarch64 (Graviton)": ({"arch": "ARM_8", "vendor_id_raw": "ARM", "flags": ["asimd"]}, "table"),
+    "aarch64 that claims bmi2 (nonsense flags)": ({"arch": "ARM_8", "flags": ["bmi2"]}, "table"),
+    "AVX-512 flags but the OS does not save ZMM": (
+        dict(x86("GenuineIntel", 6, 106, *AVX512_GFNI), os_avx512=False), "pdep"),
+}
+
+
+@pytest.mark.parametrize("name", CPUS)
+def test_choice_for_cpu(name):
+    cpu, expected = CPUS[name]
+    assert zorder.choose_backend(cpu) == expected
+
+
+@pytest.mark.parametrize("name", ["AMD Zen 1", "AMD Zen 2", "Hygon Dhyana", "AMD Excavator",
+                                  "Intel Ivy Bridge (no BMI2)", "aarch64 (Graviton)"])
+def test_never_pdep_where_slow_or_absent(name):
+    cpu, _ = CPUS[name]
+    assert not pdep_verdict(cpu)[0]
+    # Even when simd is not built, the fallback is never pdep there.
+    assert zorder.choose_backend(cpu, available={"bitloop", "table", "nibble", "pdep"}) != "pdep"
+
+
+def test_choice_respects_what_is_built():
+    zen4, _ = CPUS["AMD Zen 4"]
+    assert zorder.choose_backend(zen4, available={"bitloop", "table", "pdep"}) == "pdep"
+    assert zorder.choose_backend(zen4, available={"bitloop", "table"}) == "table"
+    assert zorder.choose_backend(zen4, available={"bitloop"}) == "bitloop"
+    with pytest.raises(ValueError):
+        zorder.choose_backend(zen4, available=set())
+
+
+def test_reason_names_what_was_skipped():
+    name, why = explain_choice(CPUS["AMD Zen 2"][0])
+    assert name == "table"
+    assert "microcoded" in why and "simd: missing" in why
+
+
+def test_simd_verdict_lists_missing_flags():
+    ok, why = simd_verdict(CPUS["Intel Haswell"][0])
+    assert not ok and "avx512f" in why and "gfni" in why
+
+
+def test_flags_are_case_insensitive_and_family_from_py_cpuinfo():
+    cpu = {"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6, "flags": ["BMI2"]}
+    assert zorder.choose_backend(cpu) == "pdep"
+
+
+def test_cpu_info_must_be_a_mapping():
+    with pytest.raises(TypeError, match="cpu_info"):
+        zorder.choose_backend(["bmi2"])
+
+
+def test_this_machine_is_described_and_chosen_consistently():
+    cpu = zorder.cpu_info()
+    assert {"arch", "flags"} <= set(cpu)
+    assert zorder.backend in zorder.available_backends()
+    if "ZORDER_BACKEND" not in __import__("os").environ:
+        assert zorder.backend == zorder.choose_backend(cpu, available=zorder.available_backends())
+
+
+def test_native_flags_agree_with_py_cpuinfo():
+    cpuinfo = pytest.importorskip("cpuinfo", reason="py-cpuinfo (either distribution) not installed")
+    theirs = cpuinfo.get_cpu_info()
+    ours = zorder.cpu_info()
+    if ours["arch"] != "X86_64":
+        assert theirs.get("arch") == ours["arch"]
+        return
+    for flag in ("bmi2", "avx2", "avx512f", "avx512bw", "avx512vbmi", "gfni"):
+        assert (flag in ours["flags"]) == (flag in theirs.get("flags", [])), flag
+    assert ours["vendor_id_raw"] == theirs.get("vendor_id_raw")
+    assert ours["family"] == theirs.get("family")
+    # And both descriptions lead to the same choice.
+    assert zorder.choose_backend(theirs) == zorder.choose_backend(ours)

@@ -1,0 +1,90 @@
+"""``python -m zorder info``: what zorder detected and what it chose (numpy's show_runtime, for us)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Dict
+
+import zorder
+from zorder._select import pdep_verdict, simd_verdict
+
+
+def runtime_info(with_cpuinfo: bool = False) -> Dict[str, Any]:
+    """The chosen backend, why, every backend's availability and the CPU facts used."""
+    backends = {}
+    for name in zorder.BACKEND_NAMES:
+        module, reason = zorder._try_load(name)
+        backends[name] = "available" if module is not None else reason
+    cpu = zorder.cpu_info()
+    info: Dict[str, Any] = {
+        "version": zorder.__version__,
+        "backend": zorder.backend,
+        "reason": zorder.backend_reason,
+        "env": {zorder.ENV_VAR: os.environ.get(zorder.ENV_VAR)},
+        "backends": backends,
+        "cpu": cpu,
+        "verdicts": {"pdep": pdep_verdict(cpu), "simd": simd_verdict(cpu)},
+    }
+    if with_cpuinfo:
+        info["py_cpuinfo"] = _py_cpuinfo_facts()
+    return info
+
+
+def _py_cpuinfo_facts() -> Dict[str, Any]:
+    # Either distribution (py-cpuinfo or py-cpuinfo2) provides the `cpuinfo` module.
+    try:
+        import cpuinfo
+    except ImportError:
+        return {"error": "cpuinfo is not installed (pip install 'zorder[cpuinfo]')"}
+    facts = cpuinfo.get_cpu_info()
+    keys = ("arch", "vendor_id_raw", "brand_raw", "family", "model", "flags")
+    return {k: facts.get(k) for k in keys}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument(
+        "--cpuinfo", action="store_true",
+        help="also ask py-cpuinfo (slower: it starts a child process) and compare flags",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    info = runtime_info(with_cpuinfo=args.cpuinfo)
+    if args.json:
+        json.dump(info, sys.stdout, indent=2, default=str)
+        print()
+        return 0
+    cpu = info["cpu"]
+    print(f"zorder {info['version']}")
+    print(f"backend:   {info['backend']}  ({info['reason']})")
+    forced = info["env"][zorder.ENV_VAR]
+    print(f"{zorder.ENV_VAR}: {forced if forced is not None else '(unset: auto)'}")
+    print("backends:")
+    for name, state in info["backends"].items():
+        print(f"  {name:<8} {state}")
+    print("cpu:")
+    for key in ("brand_raw", "arch", "vendor_id_raw", "family", "model", "source"):
+        if key in cpu:
+            value = cpu[key]
+            print(f"  {key:<14} {hex(value) if key == 'family' else value}")
+    print(f"  {'os_avx512':<14} {cpu.get('os_avx512')}")
+    print(f"  {'flags':<14} {' '.join(cpu['flags'])}")
+    for name, (ok, why) in info["verdicts"].items():
+        print(f"  {name + ' verdict':<14} {'yes' if ok else 'no'}: {why}")
+    if "py_cpuinfo" in info:
+        other = info["py_cpuinfo"]
+        print("py-cpuinfo:")
+        if "error" in other:
+            print(f"  {other['error']}")
+        else:
+            ours = set(cpu["flags"])
+            theirs = set(other.get("flags") or ())
+            print(f"  brand_raw      {other.get('brand_raw')}")
+            print(f"  family/model   {other.get('family')}/{other.get('model')}")
+            missing = sorted(ours - theirs)
+            print(f"  flags zorder sees that py-cpuinfo lacks: {' '.join(missing) or 'none'}")
+    return 0
