@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
-from typing import Dict, Tuple
+from typing import TYPE_CHECKING, Dict, Tuple
 
 from zorder._cpu import cpu_facts as _cpu_facts
 from zorder._select import BACKEND_NAMES, PREFERENCE, choose_backend, explain_choice
@@ -107,6 +107,9 @@ def _select() -> Tuple[str, str]:
 backend, backend_reason = _select()
 _backend_module = get_backend(backend)
 
-#: The chosen backend's functions (see their docstrings).
-interleave_bits = _backend_module.interleave_bits
-interleave_rows = _backend_module.interleave_rows
+if TYPE_CHECKING:
+    from zorder._contract import interleave_bits, interleave_rows
+else:
+    #: The chosen backend's functions (see their docstrings).
+    interleave_bits = _backend_module.interleave_bits
+    interleave_rows = _backend_module.interleave_rows

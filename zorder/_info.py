@@ -36,7 +36,7 @@ def runtime_info(with_cpuinfo: bool = False) -> Dict[str, Any]:
 def _py_cpuinfo_facts() -> Dict[str, Any]:
     # Either distribution (py-cpuinfo or py-cpuinfo2) provides the `cpuinfo` module.
     try:
-        import cpuinfo
+        import cpuinfo  # type: ignore[import-untyped]
     except ImportError:
         return {"error": "cpuinfo is not installed (pip install 'zorder[cpuinfo]')"}
     facts = cpuinfo.get_cpu_info()

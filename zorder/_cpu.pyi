@@ -1,0 +1,3 @@
+from typing import Any, Dict
+
+def cpu_facts() -> Dict[str, Any]: ...

@@ -1,0 +1,6 @@
+from zorder._contract import interleave_bits as interleave_bits
+from zorder._contract import interleave_rows as interleave_rows
+
+name: str
+SUPPORTED: bool
+UNSUPPORTED_REASON: str
