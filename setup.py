@@ -48,6 +48,7 @@ extensions = [
     extension("_bitloop", ["_bitloop.pyx"]),
     extension("_table", ["_table.pyx"]),
     extension("_nibble", ["_nibble.pyx"]),
+    extension("_deinterleave", ["_deinterleave.pyx"]),
 ]
 if IS_X86_64:
     # The C files hold the only BMI2 code, behind target("bmi2") attributes; the

@@ -1,0 +1,226 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""Decode Z-values: the inverse of Iceberg's interleaveBits.
+
+Iceberg has no decoder. Interleaving is a fixed permutation of bits once the column
+widths are known (bit 7 of byte 0 of every column, then bit 6, ..., then byte 1; a
+column without a byte at the current index is skipped), so decoding reads the bits
+back in the same order. Ragged widths work the same way as uniform ones.
+
+The kernel works a byte of the Z-value at a time: the (at most 8) bits of interleaved
+byte j land in at most 8 (column, byte) targets, and a 256-entry table per target holds
+the bits that byte value puts there. A row costs one table lookup per target, and the
+tables are built once per call from the widths.
+"""
+
+from libc.stdint cimport uint8_t
+from libc.string cimport memset
+
+import numpy
+
+__all__ = ["deinterleave_bits", "deinterleave_rows"]
+
+
+def _check_widths(widths):
+    if isinstance(widths, (str, bytes, bytearray)) or not hasattr(widths, "__iter__"):
+        raise TypeError(
+            f"widths must be a sequence of ints (bytes per column), not {type(widths).__name__}"
+        )
+    checked = []
+    for i, w in enumerate(widths):
+        if isinstance(w, bool) or not hasattr(w, "__index__"):
+            raise TypeError(f"widths[{i}] must be an int, not {type(w).__name__}")
+        w = w.__index__()
+        if w < 0:
+            raise ValueError(f"widths[{i}] must be >= 0, got {w}")
+        checked.append(w)
+    if not checked:
+        raise ValueError("widths is empty: at least one column is needed")
+    return checked
+
+
+cdef dict _table_cache = {}
+cdef Py_ssize_t TABLE_CACHE_SIZE = 64
+
+
+def _tables(widths, Py_ssize_t size):
+    """Per interleaved byte j: targets[starts[j]:starts[j+1]] (flat offsets into an
+    output row of sum(widths) bytes) and each target's 256-entry table of output bits."""
+    key = (tuple(widths), size)
+    hit = _table_cache.get(key)
+    if hit is not None:
+        return hit
+    cdef Py_ssize_t ncols = len(widths), c, j, k, t, v, dest, byte_index = 0, produced = 0
+    cdef Py_ssize_t longest = max(widths)
+    cdef int bit
+    offsets = numpy.zeros(ncols, dtype=numpy.intp)
+    cdef Py_ssize_t[::1] off = offsets
+    cdef Py_ssize_t[::1] wid = numpy.asarray(widths, dtype=numpy.intp)
+    for c in range(1, ncols):
+        off[c] = off[c - 1] + wid[c - 1]
+    # dest[k], bitpos[k] for interleaved bit k: Iceberg's source order.
+    dests = numpy.empty(size * 8, dtype=numpy.intp)
+    bits = numpy.empty(size * 8, dtype=numpy.intp)
+    cdef Py_ssize_t[::1] d = dests
+    cdef Py_ssize_t[::1] b = bits
+    while produced < size * 8 and byte_index < longest:
+        bit = 7
+        while bit >= 0 and produced < size * 8:
+            for c in range(ncols):
+                if byte_index < wid[c] and produced < size * 8:
+                    d[produced] = off[c] + byte_index
+                    b[produced] = bit
+                    produced += 1
+            bit -= 1
+        byte_index += 1
+    starts_arr = numpy.zeros(size + 1, dtype=numpy.intp)
+    targets_arr = numpy.empty(size * 8, dtype=numpy.intp)
+    table_arr = numpy.zeros((size * 8, 256), dtype=numpy.uint8)
+    cdef Py_ssize_t[::1] starts = starts_arr
+    cdef Py_ssize_t[::1] targets = targets_arr
+    cdef uint8_t[:, ::1] table = table_arr
+    cdef Py_ssize_t ntargets = 0, first
+    for j in range(size):
+        first = ntargets
+        for k in range(8):
+            dest = d[j * 8 + k]
+            t = first
+            while t < ntargets and targets[t] != dest:
+                t += 1
+            if t == ntargets:
+                targets[t] = dest
+                ntargets += 1
+            for v in range(256):
+                if v & (0x80 >> k):
+                    table[t, v] |= <uint8_t>(1 << b[j * 8 + k])
+        starts[j + 1] = ntargets
+    result = (starts_arr, targets_arr[:ntargets].copy(), table_arr[:ntargets].copy())
+    if len(_table_cache) >= TABLE_CACHE_SIZE:
+        _table_cache.clear()
+    _table_cache[key] = result
+    return result
+
+
+cdef void decode_rows(const uint8_t[:, :] values, const Py_ssize_t[:] starts,
+                      const Py_ssize_t[:] targets, const uint8_t[:, :] table,
+                      uint8_t[:, ::1] out) noexcept nogil:
+    cdef Py_ssize_t r, j, t, nrows = values.shape[0], size = values.shape[1]
+    cdef Py_ssize_t width = out.shape[1]
+    cdef uint8_t v
+    cdef uint8_t* row
+    for r in range(nrows):
+        row = &out[r, 0] if width else NULL
+        if width:
+            memset(row, 0, width)
+        for j in range(size):
+            v = values[r, j]
+            if v == 0:
+                continue
+            for t in range(starts[j], starts[j + 1]):
+                row[targets[t]] |= table[t, v]
+
+
+def _as_values(values):
+    """A 2-D uint8 view of (N, size) Z-values; accepts pyarrow FixedSizeBinary too."""
+    if type(values).__module__.startswith("pyarrow"):
+        import pyarrow as pa
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        if not (isinstance(values, pa.Array) and pa.types.is_fixed_size_binary(values.type)):
+            raise TypeError(
+                f"values must be a 2-D uint8 array or a pyarrow FixedSizeBinary array, "
+                f"not {values.type if hasattr(values, 'type') else type(values).__name__}"
+            )
+        if values.null_count:
+            raise ValueError("values has nulls; a Z-value is never null")
+        width = values.type.byte_width
+        data = numpy.frombuffer(values.buffers()[1], dtype=numpy.uint8)
+        start = values.offset * width
+        return data[start:start + len(values) * width].reshape(len(values), width)
+    arr = numpy.asarray(values)
+    if arr.dtype != numpy.uint8:
+        raise TypeError(f"values must hold uint8 bytes, not dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"values must be 2-D (rows, bytes), got {arr.ndim}-D")
+    return arr
+
+
+def deinterleave_rows(values, widths):
+    """Split many Z-values back into their columns' bytes: the inverse of interleave_rows.
+
+    Args:
+        values: the Z-values, a 2-D uint8 array (N, size) (any strides), or a pyarrow
+            FixedSizeBinary array such as ``zorder_values`` returns for Arrow input.
+        widths: bytes per column, in the order the columns were interleaved (uniform or
+            ragged), e.g. ``[8, 8, 16]`` for BIGINT, DOUBLE and a STRING at
+            var_length_contribution=16.
+
+    A truncated Z-value (``size`` below ``sum(widths)``, as Iceberg's ``max-output-size``
+    gives) is accepted: the bits it lacks come back as 0, so each column gets the prefix
+    of its bits that survived. ``size`` above ``sum(widths)`` is a ValueError, and so is a
+    non-empty value with ``widths[0] == 0`` (interleave_bits rejects that input too).
+
+    Returns:
+        a list with one (N, widths[c]) uint8 array per column. They are views into one
+        C-contiguous (N, sum(widths)) block, column after column.
+
+    Example:
+        >>> import numpy as np
+        >>> z = np.array([[0x88, 0x80, 0x00]], dtype=np.uint8)
+        >>> [c.tolist() for c in deinterleave_rows(z, [1, 1, 1])]
+        [[[128]], [[64]], [[32]]]
+    """
+    w = _check_widths(widths)
+    arr = _as_values(values)
+    nrows, size = arr.shape[0], arr.shape[1]
+    total = sum(w)
+    if size > total:
+        raise ValueError(
+            f"values have {size} bytes per row, more than sum(widths)={total}"
+        )
+    if size and w[0] == 0:
+        raise ValueError("widths[0] must be >= 1 when values are not empty "
+                         "(interleave_bits rejects an empty first column)")
+    out = numpy.empty((nrows, total), dtype=numpy.uint8)
+    if nrows:
+        if size == 0:
+            out[...] = 0
+        else:
+            if arr.shape[1] > 1 and arr.strides[1] != 1:
+                arr = numpy.ascontiguousarray(arr)
+            starts, targets, table = _tables(w, size)
+            decode_rows(arr, starts, targets, table, out)
+    columns = []
+    offset = 0
+    for width in w:
+        columns.append(out[:, offset:offset + width])
+        offset += width
+    return columns
+
+
+def deinterleave_bits(value, widths):
+    """Split one Z-value back into its columns' bytes: the inverse of interleave_bits.
+
+    Args:
+        value: a bytes-like Z-value (bytes, bytearray, memoryview, 1-D uint8 array).
+        widths: bytes per column, in interleave order (uniform or ragged).
+
+    A truncated value (fewer than ``sum(widths)`` bytes) decodes with its missing bits
+    as 0; a longer one is a ValueError. See deinterleave_rows.
+
+    Returns:
+        a list of ``bytes``, one per column, of lengths ``widths``.
+
+    Example:
+        >>> deinterleave_bits(bytes.fromhex("888000"), [1, 1, 1])
+        [b'\\x80', b'@', b' ']
+    """
+    try:
+        view = memoryview(value)
+    except TypeError:
+        raise TypeError(f"value must be bytes-like, not {type(value).__name__}") from None
+    if view.ndim != 1:
+        raise ValueError(f"value must be 1-D, got {view.ndim}-D")
+    if view.itemsize != 1 or view.format not in ("B", "b", "c"):
+        raise TypeError(f"value must hold bytes, not item format {view.format!r}")
+    row = numpy.frombuffer(view.tobytes(), dtype=numpy.uint8).reshape(1, -1)
+    return [c[0].tobytes() for c in deinterleave_rows(row, widths)]
