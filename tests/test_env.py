@@ -2,21 +2,34 @@
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 import zorder
 
 
-def run_python(code, backend=None):
+# Children import the very zorder under test (installed, or built in place), never an
+# uncompiled source folder that `python -c` would put first on sys.path.
+OUTSIDE_SOURCE = tempfile.gettempdir()
+PACKAGE_PARENT = str(pathlib.Path(zorder.__file__).resolve().parent.parent)
+
+
+def child_env(**extra):
     env = dict(os.environ)
     env.pop("ZORDER_BACKEND", None)
-    if backend is not None:
-        env["ZORDER_BACKEND"] = backend
+    env["PYTHONPATH"] = PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def run_python(code, backend=None):
+    env = child_env() if backend is None else child_env(ZORDER_BACKEND=backend)
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=60)
+                          timeout=60, cwd=OUTSIDE_SOURCE)
 
 
 @pytest.mark.parametrize("name", zorder.available_backends())
@@ -60,7 +73,7 @@ def test_unavailable_backend_fails_at_import_without_sigill():
 
 def test_info_command_reports_choice_and_cpu():
     done = subprocess.run([sys.executable, "-m", "zorder", "info", "--json"],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, cwd=OUTSIDE_SOURCE, env=child_env())
     assert done.returncode == 0, done.stderr
     info = json.loads(done.stdout)
     assert info["backend"] in zorder.available_backends()
@@ -68,7 +81,7 @@ def test_info_command_reports_choice_and_cpu():
     assert set(info["backends"]) == set(zorder.BACKEND_NAMES)
     assert "flags" in info["cpu"]
     text = subprocess.run([sys.executable, "-m", "zorder", "info"], capture_output=True,
-                          text=True, timeout=60).stdout
+                          text=True, timeout=60, cwd=OUTSIDE_SOURCE, env=child_env()).stdout
     assert f"backend:   {info['backend']}" in text
 
 
