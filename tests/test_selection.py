@@ -104,3 +104,15 @@ def test_native_flags_agree_with_py_cpuinfo():
     assert ours["family"] == theirs.get("family")
     # And both descriptions lead to the same choice.
     assert zorder.choose_backend(theirs) == zorder.choose_backend(ours)
+
+
+def test_one_distribution_owns_the_cpuinfo_module():
+    # py-cpuinfo and its fork py-cpuinfo2 both install `cpuinfo/`; zorder's dependencies
+    # (and its test extra) must never bring in both, or one silently overwrites the other.
+    from importlib import metadata
+    owners = sorted(
+        dist.metadata["Name"] for dist in metadata.distributions()
+        if "cpuinfo" in (dist.read_text("top_level.txt") or "").split()
+        or any(str(f).startswith("cpuinfo/") for f in (dist.files or ()))
+    )
+    assert len(set(o.lower() for o in owners)) <= 1, owners
