@@ -1,7 +1,9 @@
 # The group loops of the table-lookup backends (_table.pyx, _nibble.pyx).
 #
 # Included textually so each module's own `spread(k, b)` (one byte's bits spread k apart)
-# is inlined into the loops; the modules differ only in how they look that up.
+# is inlined into the loops; the modules differ only in how they look that up. Equal
+# widths go to the module's `spread_uniform` (C, _spread_rows.h); this file keeps the
+# general path for ragged widths.
 
 cdef inline uint64_t group_word(const Column* columns, const int* column_index, int k,
                                 Py_ssize_t r, Py_ssize_t j) noexcept nogil:
@@ -13,29 +15,6 @@ cdef inline uint64_t group_word(const Column* columns, const int* column_index, 
         col = &columns[column_index[t]]
         w |= spread(k, col.data[r * col.row_stride + j]) >> t
     return w
-
-
-cdef inline void uniform_rows(const Column* columns, int k, Py_ssize_t size,
-                              Py_ssize_t nrows, uint8_t* out,
-                              Py_ssize_t out_stride) noexcept nogil:
-    cdef Py_ssize_t full = size // k
-    cdef Py_ssize_t rest = size - full * k
-    cdef Py_ssize_t r, j
-    cdef int t
-    cdef uint64_t w
-    cdef uint8_t* dst
-    for r in range(nrows):
-        dst = out + r * out_stride
-        for j in range(full):
-            w = 0
-            for t in range(k):
-                w |= spread(k, columns[t].data[r * columns[t].row_stride + j]) >> t
-            store_group(dst + j * k, w, k, k)
-        if rest:
-            w = 0
-            for t in range(k):
-                w |= spread(k, columns[t].data[r * columns[t].row_stride + full]) >> t
-            store_group(dst + full * k, w, k, rest)
 
 
 cdef inline void segment_rows(const Column* columns, const Plan* plan, Py_ssize_t size,
@@ -63,7 +42,8 @@ cdef void group_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size
     if not make_plan(columns, ncolumns, &plan):
         bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)
     elif plan.uniform:
-        uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride)
+        # Equal widths: the unrolled kernel of _spread_rows.h, with this module's tables.
+        spread_uniform(columns, <int>ncolumns, size, nrows, out, out_stride)
     else:
         segment_rows(columns, &plan, size, nrows, out, out_stride)
 

@@ -13,6 +13,12 @@ from zorder._kernel cimport Column, Plan, make_plan, store_group
 
 from zorder._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
+cdef extern from "_nibble_kernel.h" nogil:
+    void fill_shifted "zorder_nibble_fill_shifted"(const uint64_t table[9][16])
+    void spread_uniform "zorder_spread_uniform"(const Column* cols, int k, Py_ssize_t size,
+                                                Py_ssize_t nrows, uint8_t* out,
+                                                Py_ssize_t out_stride)
+
 name = "nibble"
 
 # NIBBLE[k][h]: bit i of nibble h (i = 0 is its MSB) at position 4k-1-i*k. Filled at import.
@@ -32,6 +38,7 @@ cdef void fill_nibble_table() noexcept:
 
 
 fill_nibble_table()
+fill_shifted(NIBBLE)   # the pre-shifted per-column copies the uniform kernel reads
 
 
 cdef inline uint64_t spread(int k, uint8_t b) noexcept nogil:

@@ -14,6 +14,12 @@ from zorder._kernel cimport Column, Plan, make_plan, store_group
 
 from zorder._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
+cdef extern from "_table_kernel.h" nogil:
+    void fill_shifted "zorder_table_fill_shifted"(const uint64_t table[9][256])
+    void spread_uniform "zorder_spread_uniform"(const Column* cols, int k, Py_ssize_t size,
+                                                Py_ssize_t nrows, uint8_t* out,
+                                                Py_ssize_t out_stride)
+
 name = "table"
 
 # SPREAD[k][b]: bit i of b (i = 0 is the MSB) at position 8k-1-i*k. Filled once at import.
@@ -33,6 +39,7 @@ cdef void fill_spread_table() noexcept:
 
 
 fill_spread_table()
+fill_shifted(SPREAD)   # the pre-shifted per-column copies the uniform kernel reads
 
 
 cdef inline uint64_t spread(int k, uint8_t b) noexcept nogil:
