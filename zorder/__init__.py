@@ -19,6 +19,19 @@ from typing import TYPE_CHECKING, Dict, Tuple
 
 from zorder._cpu import cpu_facts as _cpu_facts
 from zorder._select import BACKEND_NAMES, PREFERENCE, choose_backend, explain_choice
+from zorder._ordered import (
+    byte_truncate_or_fill,
+    double_to_ordered_bytes,
+    float_to_ordered_bytes,
+    floating_point_ordered_bytes,
+    int_to_ordered_bytes,
+    long_to_ordered_bytes,
+    ordered_bytes,
+    short_to_ordered_bytes,
+    string_to_ordered_bytes,
+    tinyint_to_ordered_bytes,
+    whole_number_ordered_bytes,
+)
 
 __all__ = [
     "BACKEND_NAMES",
@@ -32,6 +45,18 @@ __all__ = [
     "get_backend",
     "interleave_bits",
     "interleave_rows",
+    # Iceberg's ordered bytes (zorder._ordered)
+    "byte_truncate_or_fill",
+    "double_to_ordered_bytes",
+    "float_to_ordered_bytes",
+    "floating_point_ordered_bytes",
+    "int_to_ordered_bytes",
+    "long_to_ordered_bytes",
+    "ordered_bytes",
+    "short_to_ordered_bytes",
+    "string_to_ordered_bytes",
+    "tinyint_to_ordered_bytes",
+    "whole_number_ordered_bytes",
 ]
 
 __version__ = "0.1.0"
