@@ -1,4 +1,4 @@
-/* The nibble backend's lookups for the uniform fast path (_spread_rows.h).
+/* The nibble backend's hooks for the uniform fast path (_spread_rows.h).
  *
  * SHIFTED[k][t * G + p][0][h] holds the high nibble h, [1][l] the low nibble l, each
  * already where byte (h << 4 | l) of column t at group position p goes:
@@ -7,12 +7,45 @@
 #define ZORDER_NIBBLE_KERNEL_H
 
 #include <stdint.h>
+#include "_spread_rows.h"
 
 static uint64_t zorder_nibble_shifted[9][8][2][16];
 
-#define ZORDER_LOOKUP(k, t, p, b) \
-    (zorder_nibble_shifted[k][(t) * (8 / (k)) + (p)][0][(b) >> 4] | \
-     zorder_nibble_shifted[k][(t) * (8 / (k)) + (p)][1][(b) & 15])
+ZORDER_ALWAYS_INLINE uint64_t zorder_nibble_lookup(const int k, const int t, const int p,
+                                                   uint8_t b)
+{
+    const uint64_t (*tab)[16] = zorder_nibble_shifted[k][t * (8 / k) + p];
+    return tab[0][b >> 4] | tab[1][b & 15];
+}
+
+ZORDER_ALWAYS_INLINE uint64_t zorder_nibble_word(const uint8_t *const *src, const int k,
+                                                 ptrdiff_t j0)
+{
+    const int G = 8 / k;
+    uint64_t w = 0;
+    int t, p;
+    for (p = 0; p < G; p++)
+        for (t = 0; t < k; t++)
+            w |= zorder_nibble_lookup(k, t, p, src[t][j0 + p]);
+    return w;
+}
+
+ZORDER_ALWAYS_INLINE uint64_t zorder_nibble_group(const uint8_t *const *src, const int k,
+                                                  ptrdiff_t j)
+{
+    uint64_t w = 0;
+    int t;
+    for (t = 0; t < k; t++)
+        w |= zorder_nibble_lookup(k, t, 0, src[t][j]);
+    return w;
+}
+
+#define ZORDER_TARGET
+#define ZORDER_G(k) (8 / (k))
+#define ZORDER_WORD2(k, src, j0, w0, w1) \
+    ((w0) = zorder_nibble_word(src, k, j0), (w1) = zorder_nibble_word(src, k, (j0) + 8 / (k)))
+#define ZORDER_WORD(k, src, j0) zorder_nibble_word(src, k, j0)
+#define ZORDER_GROUP(k, src, j) zorder_nibble_group(src, k, j)
 #include "_spread_rows.h"
 
 /* Fills SHIFTED from NIBBLE[k][h] (nibble h's bits spread k apart, in the low 4k bits). */

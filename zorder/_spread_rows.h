@@ -1,17 +1,20 @@
-/* The uniform fast path shared by the table and nibble backends.
+/* The uniform fast path shared by the table, nibble and pdep backends.
  *
- * "Uniform" means k <= 8 columns of one width W. Output group j (k bytes) is the OR over
- * columns t of spread(col_t[j]) >> t. Here G = 8 / k groups are packed into one 64-bit
+ * "Uniform" means k <= 8 columns of one width W. Output group j (k bytes) is the
+ * interleave of byte j of every column. G groups (G * k <= 8) are packed into one 64-bit
  * word, most significant byte first, and the word is stored as 8 big-endian bytes at
- * byte m * G * k of the row. For k = 1, 2, 4, 8 words tile the row; for k = 3 (6 of 8
- * bytes used) and k = 5, 6, 7 (k of 8) each store overlaps the next one, which rewrites
- * those bytes with their real values.
+ * byte m * G * k of the row. When G * k = 8 words tile the row; otherwise (k = 3, 5, 6, 7)
+ * each store overlaps the next one, which rewrites those bytes with their real values.
  *
- * The including file defines, before including this header,
- *   ZORDER_LOOKUP(k, t, p, b): the 64-bit word holding byte b of column t at group
- *   position p of a word, i.e. (spread_k(b) << (64 - 8k)) >> (t + 8kp),
- * with k, t, p compile-time constants wherever the kernel below is fast, so each lookup
- * is one load from a fixed table (no shifts at run time).
+ * The including file defines, before including this header (k is a compile-time
+ * constant in every call, so loops over columns unroll and tables have fixed offsets):
+ *   ZORDER_G(k): groups per word;
+ *   ZORDER_WORD2(k, src, j0, w0, w1): sets w0 and w1 to the words of groups
+ *     j0 .. j0 + G - 1 and j0 + G .. j0 + 2G - 1 (two at once, to share column loads);
+ *   ZORDER_WORD(k, src, j0): the word of groups j0 .. j0 + G - 1;
+ *   ZORDER_GROUP(k, src, j): group j alone, in the top 8k bits;
+ *   ZORDER_TARGET: a function attribute for the kernel (target("bmi2") for pdep), or empty.
+ * `src[t]` points at byte 0 of column t in the current row.
  *
  * Bytes past `size` in a row are never written, except that while out_stride == size
  * (rows back to back) a row's last store may run into the next row, which is written
@@ -70,24 +73,67 @@ ZORDER_ALWAYS_INLINE void zorder_store_be_prefix(uint8_t *dst, uint64_t w, ptrdi
 #endif
 }
 
+/* n (1, 2, 4 or 8, a constant) bytes at p as an integer whose byte i is p[i]. */
+#define ZORDER_LOAD_LE(p, n) \
+    ((n) == 1 ? (uint64_t)*(p) : (n) == 2 ? zorder_load_le16(p) : \
+     (n) == 4 ? zorder_load_le32(p) : zorder_load_le64(p))
+
+ZORDER_ALWAYS_INLINE uint64_t zorder_load_le64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if !ZORDER_LITTLE_ENDIAN
+    v = ZORDER_BSWAP64(v);
+#endif
+    return v;
+}
+
+ZORDER_ALWAYS_INLINE uint64_t zorder_load_le32(const uint8_t *p)
+{
+#if ZORDER_LITTLE_ENDIAN
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+#else
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+#endif
+}
+
+ZORDER_ALWAYS_INLINE uint64_t zorder_load_le16(const uint8_t *p)
+{
+#if ZORDER_LITTLE_ENDIAN
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+#else
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8;
+#endif
+}
+
 #endif /* ZORDER_SPREAD_ROWS_H */
 
-#ifndef ZORDER_SPREAD_ROWS_BODY
+
+/* The kernel itself, once the includer has defined its hooks (it includes this file a
+ * first time for the helpers above, a second time after its hook definitions). */
+#if defined(ZORDER_WORD) && !defined(ZORDER_SPREAD_ROWS_BODY)
 #define ZORDER_SPREAD_ROWS_BODY
 
 /* One row: `nwords` full words, then the fewer than 8 bytes left, exactly. */
-ZORDER_ALWAYS_INLINE void zorder_spread_row(const uint8_t *const *src, const int k, const int G,
-                                            ptrdiff_t nwords, ptrdiff_t size, uint8_t *dst)
+ZORDER_TARGET ZORDER_ALWAYS_INLINE
+void zorder_spread_row(const uint8_t *const *src, const int k, ptrdiff_t nwords,
+                       ptrdiff_t size, uint8_t *dst)
 {
-    ptrdiff_t m, pos, rest, q;
-    int t, p;
-    for (m = 0; m < nwords; m++) {
-        uint64_t w = 0;
-        const ptrdiff_t j0 = m * G;
-        for (p = 0; p < G; p++)
-            for (t = 0; t < k; t++)
-                w |= ZORDER_LOOKUP(k, t, p, src[t][j0 + p]);
-        zorder_store_be64(dst + m * G * k, w);
+    const int G = ZORDER_G(k);
+    ptrdiff_t m = 0, pos, rest, q;
+    for (; m + 2 <= nwords; m += 2) {
+        uint64_t w0, w1;
+        ZORDER_WORD2(k, src, m * G, w0, w1);
+        zorder_store_be64(dst + m * G * k, w0);
+        zorder_store_be64(dst + (m + 1) * G * k, w1);
+    }
+    if (m < nwords) {
+        zorder_store_be64(dst + m * G * k, ZORDER_WORD(k, src, m * G));
+        m++;
     }
     pos = nwords * G * k;
     rest = size - pos;
@@ -96,17 +142,16 @@ ZORDER_ALWAYS_INLINE void zorder_spread_row(const uint8_t *const *src, const int
         uint64_t w = 0;
         const ptrdiff_t j0 = nwords * G;
         for (q = 0; q * k < rest; q++)
-            for (t = 0; t < k; t++)
-                w |= ZORDER_LOOKUP(k, t, 0, src[t][j0 + q]) >> (8 * k * q);
+            w |= ZORDER_GROUP(k, src, j0 + q) >> (8 * k * q);
         zorder_store_be_prefix(dst + pos, w, rest);
     }
 }
 
-ZORDER_ALWAYS_INLINE void zorder_spread_uniform_k(const zorder_column *cols, const int k,
-                                                  ptrdiff_t size, ptrdiff_t nrows,
-                                                  uint8_t *out, ptrdiff_t out_stride)
+ZORDER_TARGET ZORDER_ALWAYS_INLINE
+void zorder_spread_uniform_k(const zorder_column *cols, const int k, ptrdiff_t size,
+                             ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
 {
-    const int G = 8 / k;
+    const int G = ZORDER_G(k);
     const uint8_t *src[ZORDER_MAX_GROUP];
     ptrdiff_t stride[ZORDER_MAX_GROUP];
     ptrdiff_t r, ngroups, words_spill, words_exact;
@@ -127,20 +172,21 @@ ZORDER_ALWAYS_INLINE void zorder_spread_uniform_k(const zorder_column *cols, con
     if (out_stride != size)
         words_spill = words_exact;
     for (r = 0; r + 1 < nrows; r++) {
-        zorder_spread_row(src, k, G, words_spill, size, out);
+        zorder_spread_row(src, k, words_spill, size, out);
         for (t = 0; t < k; t++)
             src[t] += stride[t];
         out += out_stride;
     }
-    zorder_spread_row(src, k, G, words_exact, size, out);
+    zorder_spread_row(src, k, words_exact, size, out);
 }
 
 /* The uniform kernel for k (1..8) columns of equal width, `size` <= k * width. */
+ZORDER_TARGET
 static void zorder_spread_uniform(const zorder_column *cols, int k, ptrdiff_t size,
                                   ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
 {
-    /* A constant k per case lets the compiler unroll the group loops and turn every
-     * ZORDER_LOOKUP into one load at a fixed table offset. */
+    /* A constant k per case lets the compiler unroll the column loops and give every
+     * table lookup a fixed offset. */
     switch (k) {
     case 1: zorder_spread_uniform_k(cols, 1, size, nrows, out, out_stride); break;
     case 2: zorder_spread_uniform_k(cols, 2, size, nrows, out, out_stride); break;

@@ -1,16 +1,78 @@
-/* The table backend's lookups for the uniform fast path (_spread_rows.h).
+/* The table backend's hooks for the uniform fast path (_spread_rows.h).
  *
  * SHIFTED[k][t * G + p][b] = (SPREAD[k][b] << (64 - 8k)) >> (t + 8kp), G = 8 / k: one
  * table per column and group position, so a lookup needs no shift. 9 x 8 x 256 words
- * (144 KiB), of which one k's 16 KiB is in use at a time. */
+ * (144 KiB), of which one k's 16 KiB is in use at a time. Each column's G bytes of a
+ * word are read with one load and split with shifts, which keeps the load ports (the
+ * limit: one table load per byte) for the lookups. */
 #ifndef ZORDER_TABLE_KERNEL_H
 #define ZORDER_TABLE_KERNEL_H
 
 #include <stdint.h>
+#include "_spread_rows.h"
 
 static uint64_t zorder_table_shifted[9][8][256];
 
-#define ZORDER_LOOKUP(k, t, p, b) zorder_table_shifted[k][(t) * (8 / (k)) + (p)][b]
+#define ZORDER_TAB(k, t, p, b) zorder_table_shifted[k][(t) * (8 / (k)) + (p)][b]
+
+/* Byte i of the n-byte little-endian value v. */
+#define ZORDER_BYTE(v, i) ((uint8_t)((v) >> (8 * (i))))
+
+ZORDER_ALWAYS_INLINE void zorder_table_word2(const uint8_t *const *src, const int k,
+                                             ptrdiff_t j0, uint64_t *w0, uint64_t *w1)
+{
+    const int G = 8 / k;
+    uint64_t a = 0, b = 0;
+    int t, p;
+    for (t = 0; t < k; t++) {
+        if (2 * G <= 8) {
+            const uint64_t v = ZORDER_LOAD_LE(src[t] + j0, 2 * G);
+            for (p = 0; p < G; p++) {
+                a |= ZORDER_TAB(k, t, p, ZORDER_BYTE(v, p));
+                b |= ZORDER_TAB(k, t, p, ZORDER_BYTE(v, G + p));
+            }
+        } else {
+            const uint64_t v = ZORDER_LOAD_LE(src[t] + j0, 8);
+            const uint64_t u = ZORDER_LOAD_LE(src[t] + j0 + 8, 8);
+            for (p = 0; p < G; p++) {
+                a |= ZORDER_TAB(k, t, p, ZORDER_BYTE(v, p));
+                b |= ZORDER_TAB(k, t, p, ZORDER_BYTE(u, p));
+            }
+        }
+    }
+    *w0 = a;
+    *w1 = b;
+}
+
+ZORDER_ALWAYS_INLINE uint64_t zorder_table_word(const uint8_t *const *src, const int k,
+                                                ptrdiff_t j0)
+{
+    const int G = 8 / k;
+    uint64_t w = 0;
+    int t, p;
+    for (t = 0; t < k; t++) {
+        const uint64_t v = ZORDER_LOAD_LE(src[t] + j0, G);
+        for (p = 0; p < G; p++)
+            w |= ZORDER_TAB(k, t, p, ZORDER_BYTE(v, p));
+    }
+    return w;
+}
+
+ZORDER_ALWAYS_INLINE uint64_t zorder_table_group(const uint8_t *const *src, const int k,
+                                                 ptrdiff_t j)
+{
+    uint64_t w = 0;
+    int t;
+    for (t = 0; t < k; t++)
+        w |= ZORDER_TAB(k, t, 0, src[t][j]);
+    return w;
+}
+
+#define ZORDER_TARGET
+#define ZORDER_G(k) (8 / (k))
+#define ZORDER_WORD2(k, src, j0, w0, w1) zorder_table_word2(src, k, j0, &(w0), &(w1))
+#define ZORDER_WORD(k, src, j0) zorder_table_word(src, k, j0)
+#define ZORDER_GROUP(k, src, j) zorder_table_group(src, k, j)
 #include "_spread_rows.h"
 
 /* Fills SHIFTED from SPREAD[k][b] (byte b's bits spread k apart, in the low 8k bits). */
