@@ -49,6 +49,7 @@ extensions = [
     extension("_table", ["_table.pyx"]),
     extension("_nibble", ["_nibble.pyx"]),
     extension("_deinterleave", ["_deinterleave.pyx"]),
+    extension("_zsort", ["_zsort.pyx"]),
 ]
 if IS_X86_64:
     # The C files hold the only BMI2 code, behind target("bmi2") attributes; the

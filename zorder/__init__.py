@@ -32,6 +32,8 @@ from zorder._ordered import (
     tinyint_to_ordered_bytes,
     whole_number_ordered_bytes,
 )
+from zorder._deinterleave import deinterleave_bits, deinterleave_rows
+from zorder._values import argsort_zvalues, sort, sort_indices, zorder_values, zorder_widths
 
 __all__ = [
     "BACKEND_NAMES",
@@ -57,6 +59,14 @@ __all__ = [
     "string_to_ordered_bytes",
     "tinyint_to_ordered_bytes",
     "whole_number_ordered_bytes",
+    # Z-values of tables, sorting, decoding (zorder._values, zorder._deinterleave)
+    "argsort_zvalues",
+    "deinterleave_bits",
+    "deinterleave_rows",
+    "sort",
+    "sort_indices",
+    "zorder_values",
+    "zorder_widths",
 ]
 
 __version__ = "0.1.0"
