@@ -50,6 +50,7 @@ extensions = [
     extension("_nibble", ["_nibble.pyx"]),
     extension("_deinterleave", ["_deinterleave.pyx"]),
     extension("_zsort", ["_zsort.pyx"]),
+    extension("_ordered_kernels", ["_ordered_kernels.pyx"]),
 ]
 if IS_X86_64:
     # The C files hold the only BMI2 code, behind target("bmi2") attributes; the

@@ -1,6 +1,7 @@
 """Iceberg's ordered bytes: scalar conversions and ordered_bytes against Iceberg's vectors,
 order properties, the Spark UDF's per-type rules, both compatibility modes, and errors."""
 
+import contextlib
 import datetime
 import json
 import math
@@ -86,6 +87,24 @@ try:
     import pandas as pd
 except ImportError:
     pd = None
+
+@contextlib.contextmanager
+def string_path(name):
+    """Run with the Cython string kernels ("kernels") or the plain-Python path ("python")."""
+    from zorder import _ordered
+
+    saved = _ordered._kernels
+    if name == "kernels":
+        assert saved is not None, "zorder._ordered_kernels is not built"
+    else:
+        _ordered._kernels = None
+    try:
+        yield
+    finally:
+        _ordered._kernels = saved
+
+
+STRING_PATHS = ["kernels", "python"]
 
 needs_arrow = pytest.mark.skipif(pa is None, reason="pyarrow is not installed")
 needs_pandas = pytest.mark.skipif(pd is None or pa is None, reason="pandas/pyarrow not installed")
@@ -189,8 +208,14 @@ def test_vectorized_floats(fn, lines, iceberg, field):
         assert hexrows(ordered_bytes(pa.array(values), iceberg=iceberg)) == expected(lines, field)
 
 
+@pytest.mark.parametrize("path", STRING_PATHS)
 @pytest.mark.parametrize("length,lines", groups(STRING_LINES, lambda x: x["length"]))
-def test_vectorized_strings(length, lines):
+def test_vectorized_strings(length, lines, path):
+    with string_path(path):
+        check_vectorized_strings(length, lines)
+
+
+def check_vectorized_strings(length, lines):
     values = [x["value"] for x in lines]
     want = expected(lines)
     assert hexrows(ordered_bytes(np.array(values, dtype=object), length)) == want
@@ -211,8 +236,14 @@ def test_vectorized_strings(length, lines):
         assert hexrows(ordered_bytes(arr[3:], length)) == sub[3:]
 
 
+@pytest.mark.parametrize("path", STRING_PATHS)
 @pytest.mark.parametrize("length,lines", groups(BYTES_LINES, lambda x: x["length"]))
-def test_vectorized_bytes(length, lines):
+def test_vectorized_bytes(length, lines, path):
+    with string_path(path):
+        check_vectorized_bytes(length, lines)
+
+
+def check_vectorized_bytes(length, lines):
     values = [None if x["value"] is None else bytes.fromhex(x["value"]) for x in lines]
     want = expected(lines)
     assert hexrows(ordered_bytes(np.array(values, dtype=object), length)) == want
@@ -221,6 +252,17 @@ def test_vectorized_bytes(length, lines):
         for variant in (arr, arr.cast(pa.large_binary()), arr.cast(pa.binary_view())):
             assert hexrows(ordered_bytes(variant, length)) == want
         assert hexrows(ordered_bytes(arr[2:], length)) == want[2:]
+
+
+def test_numpy_unicode_any_byte_order():
+    values = np.array(["ab\U0001F600", "\ud83d\ude00x", "a\udc00b", "é"])
+    want = [zorder.string_to_ordered_bytes(str(v), 5).hex() for v in values]
+    assert want == ["6162000000", "f09f988078", "6100000000", "c3a9000000"]
+    for path in STRING_PATHS:
+        with string_path(path):
+            assert hexrows(ordered_bytes(values, 5)) == want
+            swapped = values.astype(values.dtype.newbyteorder())
+            assert hexrows(ordered_bytes(swapped, 5)) == want
 
 
 def test_numpy_bytes_dtype_is_binary():
@@ -290,8 +332,14 @@ def test_nulls_are_zero_bytes():
     assert hexrows(out) == ["0" * 16, "0" * 16, "8000000000000007"]  # null == long MIN
     floats = np.ma.array([1.0, float("nan"), -math.inf], mask=[True, False, False])
     assert hexrows(ordered_bytes(floats)) == ["0" * 16, "fff8000000000000", "000fffffffffffff"]
-    strings = np.array(["ab", None, float("nan"), ""], dtype=object)
-    assert hexrows(ordered_bytes(strings, 3)) == ["616200", "000000", "000000", "000000"]
+    strings = np.array(["ab", None, float("nan"), "", np.str_("c")], dtype=object)
+    for path in STRING_PATHS:
+        with string_path(path):
+            assert hexrows(ordered_bytes(strings, 3)) == [
+                "616200", "000000", "000000", "000000", "630000"]
+            mixed = np.array([b"ab", bytearray(b"c"), memoryview(b"d"), np.bytes_(b"e"), None],
+                             dtype=object)
+            assert hexrows(ordered_bytes(mixed, 2)) == ["6162", "6300", "6400", "6500", "0000"]
     assert ints[0] == 5  # the input is never modified
 
 
@@ -408,6 +456,12 @@ def test_string_matches_java_encoder_model(s, length):
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.one_of(st.none(), SURROGATEY), max_size=20), st.integers(0, 12))
 def test_vectorized_strings_equal_scalar(values, length):
+    for path in STRING_PATHS:
+        with string_path(path):
+            check_strings_equal_scalar(values, length)
+
+
+def check_strings_equal_scalar(values, length):
     want = [zorder.string_to_ordered_bytes(v, length).hex() for v in values]
     assert hexrows(ordered_bytes(np.array(values, dtype=object), length)) == want
     present = [v for v in values if v is not None]
@@ -425,9 +479,11 @@ def test_vectorized_strings_equal_scalar(values, length):
 @given(st.lists(st.one_of(st.none(), st.binary(max_size=12)), max_size=20), st.integers(0, 12))
 def test_vectorized_bytes_equal_scalar(values, length):
     want = [zorder.byte_truncate_or_fill(v, length).hex() for v in values]
-    assert hexrows(ordered_bytes(np.array(values, dtype=object), length)) == want
-    if pa is not None:
-        assert hexrows(ordered_bytes(pa.array(values, pa.binary()), length)) == want
+    for path in STRING_PATHS:
+        with string_path(path):
+            assert hexrows(ordered_bytes(np.array(values, dtype=object), length)) == want
+            if pa is not None:
+                assert hexrows(ordered_bytes(pa.array(values, pa.binary()), length)) == want
 
 
 # --------------------------------------------------------------------------------------
@@ -680,8 +736,9 @@ def test_string_and_bytes_wrong_types():
     ("abc", "1-D array or sequence"),
     (5, "1-D array or sequence"),
 ])
-def test_ordered_bytes_type_errors(values, match):
-    with pytest.raises(TypeError, match=match):
+@pytest.mark.parametrize("path", STRING_PATHS)
+def test_ordered_bytes_type_errors(values, match, path):
+    with string_path(path), pytest.raises(TypeError, match=match):
         ordered_bytes(values)
 
 

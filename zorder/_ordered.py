@@ -27,6 +27,11 @@ from typing import Any, Optional, Tuple
 
 import numpy
 
+try:
+    from zorder import _ordered_kernels as _kernels
+except ImportError:  # not built (yet): the plain-Python string path gives the same bytes
+    _kernels = None
+
 __all__ = [
     "ICEBERG_VERSIONS",
     "PRIMITIVE_BUFFER_SIZE",
@@ -491,6 +496,13 @@ def _gather(data: numpy.ndarray, starts: numpy.ndarray, lens: numpy.ndarray, len
     out = numpy.zeros((n, length), dtype=numpy.uint8)
     if n == 0 or length == 0 or data.shape[0] == 0:
         return out
+    if _kernels is not None:
+        # gather reads only inside each slice (the byte after a cut is still in it)
+        if ((lens > 0) & ((starts < 0) | (starts + lens > data.shape[0]))).any():
+            raise ValueError("ordered_bytes: values: string offsets outside the data buffer")
+        _kernels.gather(data, numpy.ascontiguousarray(starts, dtype=numpy.int64),
+                        numpy.ascontiguousarray(lens, dtype=numpy.int64), length, utf8, out)
+        return out
     cols = numpy.arange(length, dtype=numpy.int64)
     for lo in range(0, n, _ROW_CHUNK):
         hi = min(lo + _ROW_CHUNK, n)
@@ -533,8 +545,60 @@ def _is_null_object(x: Any) -> bool:
     return type(x).__name__ in ("NAType", "NaTType")
 
 
+def _object_type_error(index: int, obj: Any) -> TypeError:
+    return TypeError(
+        f"ordered_bytes: values: an object array must hold str (STRING) or bytes "
+        f"(BINARY), with None/NaN/pandas.NA for nulls; found {type(obj).__name__} "
+        f"at index {index}. For numbers, dates or booleans with nulls pass a typed array "
+        f"and mask=, a numpy.ma array or a pyarrow array"
+    )
+
+
+_MIXED = ("ordered_bytes: values: an object array must hold str or bytes, "
+          "not both (a column has one type: STRING or BINARY)")
+
+
 def _objects(v: numpy.ndarray, length: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """str/bytes object array -> (bytes, null mask); one pass of cheap per-element work."""
+    """str/bytes object array -> (bytes, null mask)."""
+    if _kernels is None:
+        return _objects_py(v, length)
+    items = v.tolist()
+    n = len(items)
+    out = numpy.zeros((n, length), dtype=numpy.uint8)
+    other = numpy.zeros(n, dtype=numpy.uint8)
+    n_str, n_bytes = _kernels.encode_objects(items, length, out, other)
+    nulls = other.view(bool)
+    if n_str + n_bytes < n:
+        for i in numpy.nonzero(other)[0].tolist():
+            x = items[i]
+            if _is_null_object(x):
+                continue
+            if not isinstance(x, (bytearray, memoryview)):
+                raise _object_type_error(i, x)
+            n_bytes += 1
+            nulls[i] = False
+            out[i] = numpy.frombuffer(byte_truncate_or_fill(x, length), dtype=numpy.uint8)
+    if n_str and n_bytes:
+        raise TypeError(_MIXED)
+    return out, nulls
+
+
+def _unicode(v: numpy.ndarray, length: int) -> numpy.ndarray:
+    """numpy 'U' array (UCS-4 code points) -> STRING bytes."""
+    if _kernels is None:
+        return _objects_py(v.astype(object), length)[0]
+    if not v.dtype.isnative:
+        v = v.astype(v.dtype.newbyteorder("="))
+    n, width = v.shape[0], v.dtype.itemsize // 4
+    out = numpy.zeros((n, length), dtype=numpy.uint8)
+    if n and width:
+        chars = numpy.ascontiguousarray(v).view(numpy.uint32).reshape(n, width)
+        _kernels.encode_ucs4(chars, length, out)
+    return out
+
+
+def _objects_py(v: numpy.ndarray, length: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """str/bytes object array -> (bytes, null mask) in plain Python (the kernels' oracle)."""
     items = v.tolist()
     kinds = set(map(type, items))
     if kinds == {str}:  # the common case: no nulls, no subclasses
@@ -552,15 +616,9 @@ def _objects(v: numpy.ndarray, length: int) -> Tuple[numpy.ndarray, numpy.ndarra
     if other:
         bad = next(i for i, (x, null) in enumerate(zip(items, nulls))
                    if not null and type(x) in other)
-        raise TypeError(
-            f"ordered_bytes: values: an object array must hold str (STRING) or bytes "
-            f"(BINARY), with None/NaN/pandas.NA for nulls; found {type(items[bad]).__name__} "
-            f"at index {bad}. For numbers, dates or booleans with nulls pass a typed array "
-            f"and mask=, a numpy.ma array or a pyarrow array"
-        )
+        raise _object_type_error(bad, items[bad])
     if has_str and has_bytes:
-        raise TypeError("ordered_bytes: values: an object array must hold str or bytes, "
-                        "not both (a column has one type: STRING or BINARY)")
+        raise TypeError(_MIXED)
     if has_bytes:
         pieces = [b"" if null else bytes(x) for x, null in zip(items, nulls)]
         return _from_encoded(pieces, length, False), nulls
@@ -594,8 +652,8 @@ def _numpy_column(v: numpy.ndarray, length: int, mode: str, spark: str,
         return _booleans(v), None
     if k == "M":
         return _datetime64(v, spark, kind)
-    if k == "U":  # UCS-4; through str objects (measured faster than a numpy UTF-8 encoder)
-        return _objects(v.astype(object), length)[0], None
+    if k == "U":
+        return _unicode(v, length), None
     if k == "S":
         return _fixed_bytes(v, length), None
     if k == "O":
