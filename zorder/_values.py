@@ -142,6 +142,13 @@ def _column_bytes(label: str, column: Any, length: int, iceberg: str, spark: str
         elif message.startswith("ordered_bytes: "):
             message = message[len("ordered_bytes: "):]
         raise type(exc)(f"column {label}: {message}") from exc
+    except NotImplementedError as exc:  # pyarrow's ArrowNotImplementedError
+        kind = getattr(column, "dtype", None) or getattr(column, "type", None)
+        raise TypeError(
+            f"column {label}: unsupported type {kind if kind is not None else type(column).__name__}"
+            f" ({exc}); Iceberg's Spark UDF takes integers, floats, booleans, dates, "
+            f"timestamps, strings and binary"
+        ) from exc
 
 
 def _check_modes(iceberg: str, spark: str, timestamp: Any) -> None:

@@ -1,0 +1,383 @@
+"""zorder_values / sort_indices / sort against a row-by-row composition of the scalar
+conversions and interleave_bits (Iceberg's SparkZOrderUDF, one row at a time)."""
+
+import datetime
+import math
+
+import numpy as np
+import pytest
+
+import zorder
+from zorder import (
+    argsort_zvalues,
+    byte_truncate_or_fill,
+    double_to_ordered_bytes,
+    long_to_ordered_bytes,
+    sort,
+    sort_indices,
+    string_to_ordered_bytes,
+    zorder_values,
+    zorder_widths,
+)
+
+BITLOOP = zorder.get_backend("bitloop")
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+# -- the oracle: one row at a time, the scalar functions, the reference interleave -------
+
+def cell_bytes(kind, value, length, iceberg="main", spark="4"):
+    """What SparkZOrderUDF makes of one value of a column of Spark type `kind`."""
+    if kind in ("string", "binary"):
+        if value is None:
+            return bytes(length)
+        if kind == "string":
+            return string_to_ordered_bytes(value, length)
+        return byte_truncate_or_fill(value, length)
+    if value is None:
+        return bytes(8)
+    if kind == "long":
+        return long_to_ordered_bytes(int(value))
+    if kind == "double":
+        return double_to_ordered_bytes(float(value), iceberg=iceberg)
+    if kind == "boolean":
+        return b"\x81" + bytes(7) if value else bytes(8)
+    if kind == "date":  # a datetime.date
+        if spark == "3.5":
+            return bytes(8)
+        return long_to_ordered_bytes((value - datetime.date(1970, 1, 1)).days)
+    if kind == "timestamp_ntz":  # microseconds since the epoch (an int)
+        return long_to_ordered_bytes(value)
+    if kind == "timestamp_tz":  # microseconds; Spark's cast keeps floored seconds
+        return long_to_ordered_bytes(value // 10**6)
+    raise AssertionError(kind)
+
+
+def oracle(kinds, rows, length=8, cap=None, iceberg="main", spark="4"):
+    widths = [length if k in ("string", "binary") else 8 for k in kinds]
+    size = 0
+    for w in widths:
+        size += w
+        if cap is not None:
+            size = min(size, cap)
+    out = []
+    for row in rows:
+        cols = [cell_bytes(k, v, length, iceberg, spark) for k, v in zip(kinds, row)]
+        out.append(BITLOOP.interleave_bits(cols, size))
+    return out
+
+
+def as_rows(z):
+    if isinstance(z, np.ndarray):
+        return [bytes(r) for r in z]
+    return z.to_pylist()
+
+
+# -- data ---------------------------------------------------------------------------------
+
+STRINGS = ["", "a", "abc", "zz top", "é", "xy\U0001F600", "日本語テキスト", "a\u0000b",
+           "a somewhat longer string of text", "\U0001F600\U0001F600\U0001F600"]
+DOUBLES = [0.0, -0.0, 1.5, -1.5, math.inf, -math.inf, math.nan, 5e-324, 1e300, -921614.125,
+           -921614.0625]
+
+
+def mixed_numpy(n, seed):
+    rng = np.random.default_rng(seed)
+    longs = rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64, endpoint=True)
+    longs[: min(n, 3)] = [0, -1, 2**63 - 1][: min(n, 3)]
+    doubles = rng.choice(np.array(DOUBLES), n)
+    strings = rng.choice(np.array(STRINGS), n)
+    binary = np.array([rng.integers(0, 256, int(k), dtype=np.uint8).tobytes()
+                       for k in rng.integers(0, 20, n)], dtype=object)
+    bools = rng.integers(0, 2, n).astype(bool)
+    micros = rng.integers(-(10**15), 10**15, n)
+    ts = micros.astype("datetime64[us]")
+    kinds = ["long", "double", "string", "binary", "boolean", "timestamp_ntz"]
+    columns = [longs, doubles, strings, binary, bools, ts]
+    rows = list(zip(longs.tolist(), doubles.tolist(), strings.tolist(), binary.tolist(),
+                    bools.tolist(), micros.tolist()))
+    return kinds, columns, rows
+
+
+# -- zorder_values against the oracle ------------------------------------------------------
+
+@pytest.mark.parametrize("length", [1, 3, 8, 16])
+@pytest.mark.parametrize("cap", [None, 1, 5, 13, 40, 1000])
+def test_numpy_columns_match_scalar_composition(length, cap):
+    kinds, columns, rows = mixed_numpy(40, seed=length * 1000 + (cap or 0))
+    z = zorder_values(columns, var_length_contribution=length, max_output_size=cap)
+    assert isinstance(z, np.ndarray) and z.dtype == np.uint8 and z.flags.c_contiguous
+    assert as_rows(z) == oracle(kinds, rows, length, cap)
+
+
+def test_every_backend_gives_the_same_values(backend):
+    kinds, columns, rows = mixed_numpy(60, seed=11)
+    for length, cap in [(8, None), (16, None), (3, 17), (24, 9)]:
+        z = zorder_values(columns, var_length_contribution=length, max_output_size=cap,
+                          backend=backend.name)
+        assert as_rows(z) == oracle(kinds, rows, length, cap)
+
+
+def test_ragged_bigint_and_string_at_16():
+    # The shape Spark makes with var-length-contribution=16: widths 8 and 16.
+    longs = np.array([1, -5, 2**40, 0])
+    strings = np.array(["short", "a much longer one", "", "é"])
+    z = zorder_values([longs, strings], var_length_contribution=16)
+    assert z.shape == (4, 24)
+    assert as_rows(z) == oracle(["long", "string"], list(zip(longs.tolist(), strings.tolist())),
+                                16)
+    assert zorder_widths([longs, strings], var_length_contribution=16) == [8, 16]
+
+
+def test_legacy_floats_and_spark_35_dates():
+    doubles = np.array(DOUBLES)
+    dates = np.array(["1970-01-01", "2024-02-29", "1900-01-01", "2200-12-31", "1969-12-31",
+                      "2000-01-01", "1999-09-09", "2038-01-19", "1600-03-01", "3000-01-01",
+                      "1970-01-02"], dtype="datetime64[D]")
+    rows = list(zip(doubles.tolist(), dates.astype(object).tolist()))
+    for iceberg in ("main", "1.11"):
+        for spark in ("4", "3.5"):
+            z = zorder_values([doubles, dates], iceberg=iceberg, spark=spark)
+            assert as_rows(z) == oracle(["double", "date"], rows, iceberg=iceberg, spark=spark)
+    assert as_rows(zorder_values([doubles], iceberg="legacy")) != \
+        as_rows(zorder_values([doubles], iceberg="main"))
+
+
+def test_mapping_input_and_column_selection():
+    kinds, columns, rows = mixed_numpy(10, seed=3)
+    data = dict(zip("abcdef", columns))
+    z = zorder_values(data, columns=["c", "a"], var_length_contribution=5)
+    expected = oracle(["string", "long"], [(r[2], r[0]) for r in rows], 5)
+    assert as_rows(z) == expected
+    assert as_rows(zorder_values(data, columns="a")) == oracle(["long"], [(r[0],) for r in rows])
+
+
+def test_icezvalue_column_name_is_accepted():
+    # Iceberg's rewrite rejects it only because it adds its own ICEZVALUE column.
+    data = {"ICEZVALUE": np.array([2, 1])}
+    assert as_rows(zorder_values(data)) == oracle(["long"], [(2,), (1,)])
+
+
+def test_zero_rows():
+    z = zorder_values([np.zeros(0, np.int64), np.array([], dtype=str)],
+                      var_length_contribution=4)
+    assert z.shape == (0, 12)
+    assert sort_indices([np.zeros(0, np.int64)]).shape == (0,)
+
+
+# -- pyarrow -----------------------------------------------------------------------------
+
+def arrow_table_with_nulls():
+    pa = pytest.importorskip("pyarrow")
+    longs = [5, None, -(2**63), 0, 2**62, None, -1]
+    ints = [1, 2, None, -(2**31), 2**31 - 1, 0, None]
+    doubles = [1.5, None, math.nan, -0.0, math.inf, 2.25, None]
+    strings = ["b", None, "", "日本", "xy\U0001F600z", "long string value", None]
+    binary = [b"\x00\xff", None, b"", b"\x01" * 30, b"\x80", None, b"z"]
+    bools = [True, None, False, True, None, False, True]
+    dates = [datetime.date(2024, 1, 1), None, datetime.date(1969, 12, 31),
+             datetime.date(1970, 1, 1), datetime.date(2100, 6, 1), None,
+             datetime.date(1000, 1, 1)]
+    micros = [-1, None, 1_700_000_000_123_456, 0, -(10**15) - 1, 999_999, None]
+    table = pa.table({
+        "l": pa.array(longs, pa.int64()),
+        "i": pa.array(ints, pa.int32()),
+        "d": pa.array(doubles, pa.float64()),
+        "s": pa.array(strings, pa.string()),
+        "b": pa.array(binary, pa.binary()),
+        "o": pa.array(bools, pa.bool_()),
+        "dt": pa.array(dates, pa.date32()),
+        "tz": pa.array(micros, pa.timestamp("us", tz="UTC")),
+        "ntz": pa.array(micros, pa.timestamp("us")),
+    })
+    kinds = ["long", "long", "double", "string", "binary", "boolean", "date",
+             "timestamp_tz", "timestamp_ntz"]
+    rows = list(zip(longs, ints, doubles, strings, binary, bools, dates, micros, micros))
+    return table, kinds, rows
+
+
+@pytest.mark.parametrize("length, cap", [(8, None), (16, None), (3, 50), (8, 7)])
+def test_arrow_table_with_nulls(length, cap):
+    pa = pytest.importorskip("pyarrow")
+    table, kinds, rows = arrow_table_with_nulls()
+    z = zorder_values(table, var_length_contribution=length, max_output_size=cap)
+    assert isinstance(z, pa.FixedSizeBinaryArray)
+    size = min(sum(length if k in ("string", "binary") else 8 for k in kinds), cap or 10**9)
+    assert z.type == pa.binary(size)
+    assert as_rows(z) == oracle(kinds, rows, length, cap)
+    batch = table.to_batches()[0]
+    assert as_rows(zorder_values(batch, var_length_contribution=length,
+                                 max_output_size=cap)) == as_rows(z)
+
+
+def test_arrow_chunked_columns_and_selection():
+    pa = pytest.importorskip("pyarrow")
+    table, kinds, rows = arrow_table_with_nulls()
+    chunked = pa.concat_tables([table.slice(0, 3), table.slice(3)])
+    assert chunked.column("s").num_chunks == 2
+    z = zorder_values(chunked, columns=["tz", "s"], var_length_contribution=4)
+    assert as_rows(z) == oracle(["timestamp_tz", "string"], [(r[7], r[3]) for r in rows], 4)
+    # A list of Arrow arrays is Arrow input too.
+    z2 = zorder_values([table.column("tz"), table.column("s")], var_length_contribution=4)
+    assert isinstance(z2, pa.FixedSizeBinaryArray) and as_rows(z2) == as_rows(z)
+
+
+def test_arrow_unsupported_type_names_the_column():
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table({"ok": [1, 2], "bad": pa.array([[1], [2]], pa.list_(pa.int64()))})
+    with pytest.raises(TypeError, match=r"column 'bad'.*list"):
+        zorder_values(table)
+
+
+# -- pandas --------------------------------------------------------------------------------
+
+def test_pandas_frame_with_nulls():
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    frame = pd.DataFrame({
+        "n": pd.array([3, None, -7, 0], dtype="Int64"),
+        "f": [1.5, float("nan"), -2.0, None],          # float NaN from pandas: a null
+        "s": ["x", None, "é-long-string", ""],
+        "o": pd.array([True, None, False, True], dtype="boolean"),
+        "unused": [object(), None, 1, "mixed"],
+    })
+    rows = [(3, 1.5, "x", True), (None, None, None, None),
+            (-7, -2.0, "é-long-string", False), (0, None, "", True)]
+    kinds = ["long", "double", "string", "boolean"]
+    z = zorder_values(frame, columns=["n", "f", "s", "o"], var_length_contribution=6)
+    assert isinstance(z, np.ndarray)
+    assert as_rows(z) == oracle(kinds, rows, 6)
+    # Series in a list work the same way.
+    z2 = zorder_values([frame["n"], frame["f"], frame["s"], frame["o"]],
+                       var_length_contribution=6)
+    assert as_rows(z2) == as_rows(z)
+
+
+def test_pandas_timestamps():
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    stamps = pd.to_datetime(["1970-01-01 00:00:01.5", "1969-12-31 23:59:59.25", None])
+    frame = pd.DataFrame({"ntz": stamps, "tz": stamps.tz_localize("UTC")})
+    micros = [1_500_000, -750_000, None]
+    z = zorder_values(frame)
+    assert as_rows(z) == oracle(["timestamp_ntz", "timestamp_tz"],
+                                list(zip(micros, micros)))
+    # timestamp="tz" for every column, or per column by name.
+    assert as_rows(zorder_values(frame, timestamp="tz")) == oracle(
+        ["timestamp_tz", "timestamp_tz"], list(zip(micros, micros)))
+    assert as_rows(zorder_values(frame, timestamp={"ntz": "tz"})) == oracle(
+        ["timestamp_tz", "timestamp_tz"], list(zip(micros, micros)))
+
+
+def test_pandas_unsupported_column_is_named():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [1, 2], "c": np.array([1j, 2j])})
+    with pytest.raises(TypeError, match=r"column 'c'.*complex"):
+        zorder_values(frame)
+
+
+# -- sorting -------------------------------------------------------------------------------
+
+def reference_order(values):
+    rows = as_rows(values) if not isinstance(values, list) else values
+    return sorted(range(len(rows)), key=lambda i: (rows[i], i))
+
+
+@pytest.mark.parametrize("shape, high", [((500, 1), 256), ((2000, 3), 2), ((3000, 32), 256),
+                                         ((3000, 17), 3), ((200, 100), 2), ((50, 9), 1)])
+def test_argsort_zvalues_is_stable_bytewise(shape, high):
+    rng = np.random.default_rng(shape[0] + shape[1])
+    z = rng.integers(0, high, shape, dtype=np.uint8)
+    assert argsort_zvalues(z).tolist() == reference_order([bytes(r) for r in z])
+    flipped = z[::-1]  # a negative row stride
+    assert argsort_zvalues(flipped).tolist() == reference_order([bytes(r) for r in flipped])
+    sliced = np.asfortranarray(z)  # bytes of a row not contiguous
+    assert argsort_zvalues(sliced).tolist() == reference_order([bytes(r) for r in z])
+
+
+def test_argsort_zvalues_constant_leading_bytes():
+    rng = np.random.default_rng(9)
+    z = np.zeros((5000, 24), np.uint8)
+    z[:, 10:] = rng.integers(0, 4, (5000, 14))  # ties through the first 8-byte word
+    assert argsort_zvalues(z).tolist() == reference_order([bytes(r) for r in z])
+
+
+def test_sort_indices_sorts_by_zvalue():
+    kinds, columns, rows = mixed_numpy(300, seed=21)
+    perm = sort_indices(columns, var_length_contribution=4, max_output_size=20)
+    z = zorder_values(columns, var_length_contribution=4, max_output_size=20)
+    assert perm.dtype == np.int64
+    assert perm.tolist() == reference_order([bytes(r) for r in z])
+    # duplicates keep their input order
+    dup = [np.array([2, 1, 2, 1, 2])]
+    assert sort_indices(dup).tolist() == [1, 3, 0, 2, 4]
+
+
+def test_sort_arrow_and_pandas():
+    pa = pytest.importorskip("pyarrow")
+    table, kinds, rows = arrow_table_with_nulls()
+    z = zorder_values(table, columns=["l", "s"])
+    order = reference_order(z)
+    table = table.append_column("rid", pa.array(range(len(table))))
+    out = sort(table, ["l", "s"])
+    assert out.column("rid").to_pylist() == order  # (NaN in "d": no Table.equals)
+    assert out.schema == table.schema
+    assert out.drop_columns(["d"]).equals(table.drop_columns(["d"]).take(order))
+    batch = table.to_batches()[0]
+    assert sort(batch, ["l", "s"]).column("rid").to_pylist() == order
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"x": [3, 0, 1, 0], "y": [0, 5, 2, 5]}, index=list("abcd"))
+    out = sort(frame, ["x", "y"])
+    assert out.index.tolist() == ["c", "a", "b", "d"]
+    assert frame.index.tolist() == list("abcd")  # a copy, the input untouched
+    assert sort(frame, "y").index.tolist() == ["a", "c", "b", "d"]
+
+
+def test_argsort_arrow_fixed_size_binary():
+    pa = pytest.importorskip("pyarrow")
+    values = [b"\x02\x00", b"\x01\x09", b"\x01\x03", b"\x01\x03"]
+    arr = pa.array(values, pa.binary(2))
+    assert argsort_zvalues(arr).tolist() == [2, 3, 1, 0]
+    assert argsort_zvalues(arr.slice(1)).tolist() == [1, 2, 0]
+
+
+# -- bad input -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"var_length_contribution": 0}, ValueError, "var_length_contribution must be > 0"),
+    ({"var_length_contribution": -3}, ValueError, "var_length_contribution must be > 0"),
+    ({"var_length_contribution": True}, TypeError, "var_length_contribution must be an int"),
+    ({"var_length_contribution": 2.0}, TypeError, "var_length_contribution must be an int"),
+    ({"max_output_size": 0}, ValueError, "max_output_size must be > 0"),
+    ({"max_output_size": "8"}, TypeError, "max_output_size must be an int"),
+    ({"iceberg": "2.0"}, ValueError, "iceberg must be"),
+    ({"spark": "3.4"}, ValueError, "spark must be"),
+    ({"timestamp": "local"}, ValueError, "timestamp must be"),
+    ({"backend": "nope"}, ValueError, "unknown zorder backend"),
+])
+def test_bad_arguments(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        zorder_values([np.array([1, 2])], **kwargs)
+
+
+def test_bad_data():
+    with pytest.raises(ValueError, match="data is empty"):
+        zorder_values([])
+    with pytest.raises(TypeError, match="data is a numpy array"):
+        zorder_values(np.zeros((3, 2)))
+    with pytest.raises(TypeError, match="data must be"):
+        zorder_values(42)
+    with pytest.raises(TypeError, match="columns= selects by name"):
+        zorder_values([np.array([1])], columns=["a"])
+    with pytest.raises(ValueError, match=r"columns: the mapping has no column 'z'"):
+        zorder_values({"a": np.array([1])}, columns=["z"])
+    with pytest.raises(ValueError, match="columns is empty"):
+        zorder_values({"a": np.array([1])}, columns=[])
+    with pytest.raises(ValueError, match=r"column columns\[1\] has 3 rows"):
+        zorder_values([np.array([1, 2]), np.array([1, 2, 3])])
+    with pytest.raises(TypeError, match=r"column columns\[0\].*complex"):
+        zorder_values([np.array([1j])])
+    with pytest.raises(TypeError, match="table must be"):
+        sort([np.array([1])])
+    with pytest.raises(TypeError, match="values must be a 2-D uint8"):
+        argsort_zvalues(np.zeros((2, 2), np.int32))
