@@ -6,6 +6,7 @@
  * after CPUID says BMI2 is there. */
 #include "_pdep_kernel.h"
 #include "_cpuid.h"
+#include "_spread_rows.h"
 
 #if ZORDER_X86_64 && (defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER))
 #include <immintrin.h>
@@ -19,7 +20,7 @@
 const int zorder_pdep_built = 1;
 
 /* MASK[k]: where column 0's byte goes in a k-column group (bits 8k-1, 8k-1-k, ..., k-1);
- * column t uses MASK[k] >> t. Filled once by zorder_pdep_init. */
+ * column t uses MASK[k] >> t. Filled once by zorder_pdep_init; the ragged path reads it. */
 static uint64_t MASK[ZORDER_MAX_GROUP + 1];
 
 void zorder_pdep_init(void)
@@ -33,22 +34,137 @@ void zorder_pdep_init(void)
     }
 }
 
-ZORDER_TARGET_BMI2
-int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
-                     ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
+/* Uniform widths: the kernel of _spread_rows.h, with these hooks.
+ *
+ * For k = 1..4 one PDEP fills a whole word: the G = 8 / k bytes of a column (k = 3:
+ * two bytes, 6 of the 8) are loaded as one little-endian integer, so byte g lands in
+ * group slot g counted from the bottom, bits in the right order within each slot; the
+ * slots are then reversed (a rotate for k = 4). That is 16 bits a PDEP for 4 columns,
+ * not 8. For k = 5..8 one PDEP per byte. The masks are literals (constant k), so they
+ * stay in registers: a table would be reloaded after every store, since `out` may
+ * alias it as far as the compiler knows. */
+
+/* Bits 63 - k*i (i < 8): column 0's byte in a group held in the top 8k bits. */
+ZORDER_ALWAYS_INLINE uint64_t zorder_pdep_mask_top(const int k)
 {
-    zorder_plan plan;
+    switch (k) {
+    case 1: return 0xff00000000000000ull;
+    case 2: return 0xaaaa000000000000ull;
+    case 3: return 0x9249240000000000ull;
+    case 4: return 0x8888888800000000ull;
+    case 5: return 0x8421084210000000ull;
+    case 6: return 0x8208208208200000ull;
+    case 7: return 0x8102040810204000ull;
+    default: return 0x8080808080808080ull;
+    }
+}
+
+/* Bits k-1 + k*i (i < 8G): column 0's bytes of G groups, first byte in the lowest slot. */
+ZORDER_ALWAYS_INLINE uint64_t zorder_pdep_mask_low(const int k)
+{
+    switch (k) {
+    case 1: return 0xffffffffffffffffull;
+    case 2: return 0xaaaaaaaaaaaaaaaaull;
+    case 3: return 0x0000924924924924ull;
+    default: return 0x8888888888888888ull;
+    }
+}
+
+#define ZORDER_PDEP_G(k) ((k) <= 4 ? 8 / (k) : 1)
+
+/* From slots in load order (first group lowest) to the word layout (first group on top). */
+ZORDER_ALWAYS_INLINE uint64_t zorder_pdep_reverse_slots(const int k, uint64_t w)
+{
+    switch (k) {
+    case 1:
+        return ZORDER_BSWAP64(w);
+    case 2:
+        w = (w >> 32) | (w << 32);
+        return ((w >> 16) & 0x0000ffff0000ffffull) | ((w & 0x0000ffff0000ffffull) << 16);
+    case 3:
+        return (w << 40) | ((w >> 24) << 16);
+    case 4:
+        return (w >> 32) | (w << 32);
+    default:
+        return w;
+    }
+}
+
+ZORDER_TARGET_BMI2 ZORDER_ALWAYS_INLINE
+void zorder_pdep_word2(const uint8_t *const *src, const int k, ptrdiff_t j0,
+                       uint64_t *w0, uint64_t *w1)
+{
+    const int G = ZORDER_PDEP_G(k);
+    uint64_t a = 0, b = 0;
+    int t;
+    for (t = 0; t < k; t++) {
+        if (k == 1) {
+            a = ZORDER_LOAD_LE(src[0] + j0, 8);
+            b = ZORDER_LOAD_LE(src[0] + j0 + 8, 8);
+        } else if (k <= 4) {
+            /* PDEP reads only the low 8G bits of its source. */
+            const uint64_t v = ZORDER_LOAD_LE(src[t] + j0, 2 * G);
+            a |= _pdep_u64(v, zorder_pdep_mask_low(k) >> t);
+            b |= _pdep_u64(v >> (8 * G), zorder_pdep_mask_low(k) >> t);
+        } else {
+            const uint64_t v = ZORDER_LOAD_LE(src[t] + j0, 2);
+            a |= _pdep_u64(v, zorder_pdep_mask_top(k) >> t);
+            b |= _pdep_u64(v >> 8, zorder_pdep_mask_top(k) >> t);
+        }
+    }
+    *w0 = zorder_pdep_reverse_slots(k, a);
+    *w1 = zorder_pdep_reverse_slots(k, b);
+}
+
+ZORDER_TARGET_BMI2 ZORDER_ALWAYS_INLINE
+uint64_t zorder_pdep_word(const uint8_t *const *src, const int k, ptrdiff_t j0)
+{
+    const int G = ZORDER_PDEP_G(k);
+    uint64_t w = 0;
+    int t;
+    for (t = 0; t < k; t++) {
+        if (k == 1)
+            w = ZORDER_LOAD_LE(src[0] + j0, 8);
+        else if (k <= 4)
+            w |= _pdep_u64(ZORDER_LOAD_LE(src[t] + j0, G), zorder_pdep_mask_low(k) >> t);
+        else
+            w |= _pdep_u64(src[t][j0], zorder_pdep_mask_top(k) >> t);
+    }
+    return zorder_pdep_reverse_slots(k, w);
+}
+
+ZORDER_TARGET_BMI2 ZORDER_ALWAYS_INLINE
+uint64_t zorder_pdep_group(const uint8_t *const *src, const int k, ptrdiff_t j)
+{
+    uint64_t w = 0;
+    int t;
+    for (t = 0; t < k; t++)
+        w |= _pdep_u64(src[t][j], zorder_pdep_mask_top(k) >> t);
+    return w;
+}
+
+#define ZORDER_TARGET ZORDER_TARGET_BMI2
+#define ZORDER_G(k) ZORDER_PDEP_G(k)
+#define ZORDER_WORD2(k, src, j0, w0, w1) zorder_pdep_word2(src, k, j0, &(w0), &(w1))
+#define ZORDER_WORD(k, src, j0) zorder_pdep_word(src, k, j0)
+#define ZORDER_GROUP(k, src, j) zorder_pdep_group(src, k, j)
+#include "_spread_rows.h"
+
+/* Ragged widths: one segment per distinct width, a PDEP per byte. */
+ZORDER_TARGET_BMI2
+static void zorder_pdep_segments(const zorder_column *cols, const zorder_plan *plan,
+                                 ptrdiff_t size, ptrdiff_t nrows, uint8_t *out,
+                                 ptrdiff_t out_stride)
+{
     ptrdiff_t r, j, pos, nbytes;
     int s, k, t;
-    if (!zorder_make_plan(cols, ncols, &plan))
-        return 0;
     for (r = 0; r < nrows; r++) {
         uint8_t *dst = out + r * out_stride;
         pos = 0;
-        for (s = 0; s < plan.nsegments && pos < size; s++) {
-            const int *idx = plan.seg_cols[s];
-            k = plan.seg_k[s];
-            for (j = plan.seg_start[s]; j < plan.seg_end[s] && pos < size; j++) {
+        for (s = 0; s < plan->nsegments && pos < size; s++) {
+            const int *idx = plan->seg_cols[s];
+            k = plan->seg_k[s];
+            for (j = plan->seg_start[s]; j < plan->seg_end[s] && pos < size; j++) {
                 uint64_t w = 0;
                 for (t = 0; t < k; t++) {
                     const zorder_column *c = &cols[idx[t]];
@@ -60,6 +176,19 @@ int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
             }
         }
     }
+}
+
+ZORDER_TARGET_BMI2
+int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
+                     ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
+{
+    zorder_plan plan;
+    if (!zorder_make_plan(cols, ncols, &plan))
+        return 0;
+    if (plan.uniform)
+        zorder_spread_uniform(cols, (int)ncols, size, nrows, out, out_stride);
+    else
+        zorder_pdep_segments(cols, &plan, size, nrows, out, out_stride);
     return 1;
 }
 
