@@ -56,6 +56,15 @@ if IS_X86_64:
     # The C files hold the only BMI2 code, behind target("bmi2") attributes; the
     # module itself (and its import) is baseline x86-64.
     extensions.append(extension("_pdep", ["_pdep.pyx", "_pdep_kernel.c"]))
+    # AVX-512 code behind target attributes likewise; a compiler without those
+    # intrinsics compiles _simd_kernel.c to a stub and the backend reports itself
+    # unavailable. _simd.pyx includes _pdep_kernel.c for its scalar fallback.
+    extensions.append(extension(
+        "_simd", ["_simd.pyx", "_simd_kernel.c"],
+        depends=[f"zorder/{h}" for h in (
+            "_simd_kernel.h", "_kernel.h", "_cpuid.h", "_pdep_kernel.c", "_pdep_kernel.h",
+            "_spread_rows.h")],
+    ))
 
 setup(
     ext_modules=cythonize(

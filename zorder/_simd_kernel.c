@@ -1,0 +1,562 @@
+/* AVX-512 (F, BW, VBMI) + GFNI backend: Z-order at the speed of a memory copy.
+ *
+ * Every function using these instructions carries a target attribute instead of the
+ * file being compiled with -mavx512*, so nothing else (the module's import included)
+ * can ever execute them; _simd.pyx calls in only after CPUID and XGETBV say they run.
+ *
+ * A row's output is independent per 8-byte "slab" of the columns: output bytes
+ * [8n*k, 8n*(k+1)) use only bytes [8k, 8k+8) of each of the n columns. So every shape
+ * handled here is a loop over blocks of rows and slabs, and three methods cover n:
+ *
+ * - n = 8, "transpose": one vpermb puts byte j of every column into 64-bit lane j;
+ *   vgf2p8affineqb with the data as the matrix transposes each 8x8 bit block, which is
+ *   exactly the 8-column interleave.
+ * - n = 4, "paired transpose": a lane holds byte j and j+1 of the 4 columns; the
+ *   transpose gives, per bit level, group j's 4 bits in the high nibble and group j+1's
+ *   in the low one. A second transpose of the lane with its halves swapped (a 32-bit
+ *   rotate) gives the nibble-swapped bytes, and one bit-select merges the two into the
+ *   finished 8 output bytes: no work is thrown away and no final permutation is needed.
+ * - other n (2, 3, 5, 6, 7), "spread": with 8 rows of a column in one register, output
+ *   byte b of each group is the XOR over columns c of a fixed linear map of column c's
+ *   byte (vgf2p8affineqb with a constant matrix: pick the column's bits that land in
+ *   byte b and move them there). That is n*n affines per 8 rows, then a byte
+ *   interleave (vpermt2b) of the n results into row order.
+ * - n = 1 is the identity: a copy.
+ *
+ * Row tails use masked loads, gathers and stores (which never touch masked-off bytes),
+ * and truncated output is a masked store of the last slab. */
+#include <string.h>
+
+#include "_simd_kernel.h"
+#include "_cpuid.h"
+
+#if !defined(ZORDER_NO_SIMD) && ZORDER_X86_64 && \
+    ((defined(__clang__) && __clang_major__ >= 7) || \
+     (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 8))
+#define ZORDER_SIMD_BUILD 1
+#else
+#define ZORDER_SIMD_BUILD 0
+#endif
+
+#if ZORDER_SIMD_BUILD
+#include <immintrin.h>
+
+#define ZSIMD __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni")))
+#define ZSIMD_INLINE ZSIMD static inline __attribute__((always_inline))
+
+const int zorder_simd_built = 1;
+
+/* ---- tables, filled once by zorder_simd_init (plain C) ---------------------------- */
+
+/* n = 8. Packed row (column c at bytes 8c..8c+7) -> lane j = byte j of each column. */
+static uint8_t IDX8[64];
+/* n = 8 from column registers: the last shuffle stage fused with IDX8, for the even
+ * (0) and odd (1) row of a pair. */
+static uint8_t IDX8C[2][64];
+/* n = 4. Two packed rows -> lanes (row, j pair); and the same from column registers
+ * for row pairs (0,1) / (2,3) of the 4-row half. */
+static uint8_t IDX4[64];
+static uint8_t IDX4C[2][64];
+/* Spread method: XMAT[n][b][c] maps column c's byte to its bits in output byte b. */
+static uint64_t XMAT[9][8][8];
+/* Spread method output: register o of 8 interleaved rows takes its bytes from the
+ * results of columns pair p through XOUT_IDX, where XOUT_MASK says. */
+static uint8_t XOUT_IDX[9][8][4][64];
+static uint64_t XOUT_MASK[9][8][4];
+/* Spread method input from 8 packed contiguous rows (n registers): column c's 8 qwords
+ * come from register pair q through XIN_IDX, where XIN_MASK says. */
+static uint64_t XIN_IDX[9][8][4][8];
+static uint8_t XIN_MASK[9][8][4];
+
+/* GF2P8AFFINEQB with the data as matrix: output byte i, bit 7-p = bit s_i of byte p. */
+#define X8_CONST 0x0102040810204080ULL
+static uint64_t X4Q, X4S;
+/* Which nibbles the paired transpose takes from Q (the rest from S). */
+#define M4SEL_CONST 0x0F0F0F0FF0F0F0F0ULL
+
+void zorder_simd_init(void)
+{
+    int n, b, c, p, q, j, o, r, i;
+    for (j = 0; j < 8; j++)
+        for (c = 0; c < 8; c++)
+            IDX8[8 * j + c] = (uint8_t)(8 * c + j);
+    /* Column registers are combined in three stages (see rows_cols_8); after stage 2,
+     * register U[half][cols 4h..4h+3][rows pair] holds qword 4*rr + cc = column 4h+cc
+     * of row rr of the pair. */
+    for (r = 0; r < 2; r++)
+        for (j = 0; j < 8; j++)
+            for (c = 0; c < 8; c++)
+                IDX8C[r][8 * j + c] = (uint8_t)(64 * (c / 4) + 8 * (4 * r + c % 4) + j);
+    /* n = 4: lane q = 4*rr + jp, byte p: column p%4, source byte j = 2*jp + p/4. */
+    for (q = 0; q < 8; q++)
+        for (p = 0; p < 8; p++) {
+            int rr = q / 4, jp = q % 4;
+            c = p % 4;
+            j = 2 * jp + p / 4;
+            IDX4[8 * q + p] = (uint8_t)(32 * rr + 8 * c + j);
+            /* after stage 1, T[c/2] holds qword 2*row + c%2 for the 4 rows of a half */
+            for (o = 0; o < 2; o++)
+                IDX4C[o][8 * q + p] = (uint8_t)(64 * (c / 2) + 8 * (2 * (2 * o + rr) + c % 2) + j);
+        }
+    X4Q = X4S = 0;
+    for (i = 0; i < 4; i++) {
+        /* Q: bytes 0-3 = bit levels 0, 2, 4, 6; bytes 4-7 = levels 1, 3, 5, 7. */
+        X4Q |= (uint64_t)(1u << (7 - 2 * i)) << (8 * i);
+        X4Q |= (uint64_t)(1u << (6 - 2 * i)) << (8 * (i + 4));
+        /* S: the odd levels first, then the even ones. */
+        X4S |= (uint64_t)(1u << (6 - 2 * i)) << (8 * i);
+        X4S |= (uint64_t)(1u << (7 - 2 * i)) << (8 * (i + 4));
+    }
+    memset(XMAT, 0, sizeof XMAT);
+    memset(XOUT_MASK, 0, sizeof XOUT_MASK);
+    memset(XIN_MASK, 0, sizeof XIN_MASK);
+    for (n = 1; n <= 8; n++) {
+        /* x-operand affine: result bit 7-p = parity(matrix byte p & x). Output byte b,
+         * bit 7-p is stream bit i = 8b+p: column i%n, bit 7 - i/n of its byte. */
+        for (b = 0; b < n; b++)
+            for (p = 0; p < 8; p++) {
+                i = 8 * b + p;
+                XMAT[n][b][i % n] |= (uint64_t)(1u << (7 - i / n)) << (8 * p);
+            }
+        /* 8 output rows of 8n bytes: byte t of row r is group j = t/n, byte b = t%n,
+         * which the spread step left at byte 8r + j of result b. */
+        for (i = 0; i < 64 * n; i++) {
+            int t = i % (8 * n);
+            r = i / (8 * n);
+            j = t / n;
+            b = t % n;
+            o = i / 64;
+            XOUT_IDX[n][o][b / 2][i % 64] = (uint8_t)(64 * (b % 2) + 8 * r + j);
+            XOUT_MASK[n][o][b / 2] |= (uint64_t)1 << (i % 64);
+        }
+        /* Column c of packed row r is qword r*n + c of the n loaded registers. */
+        for (c = 0; c < n; c++)
+            for (r = 0; r < 8; r++) {
+                int qw = r * n + c, v = qw / 8;
+                XIN_IDX[n][c][v / 2][r] = (uint64_t)(8 * (v % 2) + qw % 8);
+                XIN_MASK[n][c][v / 2] |= (uint8_t)(1u << r);
+            }
+    }
+}
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+/* Bits [lo, lo+len) of a 64-bit mask; len may run past 64. */
+static inline uint64_t span_mask(int lo, ptrdiff_t len)
+{
+    uint64_t hi_part = (lo + len >= 64) ? ~(uint64_t)0 : (((uint64_t)1 << (lo + len)) - 1);
+    return hi_part & ~(((uint64_t)1 << lo) - 1);
+}
+
+/* dst - back as an address for a masked store whose first enabled byte is `back`
+ * bytes into the register; the bytes before it are never accessed. */
+static inline uint8_t *before(uint8_t *dst, ptrdiff_t back)
+{
+    return (uint8_t *)((uintptr_t)dst - (uintptr_t)back);
+}
+
+typedef enum {
+    LAYOUT_GATHER = 0,   /* anything: one gather per column and 8 rows */
+    LAYOUT_COLUMNS = 1,  /* every column has width 8 and row stride 8 */
+    LAYOUT_PACKED = 2,   /* width 8, column c at byte 8c of a row, one row stride */
+} layout_t;
+
+static layout_t detect_layout(const zorder_column *cols, int n)
+{
+    int c, columns = 1, packed = 1;
+    if (cols[0].width != 8)
+        return LAYOUT_GATHER;
+    for (c = 0; c < n; c++) {
+        if (cols[c].row_stride != 8)
+            columns = 0;
+        if (cols[c].row_stride != cols[0].row_stride || cols[c].data != cols[0].data + 8 * c)
+            packed = 0;
+    }
+    /* one column: both describe it; the packed paths also take any row stride */
+    if (packed)
+        return LAYOUT_PACKED;
+    return columns ? LAYOUT_COLUMNS : LAYOUT_GATHER;
+}
+
+/* 8 rows (R valid) of one column's slab at byte `off`, row i in qword i. */
+ZSIMD_INLINE __m512i load_column(const zorder_column *col, __m512i vindex, ptrdiff_t r0,
+                                 int R, ptrdiff_t off, layout_t layout)
+{
+    const uint8_t *base = col->data + r0 * col->row_stride + off;
+    __mmask8 k = (__mmask8)((1u << R) - 1);
+    if (layout == LAYOUT_COLUMNS)
+        return R == 8 ? _mm512_loadu_si512((const void *)base)
+                      : _mm512_maskz_loadu_epi64(k, (const void *)base);
+    return _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), k, vindex, (const void *)base, 1);
+}
+
+ZSIMD_INLINE __m512i row_offsets(ptrdiff_t stride)
+{
+    long long s = (long long)stride;
+    return _mm512_set_epi64(7 * s, 6 * s, 5 * s, 4 * s, 3 * s, 2 * s, s, 0);
+}
+
+/* ---- n = 8: transpose ------------------------------------------------------------- */
+
+ZSIMD_INLINE void store_limited(uint8_t *dst, __m512i v, ptrdiff_t limit)
+{
+    if (limit >= 64)
+        _mm512_storeu_si512((void *)dst, v);
+    else
+        _mm512_mask_storeu_epi8((void *)dst, (__mmask64)span_mask(0, limit), v);
+}
+
+ZSIMD static void rows_packed_8(const zorder_column *cols, ptrdiff_t size, ptrdiff_t nrows,
+                                uint8_t *out, ptrdiff_t os)
+{
+    const __m512i idx = _mm512_loadu_si512((const void *)IDX8);
+    const __m512i x = _mm512_set1_epi64((long long)X8_CONST);
+    const uint8_t *src = cols[0].data;
+    const ptrdiff_t s = cols[0].row_stride;
+    ptrdiff_t r;
+    if (size == 64) {
+        for (r = 0; r < nrows; r++) {
+            __m512i v = _mm512_loadu_si512((const void *)(src + r * s));
+            v = _mm512_gf2p8affine_epi64_epi8(x, _mm512_permutexvar_epi8(idx, v), 0);
+            _mm512_storeu_si512((void *)(out + r * os), v);
+        }
+        return;
+    }
+    for (r = 0; r < nrows; r++) {
+        __m512i v = _mm512_loadu_si512((const void *)(src + r * s));
+        v = _mm512_gf2p8affine_epi64_epi8(x, _mm512_permutexvar_epi8(idx, v), 0);
+        store_limited(out + r * os, v, size);
+    }
+}
+
+ZSIMD static void rows_cols_8(const zorder_column *cols, ptrdiff_t size, ptrdiff_t nrows,
+                              uint8_t *out, ptrdiff_t os, layout_t layout)
+{
+    const __m512i i1lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+    const __m512i i1hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    const __m512i i2a = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+    const __m512i i2b = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+    const __m512i i3[2] = {_mm512_loadu_si512((const void *)IDX8C[0]),
+                           _mm512_loadu_si512((const void *)IDX8C[1])};
+    const __m512i x = _mm512_set1_epi64((long long)X8_CONST);
+    __m512i vindex[8];
+    const ptrdiff_t nslabs = (size + 63) / 64;
+    ptrdiff_t r0, k;
+    int c;
+    for (c = 0; c < 8; c++)
+        vindex[c] = row_offsets(cols[c].row_stride);
+    for (r0 = 0; r0 < nrows; r0 += 8) {
+        int R = nrows - r0 < 8 ? (int)(nrows - r0) : 8;
+        for (k = 0; k < nslabs; k++) {
+            __m512i C[8], T[4][2], U[2][2][2];
+            ptrdiff_t limit = size - 64 * k;
+            int p, h, g, rr;
+            for (c = 0; c < 8; c++)
+                C[c] = load_column(&cols[c], vindex[c], r0, R, 8 * k, layout);
+            /* stage 1: T[p][h] qword 2i+e = column 2p+e, row 4h+i */
+            for (p = 0; p < 4; p++) {
+                T[p][0] = _mm512_permutex2var_epi64(C[2 * p], i1lo, C[2 * p + 1]);
+                T[p][1] = _mm512_permutex2var_epi64(C[2 * p], i1hi, C[2 * p + 1]);
+            }
+            /* stage 2: U[q][h][g] qword 4rr+cc = column 4q+cc, row 4h+2g+rr */
+            for (p = 0; p < 2; p++)
+                for (h = 0; h < 2; h++) {
+                    U[p][h][0] = _mm512_permutex2var_epi64(T[2 * p][h], i2a, T[2 * p + 1][h]);
+                    U[p][h][1] = _mm512_permutex2var_epi64(T[2 * p][h], i2b, T[2 * p + 1][h]);
+                }
+            /* stage 3 (fused with the lane gather) and the transpose, per row */
+            for (h = 0; h < 2; h++)
+                for (g = 0; g < 2; g++)
+                    for (rr = 0; rr < 2; rr++) {
+                        int r = 4 * h + 2 * g + rr;
+                        __m512i a;
+                        if (r >= R)
+                            continue;
+                        a = _mm512_permutex2var_epi8(U[0][h][g], i3[rr], U[1][h][g]);
+                        a = _mm512_gf2p8affine_epi64_epi8(x, a, 0);
+                        store_limited(out + (r0 + r) * os + 64 * k, a, limit);
+                    }
+        }
+    }
+}
+
+/* ---- n = 4: paired transpose ------------------------------------------------------ */
+
+ZSIMD_INLINE __m512i pair4(__m512i a, __m512i xq, __m512i xs, __m512i sel)
+{
+    __m512i q = _mm512_gf2p8affine_epi64_epi8(xq, a, 0);
+    __m512i s = _mm512_gf2p8affine_epi64_epi8(xs, _mm512_rol_epi64(a, 32), 0);
+    return _mm512_ternarylogic_epi64(sel, q, s, 0xCA);  /* sel ? q : s */
+}
+
+/* Rows r and r+1 (if two) of a 2-row register: 32 bytes each, `limit` of them kept. */
+ZSIMD_INLINE void store_pair(uint8_t *dst0, uint8_t *dst1, int two, __m512i v, ptrdiff_t limit)
+{
+    _mm512_mask_storeu_epi8((void *)dst0, (__mmask64)span_mask(0, limit < 32 ? limit : 32), v);
+    if (two)
+        _mm512_mask_storeu_epi8((void *)before(dst1, 32),
+                                (__mmask64)span_mask(32, limit < 32 ? limit : 32), v);
+}
+
+ZSIMD static void rows_packed_4(const zorder_column *cols, ptrdiff_t size, ptrdiff_t nrows,
+                                uint8_t *out, ptrdiff_t os)
+{
+    const __m512i idx = _mm512_loadu_si512((const void *)IDX4);
+    const __m512i xq = _mm512_set1_epi64((long long)X4Q);
+    const __m512i xs = _mm512_set1_epi64((long long)X4S);
+    const __m512i sel = _mm512_set1_epi64((long long)M4SEL_CONST);
+    const uint8_t *src = cols[0].data;
+    const ptrdiff_t s = cols[0].row_stride;
+    const ptrdiff_t even = nrows & ~(ptrdiff_t)1;
+    ptrdiff_t r;
+    if (s == 32 && os == 32 && size == 32) {
+        /* one contiguous block in, one out */
+        for (r = 0; r < even; r += 2) {
+            __m512i v = _mm512_loadu_si512((const void *)(src + r * 32));
+            v = pair4(_mm512_permutexvar_epi8(idx, v), xq, xs, sel);
+            _mm512_storeu_si512((void *)(out + r * 32), v);
+        }
+    } else {
+        for (r = 0; r < even; r += 2) {
+            __m512i v = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(src + r * s)));
+            v = _mm512_inserti64x4(v, _mm256_loadu_si256((const __m256i *)(src + (r + 1) * s)), 1);
+            v = pair4(_mm512_permutexvar_epi8(idx, v), xq, xs, sel);
+            store_pair(out + r * os, out + (r + 1) * os, 1, v, size);
+        }
+    }
+    if (even < nrows) {
+        __m512i v = _mm512_maskz_loadu_epi8((__mmask64)0xFFFFFFFFu, (const void *)(src + even * s));
+        v = pair4(_mm512_permutexvar_epi8(idx, v), xq, xs, sel);
+        store_pair(out + even * os, NULL, 0, v, size);
+    }
+}
+
+ZSIMD static void rows_cols_4(const zorder_column *cols, ptrdiff_t size, ptrdiff_t nrows,
+                              uint8_t *out, ptrdiff_t os, layout_t layout)
+{
+    const __m512i i1lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+    const __m512i i1hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    const __m512i i2[2] = {_mm512_loadu_si512((const void *)IDX4C[0]),
+                           _mm512_loadu_si512((const void *)IDX4C[1])};
+    const __m512i xq = _mm512_set1_epi64((long long)X4Q);
+    const __m512i xs = _mm512_set1_epi64((long long)X4S);
+    const __m512i sel = _mm512_set1_epi64((long long)M4SEL_CONST);
+    __m512i vindex[4];
+    const ptrdiff_t nslabs = (size + 31) / 32;
+    ptrdiff_t r0, k;
+    int c;
+    for (c = 0; c < 4; c++)
+        vindex[c] = row_offsets(cols[c].row_stride);
+    for (r0 = 0; r0 < nrows; r0 += 8) {
+        int R = nrows - r0 < 8 ? (int)(nrows - r0) : 8;
+        for (k = 0; k < nslabs; k++) {
+            __m512i C[4], T[2][2];
+            ptrdiff_t limit = size - 32 * k;
+            int p, h, g;
+            for (c = 0; c < 4; c++)
+                C[c] = load_column(&cols[c], vindex[c], r0, R, 8 * k, layout);
+            /* T[p][h] qword 2i+e = column 2p+e, row 4h+i */
+            for (p = 0; p < 2; p++) {
+                T[p][0] = _mm512_permutex2var_epi64(C[2 * p], i1lo, C[2 * p + 1]);
+                T[p][1] = _mm512_permutex2var_epi64(C[2 * p], i1hi, C[2 * p + 1]);
+            }
+            for (h = 0; h < 2; h++)
+                for (g = 0; g < 2; g++) {
+                    int r = 4 * h + 2 * g;
+                    __m512i v;
+                    if (r >= R)
+                        continue;
+                    v = _mm512_permutex2var_epi8(T[0][h], i2[g], T[1][h]);
+                    v = pair4(v, xq, xs, sel);
+                    store_pair(out + (r0 + r) * os + 32 * k, out + (r0 + r + 1) * os + 32 * k,
+                               r + 1 < R, v, limit);
+                }
+        }
+    }
+}
+
+/* ---- other n: spread -------------------------------------------------------------- */
+
+ZSIMD_INLINE void spread_block(const int n, const __m512i *C, const __m512i *mat, __m512i *O)
+{
+    __m512i Z[8];
+    int b, c, o, p;
+    for (b = 0; b < n; b++) {
+        __m512i z = _mm512_gf2p8affine_epi64_epi8(C[0], mat[8 * b], 0);
+        for (c = 1; c < n; c++)
+            z = _mm512_xor_si512(z, _mm512_gf2p8affine_epi64_epi8(C[c], mat[8 * b + c], 0));
+        Z[b] = z;
+    }
+    for (o = 0; o < n; o++) {
+        __m512i acc = _mm512_setzero_si512();
+        for (p = 0; 2 * p < n; p++) {
+            const __m512i idx = _mm512_loadu_si512((const void *)XOUT_IDX[n][o][p]);
+            __m512i t = 2 * p + 1 < n ? _mm512_permutex2var_epi8(Z[2 * p], idx, Z[2 * p + 1])
+                                      : _mm512_permutexvar_epi8(idx, Z[2 * p]);
+            acc = p == 0 ? t : _mm512_mask_blend_epi8((__mmask64)XOUT_MASK[n][o][p], acc, t);
+        }
+        O[o] = acc;
+    }
+}
+
+/* 8 rows (R valid) of 8n interleaved bytes each, `limit` per row kept. */
+ZSIMD_INLINE void store_spread(const int n, const __m512i *O, int R, uint8_t *dst,
+                               ptrdiff_t os, ptrdiff_t limit)
+{
+    const int w = 8 * n;
+    int o, r;
+    if (os == w && limit >= w) {
+        /* rows are contiguous: whole registers, the last ones masked for a tail */
+        ptrdiff_t total = (ptrdiff_t)R * w;
+        for (o = 0; o < n && 64 * o < total; o++) {
+            if (total >= 64 * (o + 1))
+                _mm512_storeu_si512((void *)(dst + 64 * o), O[o]);
+            else
+                _mm512_mask_storeu_epi8((void *)(dst + 64 * o),
+                                        (__mmask64)span_mask(0, total - 64 * o), O[o]);
+        }
+        return;
+    }
+    if (limit > w)
+        limit = w;
+    for (r = 0; r < R; r++) {
+        int off = w * r, first = off & 63;
+        ptrdiff_t len1 = limit < 64 - first ? limit : 64 - first;
+        uint8_t *d = dst + r * os;
+        o = off >> 6;
+        _mm512_mask_storeu_epi8((void *)before(d, first), (__mmask64)span_mask(first, len1), O[o]);
+        if (limit > len1)
+            _mm512_mask_storeu_epi8((void *)(d + len1), (__mmask64)span_mask(0, limit - len1),
+                                    O[o + 1]);
+    }
+}
+
+ZSIMD_INLINE void rows_spread(const int n, const zorder_column *cols, ptrdiff_t size,
+                              ptrdiff_t nrows, uint8_t *out, ptrdiff_t os, layout_t layout)
+{
+    __m512i mat[64], vindex[8], inidx[8][4];
+    const ptrdiff_t w = 8 * n;
+    const ptrdiff_t nslabs = (size + w - 1) / w;
+    ptrdiff_t r0, k;
+    int b, c, q;
+    for (b = 0; b < n; b++)
+        for (c = 0; c < n; c++)
+            mat[8 * b + c] = _mm512_set1_epi64((long long)XMAT[n][b][c]);
+    for (c = 0; c < n; c++) {
+        vindex[c] = row_offsets(cols[c].row_stride);
+        for (q = 0; 2 * q < n; q++)
+            inidx[c][q] = _mm512_loadu_si512((const void *)XIN_IDX[n][c][q]);
+    }
+    for (r0 = 0; r0 < nrows; r0 += 8) {
+        int R = nrows - r0 < 8 ? (int)(nrows - r0) : 8;
+        for (k = 0; k < nslabs; k++) {
+            __m512i C[8], O[8];
+            if (layout == LAYOUT_PACKED && cols[0].row_stride == w) {
+                /* 8 contiguous rows: n plain loads, then each column's qwords picked */
+                __m512i V[8];
+                const uint8_t *src = cols[0].data + r0 * w;
+                ptrdiff_t total = (ptrdiff_t)R * w;
+                int v;
+                for (v = 0; v < n; v++) {
+                    if (total >= 64 * (v + 1))
+                        V[v] = _mm512_loadu_si512((const void *)(src + 64 * v));
+                    else if (total > 64 * v)
+                        V[v] = _mm512_maskz_loadu_epi8((__mmask64)span_mask(0, total - 64 * v),
+                                                       (const void *)(src + 64 * v));
+                    else
+                        V[v] = _mm512_setzero_si512();
+                }
+                for (c = 0; c < n; c++) {
+                    __m512i acc = _mm512_setzero_si512();
+                    for (q = 0; 2 * q < n; q++) {
+                        __m512i t = 2 * q + 1 < n
+                            ? _mm512_permutex2var_epi64(V[2 * q], inidx[c][q], V[2 * q + 1])
+                            : _mm512_permutexvar_epi64(inidx[c][q], V[2 * q]);
+                        acc = q == 0 ? t : _mm512_mask_blend_epi64((__mmask8)XIN_MASK[n][c][q], acc, t);
+                    }
+                    C[c] = acc;
+                }
+            } else {
+                layout_t how = layout == LAYOUT_COLUMNS ? LAYOUT_COLUMNS : LAYOUT_GATHER;
+                for (c = 0; c < n; c++)
+                    C[c] = load_column(&cols[c], vindex[c], r0, R, 8 * k, how);
+            }
+            spread_block(n, C, mat, O);
+            store_spread(n, O, R, out + r0 * os + w * k, os, size - w * k);
+        }
+    }
+}
+
+#define SPREAD_N(N) \
+    ZSIMD static void rows_spread_##N(const zorder_column *cols, ptrdiff_t size, \
+                                      ptrdiff_t nrows, uint8_t *out, ptrdiff_t os, \
+                                      layout_t layout) \
+    { rows_spread(N, cols, size, nrows, out, os, layout); }
+SPREAD_N(2)
+SPREAD_N(3)
+SPREAD_N(5)
+SPREAD_N(6)
+SPREAD_N(7)
+
+/* ---- entry ------------------------------------------------------------------------ */
+
+int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
+                     ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
+{
+    ptrdiff_t width, r;
+    layout_t layout;
+    int c, n;
+    if (ncols < 1 || ncols > 8)
+        return 0;
+    n = (int)ncols;
+    width = cols[0].width;
+    if (width < 8 || width % 8)
+        return 0;
+    for (c = 1; c < n; c++)
+        if (cols[c].width != width)
+            return 0;
+    if (size <= 0 || nrows <= 0)
+        return 1;
+    if (n == 1) {
+        /* one column interleaves to itself */
+        for (r = 0; r < nrows; r++)
+            memcpy(out + r * out_stride, cols[0].data + r * cols[0].row_stride, (size_t)size);
+        return 1;
+    }
+    layout = detect_layout(cols, n);
+    switch (n) {
+    case 8:
+        if (layout == LAYOUT_PACKED)
+            rows_packed_8(cols, size, nrows, out, out_stride);
+        else
+            rows_cols_8(cols, size, nrows, out, out_stride, layout);
+        break;
+    case 4:
+        if (layout == LAYOUT_PACKED)
+            rows_packed_4(cols, size, nrows, out, out_stride);
+        else
+            rows_cols_4(cols, size, nrows, out, out_stride, layout);
+        break;
+    case 2: rows_spread_2(cols, size, nrows, out, out_stride, layout); break;
+    case 3: rows_spread_3(cols, size, nrows, out, out_stride, layout); break;
+    case 5: rows_spread_5(cols, size, nrows, out, out_stride, layout); break;
+    case 6: rows_spread_6(cols, size, nrows, out, out_stride, layout); break;
+    default: rows_spread_7(cols, size, nrows, out, out_stride, layout); break;
+    }
+    return 1;
+}
+
+#else  /* no AVX-512 intrinsics in this compiler, or not x86-64 */
+
+const int zorder_simd_built = 0;
+
+void zorder_simd_init(void) {}
+
+int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
+                     ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
+{
+    (void)cols; (void)ncols; (void)size; (void)nrows; (void)out; (void)out_stride;
+    return 0;
+}
+
+#endif

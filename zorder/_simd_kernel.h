@@ -1,0 +1,20 @@
+#ifndef ZORDER_SIMD_KERNEL_H
+#define ZORDER_SIMD_KERNEL_H
+
+#include "_kernel.h"
+
+/* 1 when this build has the AVX-512 kernel (x86-64, GCC >= 8 or clang >= 7); 0 when the
+ * file compiled to a stub, and then zorder_simd_rows always returns 0. */
+extern const int zorder_simd_built;
+
+/* Fills the permutation and matrix tables; plain C, safe on any CPU. */
+void zorder_simd_init(void);
+
+/* Interleaves like every RowsKernel for 1-8 columns of one width that is a multiple of 8
+ * bytes, any row strides, any truncated size; returns 0, having written nothing, for any
+ * other shape. Call only when the CPU has AVX-512 F/BW/VBMI and GFNI with the ZMM state
+ * enabled by the OS (zorder_cpu_has_avx512_vbmi_gfni). */
+int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
+                     ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride);
+
+#endif
