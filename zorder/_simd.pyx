@@ -85,5 +85,27 @@ def interleave_rows(columns, interleaved_size=None, out=None, *, threads=1):
     return interleave_rows_with(simd_rows, columns, interleaved_size, out, threads)
 
 
+# For the tests: the same call with no fallback, to show a shape really takes the vector
+# kernel. Raises LookupError for a shape the kernel does not cover.
+cdef bint _declined = False
+
+
+cdef void vector_only_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
+                           Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    global _declined
+    if not zorder_simd_rows(columns, ncolumns, size, nrows, out, out_stride):
+        _declined = True
+
+
+def _vector_rows(columns, interleaved_size=None, out=None):
+    global _declined
+    check_supported()
+    _declined = False
+    result = interleave_rows_with(vector_only_rows, columns, interleaved_size, out, 1)
+    if _declined:
+        raise LookupError("the AVX-512 kernel does not cover this shape")
+    return result
+
+
 interleave_bits.__doc__ = INTERLEAVE_BITS_DOC
 interleave_rows.__doc__ = INTERLEAVE_ROWS_DOC
