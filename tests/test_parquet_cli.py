@@ -1,0 +1,206 @@
+"""`python -m zorder sort` end to end on small Parquet files, and the skipping report."""
+
+import datetime
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+import zorder  # noqa: E402
+from zorder import _parquet, _skipping  # noqa: E402
+from zorder.__main__ import main  # noqa: E402
+
+N = 3000
+
+
+def make_table(n=N, seed=5):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-1000, 1000, n)
+    b = rng.normal(0, 100, n)
+    s = np.char.add("id-", rng.integers(0, 10**6, n).astype("U6")).astype(object)
+    s[rng.random(n) < 0.05] = None
+    start = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
+    ts = pa.array(rng.integers(0, 86400 * 10**6 * 30, n), pa.int64()).cast(
+        pa.timestamp("us", tz="UTC"))
+    a_masked = pa.array(a, mask=rng.random(n) < 0.05)
+    return pa.table({
+        "rid": np.arange(n),
+        "a": a_masked,
+        "b": b,
+        "s": pa.array(s, pa.string()),
+        "ts": ts,
+    }), start
+
+
+@pytest.fixture
+def parquet_in(tmp_path):
+    table, _ = make_table()
+    path = tmp_path / "in.parquet"
+    pq.write_table(table, path, row_group_size=250)
+    return path, table
+
+
+def zvalues_bytes(table, columns, **kw):
+    return zorder.zorder_values(table, columns=columns, **kw).to_pylist()
+
+
+def test_cli_end_to_end(parquet_in, tmp_path, capsys):
+    src, table = parquet_in
+    out = tmp_path / "out.parquet"
+    rc = main(["sort", str(src), str(out), "--columns", "a,s,ts",
+               "--var-length-contribution", "4", "--max-output-size", "18",
+               "--progress", "always"])
+    assert rc == 0
+    captured = capsys.readouterr()
+    result = pq.read_table(out)
+    # The same rows, as a permutation of the input ...
+    rids = result.column("rid").to_pylist()
+    assert sorted(rids) == list(range(N))
+    assert result.schema.equals(table.schema, check_metadata=False)
+    assert result.equals(table.take(rids))
+    # ... ordered by Z-value (Iceberg's options passed through), stably.
+    kw = {"var_length_contribution": 4, "max_output_size": 18}
+    z = zvalues_bytes(result, ["a", "s", "ts"], **kw)
+    assert all(x <= y for x, y in zip(z, z[1:]))
+    expected = zorder.sort_indices(table, columns=["a", "s", "ts"], **kw)
+    assert rids == expected.tolist()
+    # Row groups of the input's size; the report and the progress bar.
+    md = pq.ParquetFile(out).metadata
+    assert md.num_row_groups == N // 250
+    assert "wrote 3,000 rows in 12 row groups" in captured.out
+    assert "18-byte Z-values" in captured.out
+    assert "row groups a reader can skip" in captured.out
+    for column in ("a", "s", "ts"):
+        assert any(line.split()[:1] == [column] for line in captured.out.splitlines())
+    assert "zorder sort: writing" in captured.err and "100%" in captured.err
+
+
+def test_report_shows_clustering_gain(parquet_in, tmp_path):
+    src, _ = parquet_in
+    out = tmp_path / "by_a.parquet"
+    result = _parquet.sort_parquet(str(src), str(out), ["a"])
+    report = result["report"]
+    before = report["columns"]["a"]["before"]
+    after = report["columns"]["a"]["after"]
+    assert before["row_groups"] == after["row_groups"] == 12
+    # One column: Z-order is plain order; a 1% range touches one or two row groups.
+    assert before["row_groups_skipped"] < 0.2
+    assert after["row_groups_skipped"] > 0.8
+    assert after["row_groups_skipped_mean"] == pytest.approx(after["row_groups_skipped"] * 12)
+    text = _skipping.format_report(report)
+    assert "before" in text and "after" in text and "of 12" in text
+
+
+def test_cli_subprocess(parquet_in, tmp_path):
+    src, _ = parquet_in
+    out = tmp_path / "sub.parquet"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(zorder.__file__)) + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.run(
+        [sys.executable, "-m", "zorder", "sort", str(src), str(out), "--columns", "b,a",
+         "--iceberg", "1.11", "--no-report", "--compression", "zstd"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "row groups a reader can skip" not in proc.stdout
+    assert proc.stderr == ""  # no progress bar: not a terminal, and a small file
+    md = pq.ParquetFile(out).metadata
+    assert md.row_group(0).column(0).compression == "ZSTD"
+    result = pq.read_table(out)
+    z = zvalues_bytes(result, ["b", "a"], iceberg="1.11")
+    assert all(x <= y for x, y in zip(z, z[1:]))
+
+
+def test_cli_errors(parquet_in, tmp_path, capsys):
+    src, _ = parquet_in
+    out = tmp_path / "out.parquet"
+    assert main(["sort", str(src), str(out), "--columns", "a,nope"]) == 1
+    assert "no column 'nope'" in capsys.readouterr().err
+    assert main(["sort", str(tmp_path / "missing.parquet"), str(out), "--columns", "a"]) == 1
+    assert "no such file" in capsys.readouterr().err
+    assert main(["sort", str(src), str(src), "--columns", "a"]) == 1
+    assert "must differ" in capsys.readouterr().err
+    assert main(["sort", str(src), str(out), "--columns", "a", "--no-report"]) == 0
+    assert main(["sort", str(src), str(out), "--columns", "a"]) == 1
+    assert "--overwrite" in capsys.readouterr().err
+    assert main(["sort", str(src), str(out), "--columns", "a", "--overwrite",
+                 "--no-report"]) == 0
+    assert main(["sort", str(src), str(out), "--columns", "a", "--overwrite",
+                 "--iceberg", "9"]) == 1
+    assert "iceberg must be" in capsys.readouterr().err
+    for bad in (["--columns", "a,,b"], ["--columns", "a", "--max-output-size", "0"],
+                ["--columns", "a", "--var-length-contribution", "x"]):
+        with pytest.raises(SystemExit):
+            main(["sort", str(src), str(out)] + bad)
+    assert not [p for p in os.listdir(tmp_path) if "zorder-tmp" in p]
+
+
+def test_cli_without_pyarrow(monkeypatch, capsys, tmp_path):
+    def missing():
+        raise ImportError("python -m zorder sort needs pyarrow: pip install 'zorder[arrow]'")
+
+    monkeypatch.setattr(_parquet, "_require_pyarrow", missing)
+    assert main(["sort", "a.parquet", str(tmp_path / "b.parquet"), "--columns", "x"]) == 2
+    assert "pip install 'zorder[arrow]'" in capsys.readouterr().err
+
+
+def test_empty_file(tmp_path):
+    table, _ = make_table(0)
+    src = tmp_path / "empty.parquet"
+    pq.write_table(table, src)
+    result = _parquet.sort_parquet(str(src), str(tmp_path / "o.parquet"), ["a", "s"])
+    assert result["rows"] == 0
+    assert pq.read_table(tmp_path / "o.parquet").num_rows == 0
+
+
+# -- the reusable skipping functions ----------------------------------------------------
+
+def test_range_predicates_and_can_skip():
+    assert _skipping.range_predicates(list(range(1000)), 0.01, 3) == [
+        (165, 174), (495, 504), (825, 834)]
+    assert _skipping.range_predicates([], 0.01, 3) == []
+    g = _skipping.RowGroupStats(0, 0, 10, 5, 9, False)
+    assert _skipping.can_skip(g, 10, 20) and _skipping.can_skip(g, 0, 4)
+    assert not _skipping.can_skip(g, 9, 9) and not _skipping.can_skip(g, 0, 5)
+    assert _skipping.can_skip(_skipping.RowGroupStats(0, 0, 3, None, None, True), 0, 1)
+    assert not _skipping.can_skip(_skipping.RowGroupStats(0, 0, 3, None, None, False), 0, 1)
+    assert not _skipping.can_skip(g, "a", "b")  # incomparable: never skipped
+    with pytest.raises(ValueError, match="fraction"):
+        _skipping.range_predicates([1], 1.5)
+    with pytest.raises(ValueError, match="predicates"):
+        _skipping.range_predicates([1], 0.1, 0)
+
+
+def test_row_group_stats_folders_and_nulls(tmp_path):
+    folder = tmp_path / "ds"
+    (folder / "part=1").mkdir(parents=True)
+    pq.write_table(pa.table({"x": [1, 2, 3, 4], "y": [None, None, 5, 6]}),
+                   folder / "part=1" / "f0.parquet", row_group_size=2)
+    pq.write_table(pa.table({"x": [10, 20]}), folder / "f1.parquet")
+    (folder / "_SUCCESS").write_text("")
+    files = _skipping.parquet_files(folder)
+    assert [os.path.basename(f) for f in files] == ["f1.parquet", "f0.parquet"]
+    stats = _skipping.row_group_stats(files, "y")
+    assert [(s.file, s.min, s.max, s.all_null) for s in stats] == [
+        (0, None, None, False), (1, None, None, True), (1, 5, 6, False)]
+    report = _skipping.skipping_report(folder, files[1:], ["x"], predicates=4, fraction=0.2)
+    side = report["columns"]["x"]["before"]
+    assert side["files"] == 2 and side["row_groups"] == 3
+    assert 0 < side["row_groups_skipped"] <= 1
+    with pytest.raises(ValueError, match="no such Parquet file"):
+        _skipping.parquet_files(tmp_path / "nothing")
+
+
+def test_sample_values_handles_nan_and_strings(tmp_path):
+    path = tmp_path / "v.parquet"
+    pq.write_table(pa.table({"f": [float("nan"), 1.0, None, -2.0],
+                             "s": ["b", None, "a", "c"]}), path)
+    assert _skipping.sample_values(path, "f") == [-2.0, 1.0]
+    assert _skipping.sample_values(path, "s") == ["a", "b", "c"]
+    assert _skipping.sample_values(path, "missing") == []
