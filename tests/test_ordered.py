@@ -367,6 +367,8 @@ def test_arrow_types_and_nulls():
     assert h(pa.array([b"ab", None], pa.binary(2)), length=3) == ["616200", "000000"]
     assert h(pa.array(["x", None, "yz"]), length=2) == ["7800", "0000", "797a"]
     assert h(pa.array([None, "ab"], pa.string()).dictionary_encode(), length=2) == ["0000", "6162"]
+    assert h(pa.array([None, None], pa.null()), length=3) == ["000000", "000000"]
+    assert ordered_bytes(pa.chunked_array([], pa.null()), 3).shape == (0, 3)
     assert ordered_bytes(pa.chunked_array([], pa.string()), 5).shape == (0, 5)
     assert ordered_bytes(pa.chunked_array([], pa.int16())).shape == (0, 8)
     with pytest.raises(TypeError, match="unsupported Arrow type"):
@@ -391,6 +393,7 @@ def test_pandas_series():
     naive = pd.Series(pd.to_datetime(["2025-01-01", None]))
     assert h(naive) == ["80062a99ba0c6000", "0" * 16]
     assert h(pd.Index([True, False])) == ["8100000000000000", "0" * 16]
+    assert h(pd.Series([None, None], dtype=object), length=2) == ["0000", "0000"]
 
 
 def test_empty_columns():

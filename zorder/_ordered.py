@@ -710,8 +710,10 @@ def _arrow_column(arr, length: int, mode: str, spark: str,
     typ = arr.type
     if t.is_dictionary(typ):
         return _arrow_column(arr.dictionary_decode(), length, mode, spark, kind)
-    nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
     n = len(arr)
+    if t.is_null(typ):  # no values at all: as an all-null STRING column
+        return numpy.zeros((n, length), dtype=numpy.uint8), None
+    nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
     if t.is_integer(typ) or t.is_floating(typ):
         dtype = typ.to_pandas_dtype()
         v = _arrow_fixed(arr, dtype)
@@ -777,7 +779,7 @@ def _arrow_width(typ, length: int) -> int:
     import pyarrow.types as t
     if t.is_dictionary(typ):
         typ = typ.value_type
-    if (t.is_string(typ) or t.is_large_string(typ) or t.is_binary(typ)
+    if (t.is_null(typ) or t.is_string(typ) or t.is_large_string(typ) or t.is_binary(typ)
             or t.is_large_binary(typ) or t.is_fixed_size_binary(typ)
             or getattr(t, "is_string_view", lambda _: False)(typ)
             or getattr(t, "is_binary_view", lambda _: False)(typ)):
@@ -807,29 +809,34 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = "
                   mask: Any = None) -> numpy.ndarray:
     """Iceberg's ordered bytes of a whole column, as Iceberg's Spark Z-order UDF makes them.
 
-    Returns a C-contiguous ``(N, width)`` uint8 array, row i the bytes of value i:
+    Returns a C-contiguous ``(N, width)`` uint8 array, row i the bytes of value i. The
+    input type picks the Spark type and so the bytes (width 8 unless stated):
 
-    ====================================  =========================================  =====
-    input                                 Spark type and bytes                       width
-    ====================================  =========================================  =====
-    int8/16/32/64                         TINYINT..BIGINT: ``long_to_ordered_bytes``  8
-    uint8/16/32/64 (Iceberg has none)     the value big-endian, **no sign flip**:     8
-                                          natural order, 0 is all zeros
-    float16/32/64                         FLOAT/DOUBLE, widened exactly to double     8
-    bool                                  BOOLEAN: true ``81 00..00``, false zeros    8
-    datetime64[D] (also Y, M, W)          DATE: days since 1970-01-01; all zeros      8
-                                          with ``spark="3.5"``
-    datetime64[s/ms/us/ns/...]            TIMESTAMP_NTZ (numpy has no zone):          8
-                                          microseconds since the epoch, floored
-    Arrow timestamp without zone          TIMESTAMP_NTZ, microseconds                 8
-    Arrow timestamp with a zone           TIMESTAMP: whole seconds (floored), as      8
-                                          Spark's cast to BIGINT gives them
-    Arrow date32/date64                   DATE, as datetime64[D]                      8
-    str ('U', StringDType, str objects,   STRING: ``string_to_ordered_bytes``         length
-    Arrow string/large_string/view)
-    bytes ('S', bytes objects, Arrow      BINARY: ``byte_truncate_or_fill``           length
-    binary/large/fixed_size/view)
-    ====================================  =========================================  =====
+    - int8/16/32/64: TINYINT .. BIGINT, ``long_to_ordered_bytes`` (equal values, equal
+      bytes, whatever the width).
+    - uint8/16/32/64 (Iceberg has no unsigned types): the value as 8 big-endian bytes with
+      **no sign flip**, so unsigned order is kept and 0 is all zeros. Below 2**63 this
+      differs from the long bytes only in the top bit, which is then the same in every
+      row, so the Z-order sort is the one Spark gives the column stored as a long (except
+      that 0 and null tie).
+    - float16/32/64: FLOAT/DOUBLE, widened exactly to double (``iceberg=`` applies).
+    - bool: BOOLEAN, true ``81 00 .. 00``, false 8 zero bytes.
+    - datetime64[D] (and the coarser Y, M, W units, converted exactly), Arrow date32 and
+      date64: DATE, days since 1970-01-01 as a long; all zeros with ``spark="3.5"``.
+    - datetime64 with a time unit (h, m, s, ms, us, ns, ...): numpy has no time zone, so
+      TIMESTAMP_NTZ, microseconds since the epoch (finer units floored), as a long;
+      ``timestamp="tz"`` reads the values as UTC instants instead.
+    - Arrow timestamp without a zone: TIMESTAMP_NTZ, microseconds. With a zone (any zone;
+      the values are UTC instants): TIMESTAMP, whole seconds (floored), as Spark's cast
+      to BIGINT gives them. ``timestamp=`` overrides either.
+    - str (numpy 'U' or StringDType, str objects, Arrow string/large_string/string_view):
+      STRING, ``string_to_ordered_bytes`` at ``length`` bytes.
+    - bytes (numpy 'S', bytes-like objects, Arrow binary/large_binary/binary_view/
+      fixed_size_binary): BINARY, ``byte_truncate_or_fill`` at ``length`` bytes.
+    - Arrow null type (a column with no values, e.g. an all-None pandas object column):
+      ``length`` zero bytes, as an all-null string column.
+    - Anything else (complex, timedelta, decimal, time of day, nested types) is a
+      TypeError, as Spark's UDF throws for types it does not know.
 
     Nulls give what Spark's UDF gives: 8 zero bytes for numbers, dates and timestamps
     (the same bytes as long MIN), ``length`` zero bytes for strings and binary (the same
