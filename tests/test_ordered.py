@@ -394,6 +394,17 @@ def test_pandas_series():
     assert h(naive) == ["80062a99ba0c6000", "0" * 16]
     assert h(pd.Index([True, False])) == ["8100000000000000", "0" * 16]
     assert h(pd.Series([None, None], dtype=object), length=2) == ["0000", "0000"]
+    # object columns stay Python strings: a lone surrogate stops the encoding, as in Java
+    assert h(pd.Series(["a\ud800b", pd.NA], dtype=object), length=3) == ["610000", "000000"]
+    assert h(pd.Series([True, None], dtype="boolean")) == ["8100000000000000", "0" * 16]
+    assert h(pd.Series([1.0, None], dtype="Float32")) == ["bff0000000000000", "0" * 16]
+    assert h(pd.Series([2, None], dtype="UInt8")) == ["0000000000000002", "0" * 16]
+    with pytest.raises(TypeError, match="one column"):
+        ordered_bytes(pd.DataFrame({"a": [1]}))
+    with pytest.raises(TypeError, match="found int at index 0"):
+        ordered_bytes(pd.Series([1, "a"]))
+    with pytest.raises(TypeError, match="unsupported"):
+        ordered_bytes(pd.Series(pd.period_range("2020", periods=2, freq="D")))
 
 
 def test_empty_columns():

@@ -788,19 +788,41 @@ def _arrow_width(typ, length: int) -> int:
 
 
 def _pandas_to_column(values: Any):
-    """A pandas Series/Index/ExtensionArray as (array for the numpy or Arrow path, mask)."""
+    """A pandas Series/Index/ExtensionArray as (array for the numpy or Arrow path, mask).
+
+    Whatever pandas calls missing (``isna``: NaN, None, NA, NaT) is a null, as when the
+    frame is written to an Iceberg table through Arrow.
+    """
+    if getattr(values, "ndim", 1) != 1:
+        raise TypeError(
+            f"ordered_bytes: values must be one column, not a {type(values).__name__} "
+            f"(pass a Series, or use zorder_values for a DataFrame)"
+        )
+    import pandas
+
+    dtype = values.dtype
+    if isinstance(dtype, numpy.dtype) and dtype.kind == "O":
+        # Python objects: the object path finds None/NaN/NA/NaT itself, and lone
+        # surrogates keep Iceberg's behaviour (Arrow could not hold them).
+        return numpy.asarray(values), None
+    if isinstance(dtype, numpy.dtype):
+        # numpy-backed: the numpy path, with pandas' missing values as the mask
+        mask = numpy.asarray(pandas.isna(values), dtype=bool)
+        return numpy.asarray(values), (mask if mask.any() else None)
     pa = _arrow_module()
     if pa is not None:
-        # pyarrow's pandas conversion: pandas' missing values (NaN, None, NA, NaT) become
-        # nulls, as when pandas data is written to an Iceberg table through Arrow.
-        return pa.array(values, from_pandas=True), None
-    import pandas  # pragma: no cover - pyarrow is part of the test extra
-
-    dtype = values.dtype  # pragma: no cover
-    mask = numpy.asarray(pandas.isna(values), dtype=bool)  # pragma: no cover
-    if isinstance(dtype, numpy.dtype):  # pragma: no cover
-        return numpy.asarray(values), mask
-    raise TypeError(  # pragma: no cover
+        try:
+            return pa.array(values, from_pandas=True), None
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise TypeError(
+                f"ordered_bytes: values: pandas dtype {dtype} could not be read ({exc})"
+            ) from None
+    numpy_dtype = getattr(dtype, "numpy_dtype", None)  # masked Int64/Float64/boolean
+    if numpy_dtype is not None:
+        mask = numpy.asarray(pandas.isna(values), dtype=bool)
+        fill = False if numpy_dtype.kind == "b" else 0
+        return values.to_numpy(dtype=numpy_dtype, na_value=fill), (mask if mask.any() else None)
+    raise TypeError(
         f"ordered_bytes: values: pandas dtype {dtype} needs pyarrow (pip install pyarrow)")
 
 
