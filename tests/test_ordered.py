@@ -265,6 +265,13 @@ def test_numpy_unicode_any_byte_order():
             assert hexrows(ordered_bytes(swapped, 5)) == want
 
 
+@pytest.mark.skipif(not hasattr(np, "dtypes") or not hasattr(np.dtypes, "StringDType"),
+                    reason="numpy < 2 has no StringDType")
+def test_numpy_string_dtype():
+    values = np.array(["ab", None, "\u00e9\u00e9"], dtype=np.dtypes.StringDType(na_object=None))
+    assert hexrows(ordered_bytes(values, 3)) == ["616200", "000000", "c3a900"]
+
+
 def test_numpy_bytes_dtype_is_binary():
     values = np.array([b"\x01\x02", b"", b"abcdefghij"])
     assert hexrows(ordered_bytes(values, 4)) == ["01020000", "00000000", "61626364"]
