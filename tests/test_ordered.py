@@ -139,9 +139,9 @@ def test_string_vectors(line):
         units = line["utf16"]
         as_units = struct.pack(f"<{len(units)}H", *units).decode("utf-16-le", "surrogatepass")
         assert zorder.string_to_ordered_bytes(as_units, line["length"]).hex() == line["out"]
-        # Iceberg's position: bytes actually encoded (never a zero byte from the fill,
-        # except an encoded U+0000)
-        assert len(out) == line["length"]
+    # Iceberg's position counts the bytes encoded; everything after it is the zero fill
+    assert len(out) == line["length"]
+    assert out[line["position"]:] == bytes(line["length"] - line["position"])
 
 
 @pytest.mark.parametrize("line", lines_with_out(ORDERED, {"byteTruncateOrFill"}), ids=vector_id)
