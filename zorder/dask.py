@@ -565,9 +565,14 @@ def cluster(
         if any(pa.types.is_null(f.type) for f in schema):
             schema = None  # object columns: let each file infer its types
 
+    if not (scheduler is None or isinstance(scheduler, str) or hasattr(scheduler, "compute")):
+        raise TypeError(
+            "scheduler must be None, 'threads', 'processes', 'sync', an address string or a "
+            f"distributed.Client, not {type(scheduler).__name__}"
+        )
     out_dir, tmp = _prepare_out_dir(out_dir, data_path, overwrite)
-    ctx, client = _scheduler_context(scheduler)
     try:
+        ctx, client = _scheduler_context(scheduler)
         with ctx:
             parts = ddf.to_delayed()
             survey = dask.delayed(_survey, pure=True)
@@ -593,7 +598,10 @@ def cluster(
                 meta[_WORD.format(j)] = np.array([], np.uint64)
             meta[_PART] = np.array([], np.int64)
             keyed = ddf.map_partitions(_assign, columns, options, splits, nwords, meta=meta)
-            kwargs = {"shuffle_method": shuffle_method} if shuffle_method else {}
+            # p2p needs a distributed client; a local scheduler shuffles with tasks, even
+            # while some distributed Client happens to exist in the process.
+            method = shuffle_method or ("p2p" if client is not None else "tasks")
+            kwargs = {"shuffle_method": method}
             ranged = keyed.set_index(_PART, divisions=list(range(nranges)) + [nranges - 1], **kwargs)
             written = ranged.map_partitions(
                 _write, tmp, schema, size, nwords, keep_zvalue, zvalue_column, rows_per_file,

@@ -1,0 +1,364 @@
+"""zorder.dask: Z-order clustering of a Parquet dataset on a real distributed.LocalCluster.
+
+One generated dataset (2,000,000 rows in 8 files, row groups of 20,000 rows) is clustered
+once on two worker processes and checked every way: global order, no row lost or doubled,
+Z-values equal to zorder_values on the whole table, better min/max skipping. Another run
+loses a worker mid-job, and a failing job must leave no output behind.
+"""
+
+import glob
+import json
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pd = pytest.importorskip("pandas")
+
+import dask  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+
+import zorder  # noqa: E402
+from zorder import dask as zd  # noqa: E402
+from zorder.__main__ import main  # noqa: E402
+
+ROWS = 2_000_000
+FILES = 8
+COLUMNS = ["a", "b", "s"]
+OPTIONS = dict(target_file_size="6MB", row_group_rows=20_000)
+
+
+def _write_dataset(path, rows, files, seed=1, row_group=20_000):
+    os.makedirs(path)
+    rng = np.random.default_rng(seed)
+    per = rows // files
+    # Z-order spends its leading bits where the ordered bytes vary: a full-range int64 (a
+    # hash, say), a float of either sign, words whose first letter varies. (A small int or
+    # strings with a common prefix leave their leading bytes constant and cluster far less,
+    # in Iceberg as here.)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    words = np.array(["".join(w) for w in letters[rng.integers(0, 26, (5000, 6))]], dtype=object)
+    for f in range(files):
+        table = pa.table({
+            "id": np.arange(f * per, (f + 1) * per, dtype=np.int64),
+            "a": rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, per),
+            "b": rng.normal(0.0, 1e3, per),
+            "s": pa.array(words[rng.integers(0, len(words), per)], pa.string()),
+            "payload": rng.random(per).astype(np.float32),
+        })
+        pq.write_table(table, os.path.join(path, f"in-{f:02d}.parquet"), row_group_size=row_group)
+    return path
+
+
+def _read_files(out_dir):
+    files = sorted(glob.glob(os.path.join(out_dir, "*.parquet")))
+    return files, [pq.read_table(f) for f in files]
+
+
+def _row_checksum(table):
+    """Order-independent checksum of all values: the wrapping sum of per-row hashes."""
+    frame = table.select(["id", "a", "b", "s", "payload"]).to_pandas()
+    return int(pd.util.hash_pandas_object(frame, index=False).to_numpy().sum(dtype=np.uint64))
+
+
+def _check_global_order(tables, zcol=zd.ZVALUE_COLUMN):
+    previous_max = None
+    for table in tables:
+        z = np.asarray(zd._binary_matrix(table.column(zcol)))
+        keys = zd._keys(z)
+        assert np.all(keys[:-1] <= keys[1:]), "a file is not sorted by Z-value"
+        if previous_max is not None:
+            assert previous_max < keys[0], "a file's Z-range overlaps the previous file's"
+        previous_max = keys[-1]
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    path = _write_dataset(str(tmp_path_factory.mktemp("in") / "table"), ROWS, FILES)
+    whole = pq.read_table(path)
+    return {"path": path, "table": whole, "checksum": _row_checksum(whole)}
+
+
+@pytest.fixture(scope="module")
+def client():
+    # A worker fetching data from a killed peer gives up after 5 s, not 30.
+    with dask.config.set({"distributed.comm.timeouts.connect": "5s"}), distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+@pytest.fixture(scope="module")
+def clustered(dataset, client, tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("out") / "table_z")
+    result = zd.cluster(dataset["path"], out, COLUMNS, keep_zvalue=True, scheduler=client,
+                        **OPTIONS)
+    return out, result
+
+
+def test_output_is_globally_ordered_by_z_value(clustered):
+    out, result = clustered
+    files, tables = _read_files(out)
+    assert [os.path.basename(f) for f in files] == [os.path.basename(f.path) for f in result.files]
+    assert len(files) >= 4
+    _check_global_order(tables)
+    for info, table in zip(result.files, tables):
+        z = zd._binary_matrix(table.column(zd.ZVALUE_COLUMN))
+        assert (info.zmin, info.zmax) == (z[0].tobytes().hex(), z[-1].tobytes().hex())
+
+
+def test_no_row_lost_or_duplicated(dataset, clustered):
+    out, result = clustered
+    _, tables = _read_files(out)
+    table = pa.concat_tables(tables)
+    assert table.num_rows == result.rows == ROWS
+    assert np.array_equal(np.sort(table.column("id").to_numpy()), np.arange(ROWS))
+    assert _row_checksum(table) == dataset["checksum"]
+    assert table.schema.remove_metadata().field("s").type == pa.string()
+
+
+def test_z_values_equal_zorder_values_of_the_whole_table(dataset, clustered):
+    out, result = clustered
+    _, tables = _read_files(out)
+    table = pa.concat_tables(tables)
+    expected = zd._binary_matrix(zorder.zorder_values(dataset["table"], columns=COLUMNS))
+    assert result.zvalue_size == expected.shape[1] == 24
+    got = zd._binary_matrix(table.column(zd.ZVALUE_COLUMN))
+    ids = table.column("id").to_numpy()
+    assert np.array_equal(got, expected[ids])  # the input's ids are its row numbers
+
+
+def test_files_near_target_size_and_small_row_groups(clustered):
+    out, result = clustered
+    sizes = [f.bytes for f in result.files]
+    assert max(sizes) < 2 * 6e6
+    assert all(f.row_groups >= f.rows // 20_000 for f in result.files)
+    for path in glob.glob(os.path.join(out, "*.parquet")):
+        md = pq.ParquetFile(path).metadata
+        assert max(md.row_group(i).num_rows for i in range(md.num_row_groups)) <= 20_000
+
+
+def test_manifest_and_no_temporary_folder_left(clustered):
+    out, result = clustered
+    with open(os.path.join(out, zd.MANIFEST), encoding="utf-8") as fh:
+        manifest = json.load(fh)
+    assert manifest["rows"] == ROWS and manifest["zorder"]["columns"] == COLUMNS
+    assert [f["path"] for f in manifest["files"]] == [os.path.basename(f.path) for f in result.files]
+    parent = os.path.dirname(out)
+    assert sorted(os.listdir(parent)) == [os.path.basename(out)]
+    assert not [n for n in os.listdir(out) if n.endswith(".partial")]
+
+
+def test_skipping_report_improves(dataset, clustered):
+    out, _ = clustered
+    report = zd.skipping_report(dataset["path"], out, COLUMNS)
+    text = zd.format_report(report)
+    assert all(c in text for c in COLUMNS)
+    for column in COLUMNS:
+        before, after = report["columns"][column]["before"], report["columns"][column]["after"]
+        assert before["files"] == FILES and after["files"] >= 4
+        # Random input: every row group spans almost the whole range of every column.
+        assert before["row_groups_skipped"] < 0.05
+        assert after["row_groups_skipped"] > before["row_groups_skipped"] + 0.15
+        assert after["files_skipped"] >= before["files_skipped"]
+    assert all(report["columns"][c]["after"]["files_skipped"] > 0.2 for c in ("a", "b"))
+
+
+def test_worker_killed_mid_job_loses_no_data(dataset, client, tmp_path):
+    """SIGKILL one of the two worker processes while files are being written: Dask's
+    retries must finish the job correctly, or the job must fail with no output at all."""
+    out = str(tmp_path / "killed_z")
+    outcome = {}
+
+    def job():
+        try:
+            outcome["result"] = zd.cluster(dataset["path"], out, COLUMNS, keep_zvalue=True,
+                                           scheduler=client, **OPTIONS)
+        except Exception as exc:  # noqa: BLE001 - the test inspects it
+            outcome["error"] = exc
+
+    pids = client.run(os.getpid)
+    worker = threading.Thread(target=job)
+    worker.start()
+    deadline = time.monotonic() + 120
+    pattern = os.path.join(str(tmp_path), ".killed_z.zorder-tmp-*", "part-*")
+    while worker.is_alive() and not glob.glob(pattern) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert worker.is_alive(), "the job finished before a worker could be killed"
+    os.kill(sorted(pids.values())[0], signal.SIGKILL)
+    worker.join(240)
+    assert not worker.is_alive()
+    if "error" in outcome:  # failed loudly: nothing may be left behind
+        assert not os.path.exists(out)
+        assert os.listdir(str(tmp_path)) == []
+        pytest.skip(f"the job failed loudly, leaving no output: {outcome['error']!r}")
+    files, tables = _read_files(out)
+    table = pa.concat_tables(tables)
+    assert table.num_rows == ROWS
+    assert _row_checksum(table) == dataset["checksum"]
+    _check_global_order(tables)
+    assert sorted(os.listdir(str(tmp_path))) == ["killed_z"]
+    assert not [n for n in os.listdir(out) if not n.endswith(".parquet") and n != zd.MANIFEST]
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_failed_job_leaves_no_partial_output(tmp_path, monkeypatch):
+    """A task that fails after other ranges were written: the error reaches the caller, the
+    temporary folder with its finished files is removed and OUT_DIR is never touched."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"a": rng.integers(0, 1000, 40_000), "b": rng.random(40_000)})
+    ddf = dd.from_pandas(frame, npartitions=8)
+    real_write = zd._write
+    seen = []
+
+    def write_then_fail(pdf, tmp_dir, *args):
+        info = real_write(pdf, tmp_dir, *args)
+        seen.append(sorted(os.listdir(tmp_dir)))
+        if len(seen) == 3:
+            raise RuntimeError("injected failure after two ranges were written")
+        return info
+
+    monkeypatch.setattr(zd, "_write", write_then_fail)
+    out = str(tmp_path / "out")
+    os.makedirs(out)
+    with pytest.raises(RuntimeError, match="injected failure"):
+        zd.cluster(ddf, out, ["a", "b"], target_file_size="50kB", row_group_rows=1000,
+                   scheduler="sync")
+    assert len(seen) == 3 and any(n.endswith(".parquet") for n in seen[1])
+    assert os.listdir(out) == []  # the (empty) target folder is untouched
+    assert os.listdir(str(tmp_path)) == ["out"]  # and the temporary folder is gone
+
+
+def test_dataframe_input_with_many_equal_keys_never_splits_a_key(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 60_000
+    frame = pd.DataFrame({"a": rng.integers(0, 4, n), "b": rng.integers(0, 3, n),
+                          "v": np.arange(n)})
+    ddf = dd.from_pandas(frame, npartitions=6)
+    out = str(tmp_path / "dup")
+    result = zd.cluster(ddf, out, ["a", "b"], target_file_size="40kB", row_group_rows=500,
+                        keep_zvalue=True, scheduler="threads")
+    files, tables = _read_files(out)
+    assert 1 < len(files) <= 12  # 12 distinct keys at most
+    _check_global_order(tables)
+    table = pa.concat_tables(tables)
+    assert np.array_equal(np.sort(table.column("v").to_numpy()), np.arange(n))
+    assert result.rows == n
+
+
+def test_cli_end_to_end_with_report_and_plot(tmp_path, capsys):
+    src = _write_dataset(str(tmp_path / "in"), 60_000, 3, seed=7, row_group=2_000)
+    out = str(tmp_path / "out")
+    png = str(tmp_path / "skip.png")
+    argv = ["cluster", src, out, "--columns", "a,s", "--target-file-size", "300kB",
+            "--row-group-rows", "2000", "--scheduler", "threads", "--quiet"]
+    if zd_has_matplotlib():
+        argv += ["--plot", png]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "wrote 60000 rows" in printed and "files before" in printed
+    files, tables = _read_files(out)
+    assert len(files) > 1
+    # Iceberg drops the Z-value column; so does zorder unless --keep-zvalue.
+    assert all(zd.ZVALUE_COLUMN not in t.column_names for t in tables)
+    assert tables[0].column_names == ["id", "a", "b", "s", "payload"]
+    if zd_has_matplotlib():
+        assert os.path.getsize(png) > 1000
+    # A second run into the now non-empty OUT_DIR refuses, then --overwrite replaces it.
+    assert main(argv) == 2
+    assert "not empty" in capsys.readouterr().err
+    assert main(argv + ["--overwrite"]) == 0
+    assert sorted(os.listdir(str(tmp_path))) == sorted(["in", "out"] + (["skip.png"] if zd_has_matplotlib() else []))
+
+
+def zd_has_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(columns=["nope"]), ValueError, r"\['nope'\] are not in the data"),
+    (dict(columns=[]), ValueError, "at least one column"),
+    (dict(columns=[1]), TypeError, "columns must be"),
+    (dict(columns=["a"], target_file_size="12 parsecs"), ValueError, "target_file_size"),
+    (dict(columns=["a"], target_file_size=-1), ValueError, "target_file_size must be positive"),
+    (dict(columns=["a"], row_group_rows=0), ValueError, "row_group_rows"),
+    (dict(columns=["a"], scheduler="fast please"), ValueError, "scheduler"),
+    (dict(columns=["a"], scheduler=3), TypeError, "scheduler"),
+    (dict(columns=["a"], var_length_contribution=0), ValueError, "var_length_contribution"),
+])
+def test_bad_arguments_are_named(tmp_path, kwargs, error, match):
+    ddf = dd.from_pandas(pd.DataFrame({"a": [1, 2, 3]}), npartitions=1)
+    with pytest.raises(error, match=match):
+        zd.cluster(ddf, str(tmp_path / "o"), **kwargs)
+    assert not os.path.exists(str(tmp_path / "o"))
+    assert os.listdir(str(tmp_path)) == []
+
+
+def test_bad_data_and_out_dir(tmp_path):
+    with pytest.raises(TypeError, match="data must be"):
+        zd.cluster([1, 2], str(tmp_path / "o"), ["a"])
+    with pytest.raises(ValueError, match="does not exist"):
+        zd.cluster(str(tmp_path / "missing"), str(tmp_path / "o"), ["a"])
+    src = _write_dataset(str(tmp_path / "in"), 1000, 1)
+    with pytest.raises(ValueError, match="must not be or contain"):
+        zd.cluster(src, os.path.join(src, "z"), ["a"])
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "x").write_text("keep me")
+    with pytest.raises(ValueError, match="not empty"):
+        zd.cluster(src, str(full), ["a"])
+    assert (full / "x").read_text() == "keep me"
+
+
+def test_z_value_words_order_is_byte_order():
+    rng = np.random.default_rng(11)
+    for size in (1, 7, 8, 13, 24):
+        m = rng.integers(0, 256, (3000, size), dtype=np.uint8)
+        m[::7, : size // 2] = 0x80  # ties on leading bytes
+        words = zd.zvalue_words(m)
+        assert words.shape == (3000, -(-size // 8))
+        by_words = np.lexsort(words.T[::-1])
+        by_bytes = sorted(range(3000), key=lambda i: m[i].tobytes())
+        assert [m[i].tobytes() for i in by_words] == [m[i].tobytes() for i in by_bytes]
+        assert np.array_equal(zd._words_matrix(words, size), m)
+
+
+def test_splits_are_weighted_by_partition_size():
+    big = np.array([bytes([x]) for x in range(100, 200)], dtype="S1")
+    small = np.array([bytes([x]) for x in range(0, 100)], dtype="S1")
+    # 100 samples standing for 9,000 rows against 100 standing for 1,000 rows:
+    splits = zd._choose_splits([9000, 1000], [big, small], 10)
+    assert len(splits) == 9
+    # `small` holds the first tenth of all rows, so only the first split can fall in it.
+    assert splits[0] >= b"\x63" and all(s >= b"\x64" for s in splits[1:])
+    assert zd._choose_splits([5], [small[:5]], 1).size == 0
+
+
+def test_file_cuts_keep_equal_keys_together():
+    keys = np.array([b"a"] * 5 + [b"b"] * 5 + [b"c"] * 2, dtype="S1")
+    cuts = zd._file_cuts(keys, 3)
+    assert cuts[0] == 0 and cuts[-1] == 12
+    for c in cuts[1:-1]:
+        assert keys[c - 1] != keys[c]
+
+
+def test_parse_size():
+    assert zd.parse_size("128MB") == 128_000_000
+    assert zd.parse_size("128MiB") == 128 * 2**20
+    assert zd.parse_size("1.5kB") == 1500
+    assert zd.parse_size(10) == 10
+    with pytest.raises(TypeError, match="target"):
+        zd.parse_size(True, "target")
+    with pytest.raises(ValueError):
+        zd.parse_size("MB")
