@@ -229,3 +229,28 @@ def test_large_blocks_match_table():
         columns = [block[:, c].copy() for c in range(n)]
         np.testing.assert_array_equal(simd.interleave_rows(columns, 8 * n - 5),
                                       table.interleave_rows(columns, 8 * n - 5))
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 8])
+@pytest.mark.parametrize("layout", ["3d", "list"])
+def test_large_outputs_streamed_at_any_alignment(n, layout):
+    # Past a few MiB the kernels write whole 64-byte lines with non-temporal stores,
+    # realigned to the output's address: every start offset within a line, row counts
+    # that end mid-line, two threads meeting mid-line, and the bytes around untouched.
+    table = zorder.get_backend("table")
+    r = rng(10_000 + n)
+    w = 8 * n
+    nrows = (9 << 20) // w + 5  # above the threshold in each of two threads too
+    block = r.integers(0, 256, (nrows, n, 8), dtype=np.uint8)
+    columns = block if layout == "3d" else [block[:, c].copy() for c in range(n)]
+    want = table.interleave_rows(block)
+    raw = np.empty(nrows * w + 256, np.uint8)
+    for offset in (0, 1, 16, 37, 63):
+        start = offset - raw.ctypes.data % 64 + 64
+        for threads, rows in ((1, nrows), (2, nrows - 3)):
+            raw[:] = 0xC3
+            out = raw[start:start + rows * w].reshape(rows, w)
+            picked = block[:rows] if layout == "3d" else [c[:rows] for c in columns]
+            simd.interleave_rows(picked, out=out, threads=threads)
+            np.testing.assert_array_equal(out, want[:rows])
+            assert (raw[:start] == 0xC3).all() and (raw[start + rows * w:] == 0xC3).all()
