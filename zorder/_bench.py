@@ -1,0 +1,420 @@
+"""``python -m zorder bench``: every backend against bitloop and against a memory copy.
+
+For each shape (columns x 8 random bytes -> output bytes) it times
+- the per-row path: ``interleave_bits(columns, size, out=buf)`` on one row of ``bytes``
+  columns with a reused ``bytearray``, next to ``b"".join(columns)`` (one Python call
+  that copies the same bytes: the floor for a call that builds a row);
+- the batch path: ``interleave_rows(block, size, out)`` on one (N, n, 8) uint8 block and a
+  reused output array, next to a numpy copy of the same input bytes (the floor no
+  interleave can beat);
+- the batch path again with 2..--threads threads (``interleave_rows(..., threads=T)``).
+Each number is the best of --repeat runs; backends are timed in turn within each run, so
+a burst of load from elsewhere hits them all alike. bitloop is a few hundred times slower
+than the others, so it gets fewer rows and calls (stated in the output).
+
+The functions here are also what benchmarks/ and tools/bench_report.py use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import time
+import timeit
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+import zorder
+
+#: (columns, output bytes) of Iceberg's JMH benchmark and issue #17758's table, plus 8 columns.
+DEFAULT_SHAPES: Tuple[Tuple[int, int], ...] = (
+    (2, 16), (2, 8), (3, 24), (3, 8), (4, 32), (4, 8), (8, 64),
+)
+COLUMN_BYTES = 8
+DEFAULT_ROWS = 1_000_000
+DEFAULT_CALLS = 20_000
+#: bitloop costs 0.4-6 us a row: at most this many rows and calls keep the run short.
+BITLOOP_ROWS = 20_000
+BITLOOP_CALLS = 1_000
+BASELINE = "memcpy"
+REFERENCE = "bitloop"
+
+
+def parse_shapes(text: str) -> List[Tuple[int, int]]:
+    """``"4x32,2x8"`` -> [(4, 32), (2, 8)]: columns of 8 bytes x output bytes."""
+    shapes = []
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            cols, size = (int(v) for v in part.lower().split("x"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"bad shape {part!r}: write COLUMNSxBYTES, for example 4x32"
+            ) from None
+        if cols < 1 or size < 1 or size > cols * COLUMN_BYTES:
+            raise argparse.ArgumentTypeError(
+                f"bad shape {part!r}: need 1 <= bytes <= {COLUMN_BYTES} x columns"
+            )
+        shapes.append((cols, size))
+    if not shapes:
+        raise argparse.ArgumentTypeError("no shapes given")
+    return shapes
+
+
+def thread_counts(max_threads: int) -> List[int]:
+    """1, 2, 4, ... up to max_threads, and max_threads itself."""
+    counts, t = [], 1
+    while t < max_threads:
+        counts.append(t)
+        t *= 2
+    counts.append(max_threads)
+    return counts
+
+
+def cpu_description() -> Dict[str, Any]:
+    """What the report says about the machine (zorder's own CPUID reading)."""
+    info = zorder.cpu_info()
+    return {
+        "brand": info.get("brand_raw") or platform.processor() or platform.machine(),
+        "vendor": info.get("vendor_id_raw"),
+        "family": info.get("family"),
+        "model": info.get("model"),
+        "arch": info.get("arch") or platform.machine(),
+        "logical_cpus": os.cpu_count(),
+    }
+
+
+def _best_ns(samples: Dict[str, List[float]], name: str, count: int) -> float:
+    return min(samples[name]) / count * 1e9
+
+
+class Progress:
+    """A status line on stderr, shown only once the run has taken a couple of seconds."""
+
+    def __init__(self, total: int, enabled: bool = True, delay: float = 2.0):
+        self.total, self.done, self.enabled, self.delay = total, 0, enabled, delay
+        self.start = time.perf_counter()
+        self.tty = sys.stderr.isatty()
+        self.shown = False
+
+    def step(self, what: str) -> None:
+        self.done += 1
+        if not self.enabled or time.perf_counter() - self.start < self.delay:
+            return
+        text = f"zorder bench: [{self.done}/{self.total}] {what}"
+        if self.tty:
+            sys.stderr.write("\r\033[K" + text)
+        else:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown and self.tty:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def make_block(columns: int, rows: int, seed: int = 42) -> np.ndarray:
+    """(rows, columns, 8) random uint8 bytes, C-contiguous: row-major input."""
+    rng = np.random.default_rng(seed + columns)
+    return rng.integers(0, 256, (rows, columns, COLUMN_BYTES), dtype=np.uint8)
+
+
+def time_batch(backends: Sequence[str], block: np.ndarray, size: int, repeat: int,
+               threads: int = 1, reference_rows: int = BITLOOP_ROWS,
+               baseline: bool = True) -> Dict[str, float]:
+    """Batch ns/row per backend (and the memcpy baseline) for one shape."""
+    rows = block.shape[0]
+    out = np.empty((rows, size), dtype=np.uint8)
+    flat = block.reshape(rows, -1)
+    copy = np.empty_like(flat)
+    counts: Dict[str, int] = {}
+    calls: Dict[str, Callable[[], Any]] = {}
+    for name in backends:
+        fn = zorder.get_backend(name).interleave_rows
+        n = min(rows, reference_rows) if name == REFERENCE else rows
+        b, o = block[:n], out[:n]
+        calls[name] = (lambda fn=fn, b=b, o=o: fn(b, size, o, threads=threads))
+        counts[name] = n
+    if baseline:
+        calls[BASELINE] = lambda: np.copyto(copy, flat)
+        counts[BASELINE] = rows
+    for f in calls.values():   # warm up: page in the output, load the tables
+        f()
+    samples: Dict[str, List[float]] = {name: [] for name in calls}
+    for _ in range(repeat):
+        for name, f in calls.items():
+            t0 = time.perf_counter()
+            f()
+            samples[name].append(time.perf_counter() - t0)
+    return {name: _best_ns(samples, name, counts[name]) for name in calls}
+
+
+def time_per_row(backends: Sequence[str], block: np.ndarray, size: int, repeat: int,
+                 calls: int = DEFAULT_CALLS,
+                 reference_calls: int = BITLOOP_CALLS) -> Dict[str, float]:
+    """ns per interleave_bits call (one row, reused out) per backend, and per b"".join."""
+    cols = [block[0, c].tobytes() for c in range(block.shape[1])]
+    buf = bytearray(size)
+    timers: Dict[str, Tuple[timeit.Timer, int]] = {}
+    for name in backends:
+        fn = zorder.get_backend(name).interleave_bits
+        n = min(calls, reference_calls) if name == REFERENCE else calls
+        timers[name] = (timeit.Timer("f(cols, size, buf)",
+                                     globals={"f": fn, "cols": cols, "size": size, "buf": buf}), n)
+    timers[BASELINE] = (timeit.Timer("join(cols)",
+                                     globals={"join": b"".join, "cols": cols}), calls)
+    for timer, n in timers.values():
+        timer.timeit(max(1, n // 10))
+    samples: Dict[str, List[float]] = {name: [] for name in timers}
+    for _ in range(repeat):
+        for name, (timer, n) in timers.items():
+            samples[name].append(timer.timeit(n))
+    return {name: _best_ns(samples, name, timers[name][1]) for name in timers}
+
+
+def _ratios(ns: Dict[str, float], over: str, invert: bool) -> Dict[str, Optional[float]]:
+    if over not in ns:
+        return {}
+    ref = ns[over]
+    return {name: (ref / v if invert else v / ref) if v > 0 else None
+            for name, v in ns.items() if name != over and name != (BASELINE if invert else "")}
+
+
+def run_bench(shapes: Sequence[Tuple[int, int]] = DEFAULT_SHAPES, rows: int = DEFAULT_ROWS,
+              repeat: int = 5, max_threads: int = 1, calls: int = DEFAULT_CALLS,
+              backends: Optional[Sequence[str]] = None, progress: bool = True) -> Dict[str, Any]:
+    """Times every backend on every shape; returns the report as a JSON-ready dict."""
+    backends = list(backends or zorder.available_backends())
+    threads = thread_counts(max_threads) if max_threads > 1 else [1]
+    fast = [b for b in backends if b != REFERENCE]
+    steps = len(shapes) * (2 + (len(threads) - 1 if fast else 0))
+    bar = Progress(steps, enabled=progress)
+    results = []
+    for cols, size in shapes:
+        label = f"{cols}x{COLUMN_BYTES}B->{size}B"
+        block = make_block(cols, rows)
+        bar.step(f"{label} per-row")
+        per_row = time_per_row(backends, block, size, repeat, calls=calls)
+        bar.step(f"{label} batch")
+        batch = time_batch(backends, block, size, repeat)
+        scaling: Dict[str, Dict[str, float]] = {}
+        for t in threads[1:]:
+            bar.step(f"{label} batch, {t} threads")
+            timed = time_batch(fast, block, size, repeat, threads=t, baseline=False)
+            for name, ns in timed.items():
+                scaling.setdefault(name, {"1": batch[name]})[str(t)] = ns
+        del block
+        results.append({
+            "shape": label,
+            "columns": cols,
+            "column_bytes": COLUMN_BYTES,
+            "output_bytes": size,
+            "per_row": {
+                "ns": per_row,
+                "speedup_vs_bitloop": _ratios(per_row, REFERENCE, invert=True),
+                "x_memcpy": _ratios(per_row, BASELINE, invert=False),
+            },
+            "batch": {
+                "ns": batch,
+                "speedup_vs_bitloop": _ratios(batch, REFERENCE, invert=True),
+                "x_memcpy": _ratios(batch, BASELINE, invert=False),
+            },
+            "threads": scaling,
+        })
+    bar.finish()
+    return {
+        "zorder_version": zorder.__version__,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": cpu_description(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "backends": backends,
+        "auto": zorder.backend,
+        "auto_reason": zorder.backend_reason,
+        "rows": rows,
+        "bitloop_rows": min(rows, BITLOOP_ROWS),
+        "calls": calls,
+        "bitloop_calls": min(calls, BITLOOP_CALLS),
+        "repeat": repeat,
+        "threads": threads,
+        "baseline": {
+            "per_row": 'b"".join(columns): one Python call copying the same bytes',
+            "batch": "numpy.copyto of the same input bytes into a reused array",
+        },
+        "results": results,
+    }
+
+
+def _cell(ns: Optional[float], ratio: Optional[float] = None, suffix: str = "x") -> str:
+    if ns is None:
+        return "-"
+    text = f"{ns:.1f}" if ns < 1000 else f"{ns:,.0f}"
+    if ratio is not None:
+        text += f" ({ratio:.0f}{suffix})" if ratio >= 10 else f" ({ratio:.1f}{suffix})"
+    return text
+
+
+def _table(header: List[str], rows: List[List[str]]) -> str:
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    line = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
+                               for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def format_report(report: Dict[str, Any]) -> str:
+    """The human-readable tables for a run_bench report."""
+    cpu = report["cpu"]
+    names = report["backends"]
+    out = [
+        f"zorder {report['zorder_version']} bench, {report['date']}",
+        f"CPU: {cpu['brand']} ({cpu['vendor']}, family {cpu['family']}, model {cpu['model']}), "
+        f"{cpu['logical_cpus']} logical CPUs; Python {report['python']}, numpy {report['numpy']}",
+        f"backends: {', '.join(names)}; auto picks {report['auto']} ({report['auto_reason']})",
+        "",
+    ]
+    ref_note = (f"; {REFERENCE}: {report['bitloop_calls']:,} calls sampled"
+                if REFERENCE in names else "")
+    out.append(f"per-row: interleave_bits(columns, size, out=buf), ns per call, best of "
+               f"{report['repeat']} x {report['calls']:,} calls{ref_note}; "
+               f"(speedup over {REFERENCE}); memcpy = b\"\".join(columns)")
+    header = ["shape"] + names + [BASELINE]
+    rows = []
+    for r in report["results"]:
+        ns, sp = r["per_row"]["ns"], r["per_row"]["speedup_vs_bitloop"]
+        rows.append([r["shape"]] + [_cell(ns.get(n), sp.get(n)) for n in names]
+                    + [_cell(ns.get(BASELINE))])
+    out += [_table(header, rows), ""]
+    ref_note = (f"; {REFERENCE}: {report['bitloop_rows']:,} rows sampled"
+                if REFERENCE in names else "")
+    out.append(f"batch: interleave_rows(block, size, out), ns per row, best of {report['repeat']} "
+               f"x {report['rows']:,} rows{ref_note}; (speedup over {REFERENCE}); "
+               f"memcpy = numpy copy of the input bytes")
+    rows = []
+    for r in report["results"]:
+        ns, sp = r["batch"]["ns"], r["batch"]["speedup_vs_bitloop"]
+        rows.append([r["shape"]] + [_cell(ns.get(n), sp.get(n)) for n in names]
+                    + [_cell(ns.get(BASELINE))])
+    out += [_table(header, rows), ""]
+    out.append("batch time / memcpy time (1.0 = the speed of a copy)")
+    rows = []
+    for r in report["results"]:
+        xm = r["batch"]["x_memcpy"]
+        rows.append([r["shape"]] + [f"{xm[n]:.2f}" if xm.get(n) else "-" for n in names])
+    out += [_table(["shape"] + names, rows), ""]
+    threads = report["threads"]
+    if len(threads) > 1:
+        fast = [n for n in names if n != REFERENCE]
+        out.append(f"batch with threads=T: ns per row (speedup over 1 thread); "
+                   f"{cpu['logical_cpus']} logical CPUs")
+        header = ["shape"] + [f"{n} T={t}" for n in fast for t in threads]
+        rows = []
+        for r in report["results"]:
+            row = [r["shape"]]
+            for n in fast:
+                scale = r["threads"].get(n, {})
+                for t in threads:
+                    v = scale.get(str(t))
+                    row.append(_cell(v, scale["1"] / v if v and t > 1 else None))
+            rows.append(row)
+        out += [_table(header, rows), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def plot_report(report: Dict[str, Any], path: str) -> None:
+    """A bar chart of ns/row per shape and backend (log scale), per-row and batch."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = report["backends"] + [BASELINE]
+    shapes = [r["shape"] for r in report["results"]]
+    fig, axes = plt.subplots(2, 1, figsize=(max(8, 1.4 * len(shapes) + 3), 8))
+    width = 0.8 / len(names)
+    for ax, path_name, title in ((axes[0], "per_row", "per-row: interleave_bits, ns per call"),
+                                 (axes[1], "batch", "batch: interleave_rows, ns per row")):
+        for i, name in enumerate(names):
+            values = [r[path_name]["ns"].get(name, float("nan")) for r in report["results"]]
+            label = 'b"".join' if (name == BASELINE and path_name == "per_row") else name
+            ax.bar([x + i * width for x in range(len(shapes))], values, width, label=label)
+        ax.set_yscale("log")
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shapes))])
+        ax.set_xticklabels(shapes)
+        ax.set_title(title)
+        ax.set_ylabel("ns (log scale)")
+        ax.legend(fontsize="small", ncol=len(names))
+    cpu = report["cpu"]
+    fig.suptitle(f"zorder {report['zorder_version']}: {cpu['brand']}, {report['date']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _require_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise SystemExit(
+            "python -m zorder bench: --plot needs matplotlib, which is not installed "
+            "(pip install 'zorder[plot]')"
+        ) from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS,
+                        help=f"rows for the batch path (default {DEFAULT_ROWS:,}; "
+                             f"bitloop gets at most {BITLOOP_ROWS:,})")
+    parser.add_argument("--calls", type=int, default=DEFAULT_CALLS,
+                        help=f"calls per timing for the per-row path (default {DEFAULT_CALLS:,}; "
+                             f"bitloop gets at most {BITLOOP_CALLS:,})")
+    parser.add_argument("--shapes", type=parse_shapes, default=list(DEFAULT_SHAPES),
+                        help="COLUMNSxBYTES,... of 8-byte columns "
+                             "(default: 2x16,2x8,3x24,3x8,4x32,4x8,8x64)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                        help="also time the batch path with 2, 4, ... up to this many threads "
+                             "(default: the number of logical CPUs; 1 to skip)")
+    parser.add_argument("--repeat", type=int, default=5, help="timings per number; the best counts")
+    parser.add_argument("--backends", default=None,
+                        help="comma-separated backends (default: every available one)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--plot", metavar="FILE.png", default=None,
+                        help="also write a bar chart (needs matplotlib: zorder[plot])")
+    parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.rows < 1 or args.calls < 1 or args.repeat < 1 or args.threads < 1:
+        print("python -m zorder bench: --rows, --calls, --repeat and --threads must be >= 1",
+              file=sys.stderr)
+        return 2
+    backends = None
+    if args.backends:
+        backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+        for b in backends:
+            try:
+                zorder.get_backend(b)
+            except zorder.BackendError as exc:
+                print(f"python -m zorder bench: {exc}", file=sys.stderr)
+                return 2
+    if args.plot:
+        _require_matplotlib()   # fail before the timing, not after it
+    report = run_bench(shapes=args.shapes, rows=args.rows, repeat=args.repeat,
+                       max_threads=args.threads, calls=args.calls, backends=backends,
+                       progress=not args.quiet)
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_report(report))
+    if args.plot:
+        plot_report(report, args.plot)
+        if not args.json:
+            print(f"plot written to {args.plot}")
+    return 0
