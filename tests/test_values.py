@@ -381,3 +381,22 @@ def test_bad_data():
         sort([np.array([1])])
     with pytest.raises(TypeError, match="values must be a 2-D uint8"):
         argsort_zvalues(np.zeros((2, 2), np.int32))
+
+
+def test_timestamp_kinds_by_position_and_widths_of_lists():
+    seconds = np.array([1, -1], dtype="datetime64[s]")
+    # A list of columns names its timestamp kinds by position.
+    assert as_rows(zorder_values([seconds], timestamp={0: "tz"})) == oracle(
+        ["timestamp_tz"], [(1_000_000,), (-1_000_000,)])
+    assert as_rows(zorder_values([seconds])) == oracle(
+        ["timestamp_ntz"], [(1_000_000,), (-1_000_000,)])
+    with pytest.raises(ValueError, match="timestamp: no selected column"):
+        zorder_values([seconds], timestamp={3: "tz"})
+    assert zorder_widths([["a", "b"], [1, 2], [b"x", None]], var_length_contribution=5) == [5, 8, 5]
+
+
+def test_very_long_zvalues_sort_stably():
+    rng = np.random.default_rng(2)
+    z = np.zeros((300, 5000), np.uint8)
+    z[:, -6:] = rng.integers(0, 2, (300, 6))
+    assert argsort_zvalues(z).tolist() == reference_order([bytes(r) for r in z])

@@ -166,7 +166,9 @@ def _zorder_bytes(data: Any, columns: _ColumnSelection, var_length_contribution:
     labels, cols, arrow = _named_columns(data, columns)
     _check_modes(iceberg, spark, timestamp)
     if isinstance(timestamp, Mapping):
-        keys = {repr(k): k for k in timestamp}
+        # Names for a table, frame or mapping; positions for a list of columns.
+        keys = {(f"columns[{k}]" if isinstance(data, (list, tuple)) and isinstance(k, int)
+                 else repr(k)): k for k in timestamp}
         unknown = [k for k in keys if k not in labels]
         if unknown:
             raise ValueError(f"timestamp: no selected column named {', '.join(unknown)}")
@@ -215,8 +217,17 @@ def zorder_widths(data: Any, *, columns: _ColumnSelection = None,
     """
     length = _positive(var_length_contribution, "var_length_contribution")
     labels, cols, _ = _named_columns(data, columns)
-    return [_column_bytes(l, c[:0], length, "main", "4", None).shape[1]
+    return [_column_bytes(l, _empty_slice(c), length, "main", "4", None).shape[1]
             for l, c in zip(labels, cols)]
+
+
+def _empty_slice(column: Any) -> Any:
+    """The column with no rows and the same type."""
+    if _module_of(column) == "pandas":
+        return column.iloc[:0]
+    if isinstance(column, (list, tuple)):
+        return numpy.asarray(column)[:0]
+    return column[:0]
 
 
 def zorder_values(data: Any, *, columns: _ColumnSelection = None,
@@ -337,9 +348,16 @@ def argsort_zvalues(values: Any) -> numpy.ndarray:
     from zorder._zsort import argsort_rows
 
     z = _as_zvalue_matrix(values)
+    if z.shape[1] > _RADIX_MAX_BYTES:
+        # The radix sort recurses once per byte; very long values use numpy's stable sort.
+        rows = numpy.ascontiguousarray(z).view(f"V{z.shape[1]}").reshape(z.shape[0])
+        return numpy.argsort(rows, kind="stable").astype(numpy.int64, copy=False)
     if z.shape[1] > 1 and z.strides[1] != 1:
         z = numpy.ascontiguousarray(z)
     return argsort_rows(z)
+
+
+_RADIX_MAX_BYTES = 4096
 
 
 def sort_indices(data: Any, *, columns: _ColumnSelection = None,
