@@ -62,7 +62,7 @@ def parquet_files(where: Where) -> List[Any]:
     if isinstance(where, (str, os.PathLike)):
         path = os.fspath(where)
         if os.path.isdir(path):
-            found = []
+            found: List[str] = []
             for root, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
                 found.extend(os.path.join(root, n) for n in sorted(names)
@@ -151,7 +151,7 @@ def sample_values(files: Where, column: str, *, max_values: int = 100_000,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    groups = []
+    groups: List[Tuple[Any, int]] = []
     for item in parquet_files(files):
         f = item if isinstance(item, pq.ParquetFile) else pq.ParquetFile(os.fspath(item))
         if _column_index(f.metadata, column) is None:
