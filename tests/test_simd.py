@@ -231,26 +231,40 @@ def test_large_blocks_match_table():
                                       table.interleave_rows(columns, 8 * n - 5))
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 8])
+@pytest.fixture
+def always_stream():
+    old = simd._stream_min(0)
+    yield
+    simd._stream_min(old)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
 @pytest.mark.parametrize("layout", ["3d", "list"])
-def test_large_outputs_streamed_at_any_alignment(n, layout):
-    # Past a few MiB the kernels write whole 64-byte lines with non-temporal stores,
-    # realigned to the output's address: every start offset within a line, row counts
-    # that end mid-line, two threads meeting mid-line, and the bytes around untouched.
+def test_streamed_outputs_at_any_alignment(n, layout, always_stream):
+    # Large outputs are written as whole 64-byte lines with non-temporal stores, realigned
+    # to the output's address (here forced for every size): every start offset within a
+    # line, row counts ending mid-line, two threads meeting mid-line, bytes around kept.
     table = zorder.get_backend("table")
     r = rng(10_000 + n)
     w = 8 * n
-    nrows = (9 << 20) // w + 5  # above the threshold in each of two threads too
-    block = r.integers(0, 256, (nrows, n, 8), dtype=np.uint8)
-    columns = block if layout == "3d" else [block[:, c].copy() for c in range(n)]
-    want = table.interleave_rows(block)
-    raw = np.empty(nrows * w + 256, np.uint8)
-    for offset in (0, 1, 16, 37, 63):
-        start = offset - raw.ctypes.data % 64 + 64
-        for threads, rows in ((1, nrows), (2, nrows - 3)):
-            raw[:] = 0xC3
-            out = raw[start:start + rows * w].reshape(rows, w)
-            picked = block[:rows] if layout == "3d" else [c[:rows] for c in columns]
-            simd.interleave_rows(picked, out=out, threads=threads)
-            np.testing.assert_array_equal(out, want[:rows])
-            assert (raw[:start] == 0xC3).all() and (raw[start + rows * w:] == 0xC3).all()
+    for nrows in (1, 2, 3, 8, 9, 17, 40_003):
+        block = r.integers(0, 256, (nrows, n, 8), dtype=np.uint8)
+        columns = block if layout == "3d" else [block[:, c].copy() for c in range(n)]
+        want = table.interleave_rows(block)
+        raw = np.empty(nrows * w + 256, np.uint8)
+        for offset in (0, 1, 16, 37, 63):
+            start = offset - raw.ctypes.data % 64 + 64
+            for threads in (1, 2):
+                raw[:] = 0xC3
+                out = raw[start:start + nrows * w].reshape(nrows, w)
+                simd.interleave_rows(columns, out=out, threads=threads)
+                np.testing.assert_array_equal(out, want)
+                assert (raw[:start] == 0xC3).all() and (raw[start + nrows * w:] == 0xC3).all()
+
+
+def test_default_streaming_threshold_on_a_large_output():
+    table = zorder.get_backend("table")
+    n = 8
+    nrows = simd._stream_min() // 64 + 3
+    block = rng(11).integers(0, 256, (nrows, n, 8), dtype=np.uint8)
+    np.testing.assert_array_equal(simd.interleave_rows(block), table.interleave_rows(block))

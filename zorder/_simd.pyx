@@ -20,6 +20,7 @@ from zorder._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
 cdef extern from "_simd_kernel.h" nogil:
     const int zorder_simd_built
+    Py_ssize_t zorder_simd_stream_min
     void zorder_simd_init()
     int zorder_simd_rows(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
                          Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride)
@@ -105,6 +106,18 @@ def _vector_rows(columns, interleaved_size=None, out=None):
     if _declined:
         raise LookupError("the AVX-512 kernel does not cover this shape")
     return result
+
+
+def _stream_min(value=None):
+    """The output size (bytes) from which non-temporal stores are used; sets it if given.
+
+    For the tests, to reach the streaming path with small arrays; returns the old value.
+    """
+    global zorder_simd_stream_min
+    old = zorder_simd_stream_min
+    if value is not None:
+        zorder_simd_stream_min = value
+    return old
 
 
 interleave_bits.__doc__ = INTERLEAVE_BITS_DOC

@@ -181,7 +181,9 @@ static layout_t detect_layout(const zorder_column *cols, int n)
 /* The hardware prefetcher alone left loads stalling when input and output sit at the
  * same offset within a page (numpy gives both offset 16): 2x8B went from 2.1 to 1.4
  * ns/row with this. Prefetches never fault, so running past the end is harmless. */
+#ifndef PREFETCH_AHEAD
 #define PREFETCH_AHEAD 256
+#endif
 
 static inline void prefetch(const uint8_t *p)
 {
@@ -214,9 +216,14 @@ ZSIMD_INLINE __m512i row_offsets(ptrdiff_t stride)
  * stores, so the destination is never read for ownership (measured: 8 x 8 B went from
  * 1.2x to 0.7x the time of np.copyto). The partial lines at both ends are ordinary
  * masked stores, so no byte outside the call's rows is touched and threads writing
- * neighbouring row ranges stay apart. Below STREAM_MIN bytes ordinary stores are kept,
- * since the caller will likely read a small result straight from the cache. */
-#define STREAM_MIN ((ptrdiff_t)4 << 20)
+ * neighbouring row ranges stay apart. Below STREAM_MIN bytes ordinary stores are kept:
+ * measured here, they win up to about 2 MiB (0.8 vs 1.0 ns/row at 2x8B), tie up to
+ * 16 MiB, and lose from 30 MiB (8x8B: 10.6 vs 5.4 ns/row); a small result is also
+ * likely read again soon, from the cache. */
+#ifndef STREAM_MIN
+#define STREAM_MIN ((ptrdiff_t)16 << 20)
+#endif
+ptrdiff_t zorder_simd_stream_min = STREAM_MIN;
 
 typedef struct {
     uint8_t *line;   /* the next 64-byte-aligned line to write */
@@ -283,7 +290,7 @@ ZSIMD static void rows_packed_8(const zorder_column *cols, ptrdiff_t size, ptrdi
     const uint8_t *src = cols[0].data;
     const ptrdiff_t s = cols[0].row_stride;
     ptrdiff_t r;
-    if (size == 64 && os == 64 && nrows * 64 >= STREAM_MIN) {
+    if (size == 64 && os == 64 && nrows * 64 >= zorder_simd_stream_min) {
         zstream st;
         stream_init(&st, out);
         for (r = 0; r < nrows; r++) {
@@ -326,7 +333,7 @@ ZSIMD static void rows_cols_8(const zorder_column *cols, ptrdiff_t size, ptrdiff
     const __m512i x = _mm512_set1_epi64((long long)X8_CONST);
     __m512i vindex[8];
     const ptrdiff_t nslabs = (size + 63) / 64;
-    int streaming = size == 64 && os == 64 && nrows * 64 >= STREAM_MIN;
+    int streaming = size == 64 && os == 64 && nrows * 64 >= zorder_simd_stream_min;
     zstream st = {0};
     ptrdiff_t r0, k;
     int c;
@@ -407,7 +414,7 @@ ZSIMD static void rows_packed_4(const zorder_column *cols, ptrdiff_t size, ptrdi
     const ptrdiff_t s = cols[0].row_stride;
     const ptrdiff_t even = nrows & ~(ptrdiff_t)1;
     ptrdiff_t r;
-    if (s == 32 && os == 32 && size == 32 && nrows * 32 >= STREAM_MIN) {
+    if (s == 32 && os == 32 && size == 32 && nrows * 32 >= zorder_simd_stream_min) {
         zstream st;
         stream_init(&st, out);
         for (r = 0; r < even; r += 2) {
@@ -456,7 +463,7 @@ ZSIMD static void rows_cols_4(const zorder_column *cols, ptrdiff_t size, ptrdiff
     const __m512i sel = _mm512_set1_epi64((long long)M4SEL_CONST);
     __m512i vindex[4];
     const ptrdiff_t nslabs = (size + 31) / 32;
-    int streaming = size == 32 && os == 32 && nrows * 32 >= STREAM_MIN;
+    int streaming = size == 32 && os == 32 && nrows * 32 >= zorder_simd_stream_min;
     zstream st = {0};
     ptrdiff_t r0, k;
     int c;
@@ -563,7 +570,7 @@ ZSIMD_INLINE void rows_spread(const int n, const zorder_column *cols, ptrdiff_t 
     __m512i mat[64], vindex[8], inidx[8][4];
     const ptrdiff_t w = 8 * n;
     const ptrdiff_t nslabs = (size + w - 1) / w;
-    int streaming = size == w && os == w && nrows * w >= STREAM_MIN;
+    int streaming = size == w && os == w && nrows * w >= zorder_simd_stream_min;
     zstream st = {0};
     ptrdiff_t r0, k;
     int b, c, q;
@@ -692,6 +699,7 @@ int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
 #else  /* no AVX-512 intrinsics in this compiler, or not x86-64 */
 
 const int zorder_simd_built = 0;
+ptrdiff_t zorder_simd_stream_min = 0;
 
 void zorder_simd_init(void) {}
 

@@ -7,6 +7,10 @@
  * file compiled to a stub, and then zorder_simd_rows always returns 0. */
 extern const int zorder_simd_built;
 
+/* Outputs of at least this many bytes (rows back to back) are written with
+ * non-temporal stores; a variable so the tests can reach that path with small arrays. */
+extern ptrdiff_t zorder_simd_stream_min;
+
 /* Fills the permutation and matrix tables; plain C, safe on any CPU. */
 void zorder_simd_init(void);
 
