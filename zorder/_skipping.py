@@ -284,18 +284,31 @@ def skipping_report(before: Where, after: Where, columns: Iterable[str], *,
 
 
 def format_report(report: Mapping[str, Any]) -> str:
-    """``skipping_report``'s result as a small text table, one line per column."""
+    """``skipping_report``'s result as a small text table, one line per column; with
+    files as well as row groups when either side has more than one file."""
+    entries = report["columns"]
+    with_files = any(e[side]["files"] > 1 for e in entries.values() for side in ("before", "after"))
+    what = "files and row groups" if with_files else "row groups"
     lines = [
-        f"row groups a reader can skip with min/max statistics, mean over "
+        f"{what} a reader can skip with min/max statistics, mean over "
         f"{report['predicates']} range predicates per column each selecting "
         f"~{report['fraction']:.0%} of the values:",
-        f"  {'column':<20} {'before':>22} {'after':>22}",
     ]
-    for column, entry in report["columns"].items():
+    header = f"  {'column':<20} {'row groups before':>22} {'row groups after':>22}"
+    if with_files:
+        header += f" {'files before':>20} {'files after':>20}"
+    lines.append(header)
+    for column, entry in entries.items():
         cells = []
-        for side in ("before", "after"):
-            s = entry[side]
-            cells.append(f"{s['row_groups_skipped_mean']:.1f} of {s['row_groups']} "
-                         f"({s['row_groups_skipped']:.0%})")
-        lines.append(f"  {str(column):<20} {cells[0]:>22} {cells[1]:>22}")
+        kinds = [("row_groups", "row_groups_skipped")]
+        if with_files:
+            kinds.append(("files", "files_skipped"))
+        for total_key, share_key in kinds:
+            for side in ("before", "after"):
+                s = entry[side]
+                cells.append(f"{s[share_key + '_mean']:.1f} of {s[total_key]} "
+                             f"({s[share_key]:.0%})")
+        widths = [22, 22, 20, 20]
+        lines.append(f"  {str(column):<20} " + " ".join(
+            f"{c:>{w}}" for c, w in zip(cells, widths)))
     return "\n".join(lines)
