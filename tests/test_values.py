@@ -400,3 +400,61 @@ def test_very_long_zvalues_sort_stably():
     z = np.zeros((300, 5000), np.uint8)
     z[:, -6:] = rng.integers(0, 2, (300, 6))
     assert argsort_zvalues(z).tolist() == reference_order([bytes(r) for r in z])
+
+
+def test_decode_zorder_values_back_to_ordered_bytes():
+    kinds, columns, rows = mixed_numpy(80, seed=33)
+    for length, cap in [(8, None), (5, None), (16, 30)]:
+        z = zorder_values(columns, var_length_contribution=length, max_output_size=cap)
+        widths = zorder_widths(columns, var_length_contribution=length)
+        decoded = zorder.deinterleave_rows(z, widths)
+        full = [zorder.ordered_bytes(c, length) for c in columns]
+        again = BITLOOP.interleave_rows([np.ascontiguousarray(d) for d in decoded], z.shape[1])
+        np.testing.assert_array_equal(again, z)
+        if cap is None:
+            for d, f in zip(decoded, full):
+                np.testing.assert_array_equal(d, f)
+
+
+try:
+    from hypothesis import given, settings, strategies as st
+except ImportError:  # the test extra has it; without it only this property is skipped
+    st = None
+
+
+if st is not None:
+    CELLS = {
+        "long": st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)),
+        "double": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True)),
+        "string": st.one_of(st.none(), st.text(max_size=12)),
+        "binary": st.one_of(st.none(), st.binary(max_size=12)),
+        "boolean": st.one_of(st.none(), st.booleans()),
+    }
+
+
+    @st.composite
+    def tables(draw):
+        kinds = draw(st.lists(st.sampled_from(sorted(CELLS)), min_size=1, max_size=5))
+        n = draw(st.integers(0, 12))
+        rows = [tuple(draw(CELLS[k]) for k in kinds) for _ in range(n)]
+        return kinds, rows
+
+
+    ARROW_TYPES = {"long": "int64", "double": "float64", "string": "string", "binary": "binary",
+                   "boolean": "bool_"}
+
+
+    @settings(max_examples=60, deadline=None)
+    @given(tables(), st.integers(1, 20), st.one_of(st.none(), st.integers(1, 60)))
+    def test_arrow_tables_match_scalar_composition(table, length, cap):
+        pa = pytest.importorskip("pyarrow")
+        kinds, rows = table
+        cols = {f"c{i}": pa.array([r[i] for r in rows], getattr(pa, ARROW_TYPES[k])())
+                for i, k in enumerate(kinds)}
+        z = zorder_values(pa.table(cols), var_length_contribution=length, max_output_size=cap)
+        assert as_rows(z) == oracle(kinds, rows, length, cap)
+        perm = sort_indices(pa.table(cols), var_length_contribution=length, max_output_size=cap)
+        assert perm.tolist() == reference_order(as_rows(z))
+else:
+    def test_arrow_tables_match_scalar_composition():
+        pytest.skip("hypothesis is not installed")
