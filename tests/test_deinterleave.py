@@ -9,7 +9,7 @@ from zorder._deinterleave import deinterleave_bits, deinterleave_rows
 
 def random_shapes(rng, count, ragged):
     for _ in range(count):
-        n = int(rng.integers(1, 9))
+        n = int(rng.integers(1, 13))  # above 8 columns: the per-target path
         if ragged:
             widths = [int(w) for w in rng.integers(0, 13, n)]
             widths[0] = max(widths[0], 1)
