@@ -206,6 +206,9 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
         bar.update("reading", md.num_row_groups, md.num_row_groups, "row groups", force=True)
         table = pa.concat_tables(pieces) if pieces else source.schema_arrow.empty_table()
         del pieces
+        # One chunk per column: take() on many chunks costs a pass over all of them per
+        # output row group (3x slower end to end for 2M rows in 20 groups).
+        table = table.combine_chunks()
 
         bar.update("z-order", 0, 1, "sort", force=True)
         perm = zorder.sort_indices(table, columns=list(columns),
