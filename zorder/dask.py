@@ -19,20 +19,25 @@ The output is globally ordered: file names sort in Z-order and each file's Z-val
 below the next file's. Equal Z-values never straddle two files. The Z-value column is
 dropped before writing, as Iceberg does, unless ``keep_zvalue=True``.
 
-Why not hand the Z-values to Dask's ``sort_values``: they are fixed-size byte strings
-compared as unsigned bytes. Dask computes its split points with numeric percentiles, so a
-``uint64`` word goes through ``float64`` and loses its low bits (keys closer than 2**11 at
-the top of the range collapse), and only the first word of a multi-word key would steer the
-partitioning. Here the split points are real Z-values, compared exactly (numpy's
-fixed-width ``S`` strings compare as unsigned bytes; all keys have one width, so the zero
-padding numpy trims is never ambiguous), and Dask only ever sees a small integer range
-number. The Z-value travels through the shuffle as big-endian ``uint64`` words, zero-padded
-to a multiple of 8 bytes: plain numeric columns that every shuffle method and Parquet carry
-losslessly, whose lexicographic order (``numpy.lexsort``) is exactly the byte order.
+Why not hand the Z-values to Dask's ``sort_values``/``set_index``: they are fixed-size byte
+strings compared as unsigned bytes, which Dask has no column type for. As big-endian
+``uint64`` words, ``sort_values(by=[w0, w1, ...])`` takes its divisions from ``w0`` alone,
+and Iceberg's bytes often leave the first word nearly constant (a 32-bit integer widened
+to 8 bytes carries one bit of information in its top 33), so the ranges would be skewed; Dask also interpolates
+under-sampled percentiles in float64, which cannot hold a 64-bit word. As hex strings the
+order is right but every key doubles in size and compares as a Python string. So here the
+split points are real Z-values from the sample, compared exactly (numpy's fixed-width
+``S`` strings compare as unsigned bytes; all keys have one width, so the zero padding
+numpy trims never makes two different keys equal), and Dask only ever shuffles on a small
+integer range number (``set_index`` with explicit divisions ``0, 1, ..., n-1``). The
+Z-value travels through the shuffle as big-endian ``uint64`` words, zero-padded to a
+multiple of 8 bytes: plain numeric columns that every shuffle method carries losslessly,
+whose lexicographic order (``numpy.lexsort``, first word most significant) is exactly the
+byte order, for the sort inside each range.
 
 >>> from zorder.dask import cluster                                   # doctest: +SKIP
 >>> result = cluster("events/", "events_z/", ["ts", "user_id"],       # doctest: +SKIP
-...                  target_file_size="128MB", scheduler="tcp://10.0.0.5:8786")
+...                  target_file_size="128MB", scheduler="tcp://scheduler:8786")
 >>> result.files[0].path, result.rows                                 # doctest: +SKIP
 """
 
@@ -50,6 +55,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+
+# The skipping report is zorder._skipping's (shared with `python -m zorder sort`; pyarrow
+# is imported only when it runs); the picture is drawn here.
+from zorder._skipping import format_report, skipping_report
 
 __all__ = [
     "ClusterResult",
@@ -657,152 +666,7 @@ def _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes, o
 
 
 # ---------------------------------------------------------------------------------------
-# What clustering bought: min/max skipping of ~1% range predicates, before and after
-
-
-def _comparable(value):
-    """Statistics and sampled values in one comparable domain (NaN has no order: None)."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
-
-
-def _parquet_stats(files: Sequence[str], column: str):
-    """[(file index, row count, min, max, all-null)] per row group; min/max None if unknown."""
-    import pyarrow.parquet as pq
-
-    groups = []
-    for fi, path in enumerate(files):
-        md = pq.ParquetFile(path).metadata
-        index = next((i for i in range(md.num_columns) if md.schema.column(i).path == column), None)
-        for g in range(md.num_row_groups):
-            rg = md.row_group(g)
-            lo = hi = None
-            all_null = False
-            if index is not None:
-                st = rg.column(index).statistics
-                if st is not None:
-                    if st.has_null_count and st.null_count == rg.num_rows:
-                        all_null = True
-                    if st.has_min_max:
-                        lo, hi = _comparable(st.min), _comparable(st.max)
-            groups.append((fi, rg.num_rows, lo, hi, all_null))
-    return groups
-
-
-def _value_sample(files: Sequence[str], column: str, max_groups: int = 64) -> list:
-    """Sorted non-null values of ``column`` from up to max_groups row groups spread evenly
-    over the files, the sample the 1% predicates are cut from."""
-    import pyarrow.parquet as pq
-
-    groups = [(path, g) for path in files for g in range(pq.ParquetFile(path).metadata.num_row_groups)]
-    if not groups:
-        return []
-    step = max(1, len(groups) // max_groups)
-    values = []
-    for path, g in groups[::step][:max_groups]:
-        arr = pq.ParquetFile(path).read_row_group(g, columns=[column]).column(0)
-        values.extend(v for v in (_comparable(x) for x in arr.to_pylist()) if v is not None)
-    try:
-        values.sort()
-    except TypeError as exc:
-        raise TypeError(f"column {column!r}: its values cannot be ordered ({exc})") from exc
-    return values
-
-
-def _predicates(values: list, fraction: float, count: int) -> List[Tuple[Any, Any]]:
-    """``count`` ranges [lo, hi] each holding about ``fraction`` of the sampled values,
-    spread evenly over the distribution."""
-    n = len(values)
-    if n == 0:
-        return []
-    width = max(1, int(round(fraction * n)))
-    out = []
-    for k in range(count):
-        start = int((n - width) * (k + 0.5) / count)
-        out.append((values[start], values[min(n - 1, start + width - 1)]))
-    return out
-
-
-def _skippable(groups, predicates) -> Tuple[float, float, int, int]:
-    """Mean fraction of files and of row groups a predicate skips, and their counts."""
-    nfiles = len({g[0] for g in groups})
-    if not predicates or not groups:
-        return 0.0, 0.0, nfiles, len(groups)
-    file_skip = group_skip = 0
-    for lo, hi in predicates:
-        keep_file = set()
-        skipped = 0
-        for fi, _, gmin, gmax, all_null in groups:
-            if all_null:
-                can_skip = True
-            elif gmin is None or gmax is None:
-                can_skip = False
-            else:
-                try:
-                    can_skip = gmax < lo or gmin > hi
-                except TypeError:
-                    can_skip = False
-            if can_skip:
-                skipped += 1
-            else:
-                keep_file.add(fi)
-        group_skip += skipped
-        file_skip += nfiles - len(keep_file)
-    p = len(predicates)
-    return file_skip / p / max(1, nfiles), group_skip / p / len(groups), nfiles, len(groups)
-
-
-def skipping_report(before: Union[str, Sequence[str]], after: Union[str, Sequence[str]],
-                    columns: Sequence[str], *, fraction: float = 0.01, predicates: int = 25) -> dict:
-    """How many files and row groups min/max statistics let a reader skip, before and after.
-
-    ``before``/``after``: a Parquet file, a folder, or a list of files. For each column,
-    ``predicates`` range predicates ``lo <= column <= hi``, each selecting about ``fraction``
-    of the values (cut from a sample of ``before``), spread over the whole distribution; a
-    file or row group is skipped when its [min, max] misses the range (or it is all null).
-    Returns ``{"fraction": f, "predicates": p, "columns": {name: {"before": {...},
-    "after": {...}}}}`` with, per side, ``files``, ``row_groups`` and the mean fractions
-    ``files_skipped`` and ``row_groups_skipped``.
-    """
-    if not 0 < fraction < 1:
-        raise ValueError(f"fraction must be in (0, 1), got {fraction!r}")
-    if isinstance(predicates, bool) or not isinstance(predicates, int) or predicates < 1:
-        raise ValueError(f"predicates must be a positive int, got {predicates!r}")
-    sides = {}
-    for name, where in (("before", before), ("after", after)):
-        if isinstance(where, (str, os.PathLike)):
-            where = [os.fspath(where)] if os.path.isfile(where) else _parquet_files(os.fspath(where))
-        sides[name] = list(where)
-    report = {"fraction": fraction, "predicates": predicates, "columns": {}}
-    for column in columns:
-        preds = _predicates(_value_sample(sides["before"], column), fraction, predicates)
-        entry = {}
-        for name, files in sides.items():
-            fs, gs, nf, ng = _skippable(_parquet_stats(files, column), preds)
-            entry[name] = {"files": nf, "row_groups": ng, "files_skipped": fs,
-                           "row_groups_skipped": gs}
-        report["columns"][column] = entry
-    return report
-
-
-def format_report(report: dict) -> str:
-    """The skipping report as a small text table."""
-    lines = [
-        f"min/max skipping for {report['predicates']} range predicates per column, each "
-        f"selecting ~{report['fraction']:.0%} of the values (mean share skipped):",
-        f"  {'column':<16} {'files before':>13} {'files after':>12} "
-        f"{'row groups before':>18} {'row groups after':>17}",
-    ]
-    for column, e in report["columns"].items():
-        b, a = e["before"], e["after"]
-        lines.append(
-            f"  {column:<16} {b['files_skipped']:>7.1%} of {b['files']:<3} "
-            f"{a['files_skipped']:>6.1%} of {a['files']:<3} "
-            f"{b['row_groups_skipped']:>10.1%} of {b['row_groups']:<4} "
-            f"{a['row_groups_skipped']:>9.1%} of {a['row_groups']:<4}"
-        )
-    return "\n".join(lines)
+# What clustering bought: a picture of zorder._skipping's report
 
 
 def plot_report(report: dict, path: str) -> None:
@@ -821,8 +685,10 @@ def plot_report(report: dict, path: str) -> None:
                             (axes[1], "row_groups_skipped", "row groups")):
         before = [100 * report["columns"][n]["before"][unit] for n in names]
         after = [100 * report["columns"][n]["after"][unit] for n in names]
-        ax.bar(x - 0.2, before, 0.4, label="before", color="#999999")
-        ax.bar(x + 0.2, after, 0.4, label="after Z-order", color="#1f77b4")
+        for offset, values, label, color in ((-0.2, before, "before", "#999999"),
+                                             (0.2, after, "after Z-order", "#1f77b4")):
+            bars = ax.bar(x + offset, values, 0.4, label=label, color=color)
+            ax.bar_label(bars, fmt="%.0f%%", fontsize=8)
         ax.set_xticks(x, names)
         ax.set_title(f"{title} skipped")
         ax.set_ylim(0, 100)
@@ -877,6 +743,12 @@ def run(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("error: --plot needs matplotlib: pip install 'zorder[plot]'", file=sys.stderr)
+            return 2
     try:
         result = cluster(
             args.in_dir, args.out_dir, columns,
