@@ -143,7 +143,9 @@ def _column_bytes(label: str, column: Any, length: int, iceberg: str, spark: str
             message = message[len("ordered_bytes: "):]
         raise type(exc)(f"column {label}: {message}") from exc
     except NotImplementedError as exc:  # pyarrow's ArrowNotImplementedError
-        kind = getattr(column, "dtype", None) or getattr(column, "type", None)
+        kind = getattr(column, "dtype", None)  # (a numpy dtype is falsy: no `or` here)
+        if kind is None:
+            kind = getattr(column, "type", None)
         raise TypeError(
             f"column {label}: unsupported type {kind if kind is not None else type(column).__name__}"
             f" ({exc}); Iceberg's Spark UDF takes integers, floats, booleans, dates, "
@@ -165,6 +167,10 @@ def _zorder_bytes(data: Any, columns: _ColumnSelection, var_length_contribution:
     cap = None if max_output_size is None else _positive(max_output_size, "max_output_size")
     labels, cols, arrow = _named_columns(data, columns)
     _check_modes(iceberg, spark, timestamp)
+    import zorder  # the package, for the backend chosen at import (or the one named)
+
+    interleave_rows: Callable = (zorder.interleave_rows if backend is None
+                                 else zorder.get_backend(backend).interleave_rows)
     if isinstance(timestamp, Mapping):
         # Names for a table, frame or mapping; positions for a list of columns.
         keys = {(f"columns[{k}]" if isinstance(data, (list, tuple)) and isinstance(k, int)
@@ -192,14 +198,6 @@ def _zorder_bytes(data: Any, columns: _ColumnSelection, var_length_contribution:
         if cap is not None:
             size = min(size, cap)
 
-    if backend is None:
-        import zorder
-
-        interleave_rows: Callable = zorder.interleave_rows
-    else:
-        import zorder
-
-        interleave_rows = zorder.get_backend(backend).interleave_rows
     return interleave_rows(parts, size), arrow
 
 
