@@ -20,6 +20,7 @@ from cpython.buffer cimport (
 )
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.number cimport PyNumber_Index
+from cpython.long cimport PyLong_AsLongAndOverflow, PyLong_CheckExact
 from libc.stdint cimport uint8_t, uintptr_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
@@ -109,8 +110,16 @@ cdef str describe_format(object obj, const char* fmt):
 
 cdef Py_ssize_t checked_size(object interleaved_size) except -2:
     """-1 for None (the default), else the size as a non-negative index."""
+    cdef int overflow = 0
+    cdef long fast
     if interleaved_size is None:
         return -1
+    if PyLong_CheckExact(interleaved_size):
+        # The per-row path's common case, checked in C; anything else (negative, huge)
+        # takes the general path below for its error.
+        fast = PyLong_AsLongAndOverflow(interleaved_size, &overflow)
+        if not overflow and 0 <= fast <= (<Py_ssize_t>1 << 60):
+            return <Py_ssize_t>fast
     if isinstance(interleaved_size, bool):
         raise TypeError("interleaved_size must be an int or None, not bool")
     try:

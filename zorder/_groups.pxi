@@ -39,11 +39,11 @@ cdef inline void segment_rows(const Column* columns, const Plan* plan, Py_ssize_
 cdef void group_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                      Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
     cdef Plan plan
-    if not make_plan(columns, ncolumns, &plan):
-        bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)
-    elif plan.uniform:
+    if is_uniform(columns, ncolumns):
         # Equal widths: the unrolled kernel of _spread_rows.h, with this module's tables.
         spread_uniform(columns, <int>ncolumns, size, nrows, out, out_stride)
+    elif not make_plan(columns, ncolumns, &plan):
+        bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)
     else:
         segment_rows(columns, &plan, size, nrows, out, out_stride)
 

@@ -15,6 +15,7 @@ from zorder._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
 cdef extern from "_nibble_kernel.h" nogil:
     void fill_shifted "zorder_nibble_fill_shifted"(const uint64_t table[9][16])
+    bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)
     void spread_uniform "zorder_spread_uniform"(const Column* cols, int k, Py_ssize_t size,
                                                 Py_ssize_t nrows, uint8_t* out,
                                                 Py_ssize_t out_stride)

@@ -183,12 +183,13 @@ int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                      ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
 {
     zorder_plan plan;
+    if (zorder_is_uniform(cols, ncols)) {
+        zorder_spread_uniform(cols, (int)ncols, size, nrows, out, out_stride);
+        return 1;
+    }
     if (!zorder_make_plan(cols, ncols, &plan))
         return 0;
-    if (plan.uniform)
-        zorder_spread_uniform(cols, (int)ncols, size, nrows, out, out_stride);
-    else
-        zorder_pdep_segments(cols, &plan, size, nrows, out, out_stride);
+    zorder_pdep_segments(cols, &plan, size, nrows, out, out_stride);
     return 1;
 }
 
