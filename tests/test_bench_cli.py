@@ -1,0 +1,134 @@
+"""`python -m zorder bench` on tiny inputs: the report's structure, never its speed."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import zorder
+from zorder import _bench
+from zorder.__main__ import main
+
+TINY = ["--rows", "1000", "--calls", "50", "--repeat", "1", "--quiet"]
+PACKAGE_PARENT = str(pathlib.Path(zorder.__file__).resolve().parent.parent)
+
+
+def run_json(capsys, *args):
+    assert main(["bench", *TINY, "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_report_has_every_backend_and_the_baseline(capsys):
+    report = run_json(capsys, "--shapes", "4x32", "--threads", "1")
+    backends = list(zorder.available_backends())
+    assert report["backends"] == backends
+    assert report["auto"] == zorder.backend and report["auto"] in backends
+    assert report["rows"] == 1000 and report["bitloop_rows"] == 1000
+    assert report["cpu"]["brand"] and report["cpu"]["logical_cpus"] >= 1
+    assert report["threads"] == [1]
+    (result,) = report["results"]
+    assert (result["columns"], result["column_bytes"], result["output_bytes"]) == (4, 8, 32)
+    for path in ("per_row", "batch"):
+        timed = result[path]
+        assert set(timed["ns"]) == set(backends) | {"memcpy"}
+        assert all(v > 0 for v in timed["ns"].values())
+        # Speedups are over bitloop, for every other backend; x_memcpy for every backend.
+        assert set(timed["speedup_vs_bitloop"]) == set(backends) - {"bitloop"}
+        assert set(timed["x_memcpy"]) == set(backends)
+        for name, speedup in timed["speedup_vs_bitloop"].items():
+            assert speedup == pytest.approx(timed["ns"]["bitloop"] / timed["ns"][name])
+    assert result["threads"] == {}
+
+
+def test_thread_scaling_is_reported_per_backend(capsys):
+    report = run_json(capsys, "--shapes", "2x8", "--threads", "2")
+    assert report["threads"] == [1, 2]
+    scaling = report["results"][0]["threads"]
+    assert set(scaling) == set(zorder.available_backends()) - {"bitloop"}
+    for per_thread in scaling.values():
+        assert set(per_thread) == {"1", "2"} and all(v > 0 for v in per_thread.values())
+
+
+def test_text_report_names_cpu_backends_and_shapes(capsys):
+    assert main(["bench", *TINY, "--shapes", "3x8,8x64", "--threads", "2"]) == 0
+    text = capsys.readouterr().out
+    assert f"auto picks {zorder.backend}" in text
+    assert zorder.cpu_info()["brand_raw"] in text
+    for name in zorder.available_backends():
+        assert name in text
+    for label in ("3x8B->8B", "8x8B->64B", "memcpy", "per-row", "batch", "threads=T"):
+        assert label in text
+
+
+def test_default_shapes_are_the_issue_shapes():
+    assert _bench.DEFAULT_SHAPES == ((2, 16), (2, 8), (3, 24), (3, 8), (4, 32), (4, 8), (8, 64))
+    assert _bench.DEFAULT_ROWS == 1_000_000
+
+
+@pytest.mark.parametrize("bad", ["4", "4x", "0x8", "4x33", "x", "4x8,,2y"])
+def test_bad_shapes_are_argument_errors(bad, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--shapes", bad])
+    assert exc.value.code == 2
+    assert "shape" in capsys.readouterr().err
+
+
+def test_unknown_backend_is_refused(capsys):
+    assert main(["bench", *TINY, "--backends", "table,nope"]) == 2
+    assert "unknown zorder backend 'nope'" in capsys.readouterr().err
+
+
+def test_backends_option_limits_the_report(capsys):
+    report = run_json(capsys, "--shapes", "2x16", "--threads", "1", "--backends", "table")
+    assert report["backends"] == ["table"]
+    ns = report["results"][0]["batch"]["ns"]
+    assert set(ns) == {"table", "memcpy"}
+    assert report["results"][0]["batch"]["speedup_vs_bitloop"] == {}
+
+
+def test_plot_writes_a_png_or_says_what_is_missing(tmp_path, capsys, monkeypatch):
+    target = tmp_path / "bench.png"
+    args = ["bench", *TINY, "--shapes", "2x8", "--threads", "1", "--plot", str(target)]
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        with pytest.raises(SystemExit) as exc:
+            main(args)
+        assert "matplotlib" in str(exc.value) and "zorder[plot]" in str(exc.value)
+        assert not target.exists()
+        return
+    assert main(args) == 0
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Without matplotlib the same command stops before timing anything, and says why.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert "pip install 'zorder[plot]'" in str(exc.value)
+
+
+def test_progress_goes_to_stderr_only_after_the_delay(capsys):
+    bar = _bench.Progress(total=2, delay=0.0)
+    bar.step("first")
+    bar.finish()
+    captured = capsys.readouterr()
+    assert "[1/2] first" in captured.err and captured.out == ""
+    quiet = _bench.Progress(total=2, delay=3600.0)
+    quiet.step("first")
+    assert capsys.readouterr().err == ""
+
+
+def test_module_command_end_to_end(tmp_path):
+    env = dict(os.environ)
+    env.pop("ZORDER_BACKEND", None)
+    env["PYTHONPATH"] = PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
+    done = subprocess.run(
+        [sys.executable, "-m", "zorder", "bench", *TINY, "--shapes", "4x8", "--threads", "1",
+         "--json"],
+        env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path,   # an empty folder: nothing there to import by mistake
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["results"][0]["shape"] == "4x8B->8B"
