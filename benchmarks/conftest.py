@@ -1,4 +1,4 @@
-"""Shared data for the pytest-benchmark suite (see benchmarks/README in NOTES.md).
+"""Shared data for the interleave benchmarks (test_bench_interleave.py).
 
 Not collected by a plain `pytest` (testpaths = ["tests"]); run it with
 `pytest benchmarks --benchmark-only`. ZORDER_BENCH_ROWS sets the batch rows (default
@@ -10,9 +10,7 @@ import os
 
 import pytest
 
-pytest.importorskip("pytest_benchmark", reason="the benchmarks need pytest-benchmark")
-
-from zorder import _bench  # noqa: E402
+from zorder import _bench
 
 ROWS = int(os.environ.get("ZORDER_BENCH_ROWS", _bench.DEFAULT_ROWS))
 
@@ -23,6 +21,6 @@ def _block(columns):
 
 
 @pytest.fixture(scope="session")
-def block():
-    """block(columns): (ROWS, columns, 8) random bytes, the same for every backend."""
+def interleave_block():
+    """interleave_block(columns): (ROWS, columns, 8) random bytes, the same for every backend."""
     return _block

@@ -15,6 +15,8 @@ import pytest
 import zorder
 from zorder import _bench
 
+pytest.importorskip("pytest_benchmark", reason="these benchmarks need pytest-benchmark")
+
 SHAPES = [pytest.param(s, id=f"{s[0]}x8B->{s[1]}B") for s in _bench.DEFAULT_SHAPES]
 BACKENDS = list(zorder.available_backends())
 
@@ -25,9 +27,9 @@ def label(shape):
 
 @pytest.mark.parametrize("name", BACKENDS + ["memcpy"])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_per_row(benchmark, block, shape, name):
+def test_per_row(benchmark, interleave_block, shape, name):
     cols_n, size = shape
-    cols = [block(cols_n)[0, c].tobytes() for c in range(cols_n)]
+    cols = [interleave_block(cols_n)[0, c].tobytes() for c in range(cols_n)]
     benchmark.group = f"per-row {label(shape)}"
     if name == "memcpy":
         benchmark.extra_info["what"] = 'b"".join(columns)'
@@ -41,9 +43,9 @@ def test_per_row(benchmark, block, shape, name):
 
 @pytest.mark.parametrize("name", BACKENDS + ["memcpy"])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_batch(benchmark, block, shape, name):
+def test_batch(benchmark, interleave_block, shape, name):
     cols_n, size = shape
-    data = block(cols_n)
+    data = interleave_block(cols_n)
     rows = data.shape[0]
     benchmark.group = f"batch {label(shape)}"
     benchmark.extra_info["rows"] = rows
@@ -66,9 +68,9 @@ def test_batch(benchmark, block, shape, name):
 
 @pytest.mark.parametrize("threads", sorted({1, 2, os.cpu_count() or 1}))
 @pytest.mark.parametrize("shape", SHAPES)
-def test_batch_threads(benchmark, block, shape, threads):
+def test_batch_threads(benchmark, interleave_block, shape, threads):
     cols_n, size = shape
-    data = block(cols_n)
+    data = interleave_block(cols_n)
     benchmark.group = f"threads {label(shape)} ({zorder.backend})"
     out = np.empty((data.shape[0], size), np.uint8)
     benchmark(zorder.interleave_rows, data, size, out, threads=threads)
