@@ -132,13 +132,17 @@ def parse_size(value: Union[int, str], name: str = "size") -> int:
 # Z-values as sortable keys
 
 
-def _zorder_options(var_length_contribution, max_output_size, iceberg, spark) -> Dict[str, Any]:
-    return {
+def _zorder_options(var_length_contribution, max_output_size, iceberg, spark,
+                    timestamp=None) -> Dict[str, Any]:
+    options = {
         "var_length_contribution": var_length_contribution,
         "max_output_size": max_output_size,
         "iceberg": iceberg,
         "spark": spark,
     }
+    if timestamp is not None:  # only when asked: the default infers it from each column's type
+        options["timestamp"] = timestamp
+    return options
 
 
 def _zvalue_matrix(pdf, columns: Sequence[str], options: Dict[str, Any]) -> np.ndarray:
@@ -493,6 +497,7 @@ def cluster(
     max_output_size: Optional[int] = None,
     iceberg: str = "main",
     spark: str = "4",
+    timestamp=None,
     compression: str = "zstd",
     overwrite: bool = False,
     scheduler=None,
@@ -506,9 +511,11 @@ def cluster(
     ``target_file_size``/``row_group_size``: bytes or strings like ``"128MB"``/``"64MiB"``,
     turned into row counts with an estimate of the encoded bytes per row (a partition's
     first rows, encoded); ``row_group_rows`` sets the row group length in rows directly.
-    ``var_length_contribution``, ``max_output_size``, ``iceberg``, ``spark``: passed to
-    :func:`zorder.zorder_values`, with Iceberg's meaning. ``keep_zvalue`` keeps the Z-values
-    as a FixedSizeBinary column named ``zvalue_column`` (Iceberg drops it).
+    ``var_length_contribution``, ``max_output_size``, ``iceberg``, ``spark``, ``timestamp``:
+    passed to :func:`zorder.zorder_values`, with Iceberg's meaning (``timestamp`` says
+    whether zone-less timestamps are Spark's TIMESTAMP or TIMESTAMP_NTZ).
+    ``keep_zvalue`` keeps the Z-values as a FixedSizeBinary column named ``zvalue_column``
+    (Iceberg drops it). ``sample_rows``: Z-values sampled per partition for the split points.
     ``scheduler``: ``None`` (a current ``distributed.Client`` if there is one, else Dask's
     default), ``"threads"``, ``"processes"``, ``"sync"``, a scheduler address, or a Client.
     A remote cluster's workers must see ``out_dir``'s folder at the same path.
@@ -564,7 +571,7 @@ def cluster(
         raise ValueError(f"column names starting with __zorder_ are reserved: {reserved}")
     if keep_zvalue and zvalue_column in ddf.columns:
         raise ValueError(f"zvalue_column {zvalue_column!r} is already a column of the data")
-    options = _zorder_options(var_length_contribution, max_output_size, iceberg, spark)
+    options = _zorder_options(var_length_contribution, max_output_size, iceberg, spark, timestamp)
     # Fail here, on fake rows of the right types, rather than in a task on a worker.
     probe = _zvalue_matrix(ddf._meta_nonempty, columns, options)
     size = probe.shape[1]
