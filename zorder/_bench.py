@@ -78,7 +78,7 @@ def thread_counts(max_threads: int) -> List[int]:
 
 
 def cpu_description() -> Dict[str, Any]:
-    """What the report says about the machine (zorder's own CPUID reading)."""
+    """What the report says about the machine (zorder's own CPUID reading) and its load."""
     info = zorder.cpu_info()
     return {
         "brand": info.get("brand_raw") or platform.processor() or platform.machine(),
@@ -87,7 +87,16 @@ def cpu_description() -> Dict[str, Any]:
         "model": info.get("model"),
         "arch": info.get("arch") or platform.machine(),
         "logical_cpus": os.cpu_count(),
+        # Timings are only as quiet as the machine: above the CPU count, expect noise.
+        "load_average": _load_average(),
     }
+
+
+def _load_average() -> Optional[float]:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):   # not on Windows
+        return None
 
 
 def _best_ns(samples: Dict[str, List[float]], name: str, count: int) -> float:
@@ -189,7 +198,7 @@ def _ratios(ns: Dict[str, float], over: str, invert: bool) -> Dict[str, Optional
 
 
 def run_bench(shapes: Sequence[Tuple[int, int]] = DEFAULT_SHAPES, rows: int = DEFAULT_ROWS,
-              repeat: int = 5, max_threads: int = 1, calls: int = DEFAULT_CALLS,
+              repeat: int = 7, max_threads: int = 1, calls: int = DEFAULT_CALLS,
               backends: Optional[Sequence[str]] = None, progress: bool = True) -> Dict[str, Any]:
     """Times every backend on every shape; returns the report as a JSON-ready dict."""
     backends = list(backends or zorder.available_backends())
@@ -276,7 +285,10 @@ def format_report(report: Dict[str, Any]) -> str:
     out = [
         f"zorder {report['zorder_version']} bench, {report['date']}",
         f"CPU: {cpu['brand']} ({cpu['vendor']}, family {cpu['family']}, model {cpu['model']}), "
-        f"{cpu['logical_cpus']} logical CPUs; Python {report['python']}, numpy {report['numpy']}",
+        f"{cpu['logical_cpus']} logical CPUs"
+        + (f" (load average {cpu['load_average']} at the start)"
+           if cpu.get("load_average") is not None else "")
+        + f"; Python {report['python']}, numpy {report['numpy']}",
         f"backends: {', '.join(names)}; auto picks {report['auto']} ({report['auto_reason']})",
         "",
     ]
@@ -380,7 +392,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="also time the batch path with 2, 4, ... up to this many threads "
                              "(default: the number of logical CPUs; 1 to skip)")
-    parser.add_argument("--repeat", type=int, default=5, help="timings per number; the best counts")
+    parser.add_argument("--repeat", type=int, default=7, help="timings per number; the best counts")
     parser.add_argument("--backends", default=None,
                         help="comma-separated backends (default: every available one)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
