@@ -90,11 +90,17 @@ def test_other_shapes_are_declined(widths):
 def test_every_size_and_row_tail(n):
     # The vector kernel works on blocks of 8 rows (1 or 2 for packed 8 and 4 columns):
     # every N up to 70 ends in every possible tail, and every size cuts every slab.
+    # Widths 16, 24 and 32 read in full are taken as 2, 3 and 4 rows of width 8 each.
     r = rng(n)
-    for width in (8, 16):
+    for width in (8, 16, 24, 32):
         for nrows in range(0, 71):
             block = r.integers(0, 256, (nrows, n, width), dtype=np.uint8)
-            sizes = range(0, n * width + 1) if nrows in (0, 1, 9, 70) else [n * width, n * width - 3]
+            if width > 16:
+                sizes = [n * width]
+            elif nrows in (0, 1, 9, 70):
+                sizes = range(0, n * width + 1)
+            else:
+                sizes = [n * width, n * width - 3]
             for size in sizes:
                 check(block, size)
                 if nrows in (9, 70):
@@ -143,6 +149,7 @@ def test_strided_and_non_contiguous_inputs(n):
         views = {
             "every other row": big[::2, 1:n + 1, 8:16],
             "reversed rows": big[::-1, :n, :8],
+            "reversed wide rows": big[::-1, :n, :24],
             "3-D strided block": big[::2, :n, :16],
             "column-major 3-D": np.asfortranarray(big[:nrows, :n, :8]),
         }
