@@ -17,9 +17,9 @@
  * `src[t]` points at byte 0 of column t in the current row.
  *
  * Bytes past `size` in a row are never written, except that while out_stride == size
- * (rows back to back) a row's last store may run into the next row, which is written
- * after it; the last row of a call is always exact, so threads running neighbouring
- * row ranges never touch each other's bytes. Columns are read byte by byte, never past
+ * (rows back to back) a row's last store may run into the next row (never further),
+ * which is written after it; the last row of a call is always exact, so threads running
+ * neighbouring row ranges never touch each other's bytes. Columns are read byte by byte, never past
  * their width. */
 #ifndef ZORDER_SPREAD_ROWS_H
 #define ZORDER_SPREAD_ROWS_H
@@ -182,7 +182,10 @@ void zorder_spread_uniform_k(const zorder_column *cols, const int k, ptrdiff_t s
     words_exact = size >= 8 ? (size - 8) / (G * k) + 1 : 0;
     if (words_exact > words_spill)
         words_exact = words_spill;
-    if (out_stride != size)
+    /* A spilling store may only run into the next row, which rewrites all of its bytes
+     * afterwards: it must end within 2 * size of its row's start. With a short row
+     * (size < 8) the 8 bytes would otherwise cross several rows, past the buffer's end. */
+    if (out_stride != size || (words_spill > 0 && (words_spill - 1) * G * k + 8 > 2 * size))
         words_spill = words_exact;
     for (r = 0; r + 1 < nrows; r++) {
         zorder_spread_row(src, k, words_spill, size, out);
