@@ -568,7 +568,34 @@ ZSIMD_INLINE void rows_spread(const int n, const zsource *cols, ptrdiff_t size,
             mat[8 * b + c] = _mm512_set1_epi64((long long)XMAT[n][b][c]);
     if (streaming)
         stream_init(&st, out);
-    for (r0 = 0; r0 < nrows; r0 += 8) {
+    r0 = 0;
+    if (size == w && os == w) {
+        /* full rows back to back: whole blocks without the general loop's checks */
+        int all_contiguous = 1;
+        for (c = 0; c < n; c++)
+            all_contiguous &= cols[c].contiguous;
+        for (; r0 + 8 <= nrows; r0 += 8) {
+            __m512i C[8], O[8];
+            if (all_contiguous) {
+                for (c = 0; c < n; c++) {
+                    const uint8_t *p = cols[c].data + 8 * r0;
+                    prefetch(p + PREFETCH_AHEAD);
+                    C[c] = _mm512_loadu_si512((const void *)p);
+                }
+            } else {
+                for (c = 0; c < n; c++)
+                    C[c] = load_column(&cols[c], r0, 8, 0);
+            }
+            spread_block(n, C, mat, O);
+            for (q = 0; q < n; q++) {
+                if (streaming)
+                    stream_put(&st, O[q]);
+                else
+                    _mm512_storeu_si512((void *)(out + r0 * w + 64 * q), O[q]);
+            }
+        }
+    }
+    for (; r0 < nrows; r0 += 8) {
         int R = nrows - r0 < 8 ? (int)(nrows - r0) : 8;
         if (streaming && R < 8) {
             stream_finish(&st);
