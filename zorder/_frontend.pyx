@@ -22,7 +22,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromSt
 from cpython.number cimport PyNumber_Index
 from cpython.long cimport PyLong_AsLongAndOverflow, PyLong_CheckExact
 from libc.stdint cimport uint8_t, uintptr_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
 from zorder._kernel cimport Column, RowsKernel
@@ -105,7 +105,24 @@ cdef str describe_format(object obj, const char* fmt):
     dtype = getattr(obj, "dtype", None)
     if dtype is not None:
         return f"dtype {dtype}"
+    if fmt == NULL:
+        return "items of more than one byte"
     return f"item format {fmt.decode('ascii', 'replace')!r}"
+
+
+cdef str buffer_problem(object obj):
+    """Why a buffer was refused as out, for the message ('' if it is no buffer at all)."""
+    if not PyObject_CheckBuffer(obj):
+        return ""
+    try:
+        view = memoryview(obj)
+    except Exception:
+        return ""
+    if view.readonly:
+        return " (read-only)"
+    if not view.c_contiguous:
+        return " (not C-contiguous)"
+    return ""
 
 
 cdef Py_ssize_t checked_size(object interleaved_size) except -2:
@@ -140,7 +157,7 @@ cdef Py_ssize_t resolve_size(Py_ssize_t requested, const Column* cols, Py_ssize_
     for i in range(n):
         total += cols[i].width
     if requested < 0:
-        return total
+        requested = total
     if requested > total:
         raise ValueError(
             f"interleaved_size={requested} is larger than the {total} bytes of input "
@@ -155,8 +172,12 @@ cdef Py_ssize_t resolve_size(Py_ssize_t requested, const Column* cols, Py_ssize_
 
 
 cdef list as_column_list(object columns):
+    cdef list seq
     if isinstance(columns, (list, tuple)):
-        seq = columns
+        # Always a list of our own: taking a view of one column can run Python code
+        # (a __class__ property, __buffer__ on 3.12+) that empties the caller's list, and
+        # the bytes columns read by pointer must stay alive until the kernel is done.
+        seq = list(columns)
     elif isinstance(columns, (str, bytes, bytearray, memoryview)):
         raise TypeError(
             f"columns must be a sequence of columns, not one {type(columns).__name__} "
@@ -171,7 +192,7 @@ cdef list as_column_list(object columns):
             ) from None
     if len(seq) == 0:
         raise ValueError("columns is empty: at least one column is needed")
-    return list(seq) if not isinstance(seq, list) else seq
+    return seq
 
 
 cdef inline bint regions_overlap(const uint8_t* a_lo, const uint8_t* a_hi,
@@ -255,7 +276,7 @@ cdef object interleave_bits_with(RowsKernel kernel, object columns,
                 view_clear(&out_view)
                 raise TypeError(
                     "out must be a writable, C-contiguous buffer, not "
-                    f"{type(out).__name__}{' (read-only)' if PyObject_CheckBuffer(out) else ''}"
+                    f"{type(out).__name__}{buffer_problem(out)}"
                 ) from None
             if not is_byte_format(out_view.format) or out_view.itemsize != 1:
                 raise TypeError(
@@ -368,11 +389,13 @@ cdef object interleave_rows_with(RowsKernel kernel, object columns,
     if isinstance(threads, bool):
         raise TypeError("threads must be an int, not bool")
     try:
-        nthreads = PyNumber_Index(threads)
+        threads_index = PyNumber_Index(threads)
     except TypeError:
         raise TypeError(f"threads must be an int, not {type(threads).__name__}") from None
-    if nthreads < 1:
-        raise ValueError(f"threads must be >= 1, got {nthreads}")
+    if threads_index < 1:
+        raise ValueError(f"threads must be >= 1, got {threads_index}")
+    # More threads than rows is the same as one per chunk; cap so it fits a C integer.
+    nthreads = threads_index if threads_index < (1 << 30) else (1 << 30)
 
     job = _RowsJob.__new__(_RowsJob)
     job.kernel = kernel
@@ -401,7 +424,7 @@ cdef object interleave_rows_with(RowsKernel kernel, object columns,
             if n == 0:
                 raise ValueError("columns is empty: at least one column is needed")
             nrows = block_view.shape[0]
-            job.cols = <Column*>malloc(n * sizeof(Column))
+            job.cols = <Column*>calloc(n, sizeof(Column))   # calloc checks n * size
             if job.cols == NULL:
                 raise MemoryError()
             for i in range(n):
@@ -453,6 +476,11 @@ cdef object interleave_rows_with(RowsKernel kernel, object columns,
             )
         if size > 1 and out_view.strides[1] != 1:
             raise ValueError("out must have contiguous bytes within each row")
+        if nrows > 1 and size and abs(out_view.strides[0]) < size:
+            raise ValueError(
+                f"out rows overlap each other (row stride {out_view.strides[0]}, "
+                f"interleaved_size={size})"
+            )
         job.dest = <uint8_t*>out_view.buf
         job.out_stride = out_view.strides[0]
         if nrows == 0 or size == 0:
