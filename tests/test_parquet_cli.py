@@ -204,3 +204,12 @@ def test_sample_values_handles_nan_and_strings(tmp_path):
     assert _skipping.sample_values(path, "f") == [-2.0, 1.0]
     assert _skipping.sample_values(path, "s") == ["a", "b", "c"]
     assert _skipping.sample_values(path, "missing") == []
+
+
+def test_cli_checks_types_and_folder_before_reading(tmp_path, capsys):
+    src = tmp_path / "lists.parquet"
+    pq.write_table(pa.table({"l": pa.array([[1], [2]]), "x": [1, 2]}), src)
+    assert main(["sort", str(src), str(tmp_path / "o.parquet"), "--columns", "x,l"]) == 1
+    assert "column 'l': unsupported Arrow type list" in capsys.readouterr().err
+    assert main(["sort", str(src), str(tmp_path / "no" / "o.parquet"), "--columns", "x"]) == 1
+    assert "does not exist" in capsys.readouterr().err

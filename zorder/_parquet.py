@@ -187,6 +187,12 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
         )
     if not columns:
         raise ValueError("columns is empty: name at least one column to Z-order by")
+    directory = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"the folder for {output} does not exist: {directory}")
+    # Unsupported column types fail here, from the schema, before any data is read.
+    zorder.zorder_widths(source.schema_arrow.empty_table(), columns=list(columns),
+                         var_length_contribution=var_length_contribution)
     if os.path.exists(output) and not overwrite:
         raise FileExistsError(
             f"{output} exists; pass overwrite=True (--overwrite on the command line) to replace it"
@@ -220,7 +226,6 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
         size = sum(widths) if max_output_size is None else min(sum(widths), max_output_size)
         bar.update("z-order", 1, 1, "sort", force=True)
 
-        directory = os.path.dirname(os.path.abspath(output))
         tmp = os.path.join(directory, f".{os.path.basename(output)}.zorder-tmp-{os.getpid()}")
         nrows = table.num_rows
         ngroups = -(-nrows // row_group_size)
