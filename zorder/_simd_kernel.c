@@ -57,6 +57,9 @@ static uint8_t IDX8C[2][64];
  * for row pairs (0,1) / (2,3) of the 4-row half. */
 static uint8_t IDX4[64];
 static uint8_t IDX4C[2][64];
+/* n = 4 from contiguous columns, 4 rows of columns 0,1 in one register and of 2,3 in
+ * another (two 32-byte loads each), for row pairs (0,1) / (2,3) of the 4 rows. */
+static uint8_t IDX4L[2][64];
 /* Spread method: XMAT[n][b][c] maps column c's byte to its bits in output byte b. */
 static uint64_t XMAT[9][8][8];
 /* Spread method output: register o of 8 interleaved rows takes its bytes from the
@@ -91,8 +94,10 @@ void zorder_simd_init(void)
             j = 2 * jp + p / 4;
             IDX4[8 * q + p] = (uint8_t)(32 * rr + 8 * c + j);
             /* after stage 1, T[c/2] holds qword 2*row + c%2 for the 4 rows of a half */
-            for (o = 0; o < 2; o++)
+            for (o = 0; o < 2; o++) {
                 IDX4C[o][8 * q + p] = (uint8_t)(64 * (c / 2) + 8 * (2 * (2 * o + rr) + c % 2) + j);
+                IDX4L[o][8 * q + p] = (uint8_t)(64 * (c / 2) + 8 * (4 * (c % 2) + 2 * o + rr) + j);
+            }
         }
     X4Q = X4S = 0;
     for (i = 0; i < 4; i++) {
@@ -455,7 +460,36 @@ ZSIMD static void rows_cols_4(const zsource *cols, ptrdiff_t size, ptrdiff_t nro
     int c;
     if (streaming)
         stream_init(&st, out);
-    for (r0 = 0; r0 < nrows; r0 += 8) {
+    r0 = 0;
+    if (size == 32 && os == 32 && cols[0].contiguous && cols[1].contiguous &&
+        cols[2].contiguous && cols[3].contiguous) {
+        /* whole blocks of full rows from contiguous columns: 4 rows of two columns per
+         * register straight from two 32-byte loads, no first shuffle stage */
+        const __m512i il[2] = {_mm512_loadu_si512((const void *)IDX4L[0]),
+                               _mm512_loadu_si512((const void *)IDX4L[1])};
+        for (; r0 + 8 <= nrows; r0 += 8) {
+            int h, g;
+            for (c = 0; c < 4; c++)
+                prefetch(cols[c].data + 8 * r0 + PREFETCH_AHEAD);
+            for (h = 0; h < 2; h++) {
+                const ptrdiff_t o = 8 * r0 + 32 * h;
+                __m512i x = _mm512_inserti64x4(
+                    _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(cols[0].data + o))),
+                    _mm256_loadu_si256((const __m256i *)(cols[1].data + o)), 1);
+                __m512i y = _mm512_inserti64x4(
+                    _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(cols[2].data + o))),
+                    _mm256_loadu_si256((const __m256i *)(cols[3].data + o)), 1);
+                for (g = 0; g < 2; g++) {
+                    __m512i v = pair4(_mm512_permutex2var_epi8(x, il[g], y), xq, xs, sel);
+                    if (streaming)
+                        stream_put(&st, v);
+                    else
+                        _mm512_storeu_si512((void *)(out + (r0 + 4 * h + 2 * g) * 32), v);
+                }
+            }
+        }
+    }
+    for (; r0 < nrows; r0 += 8) {
         int R = nrows - r0 < 8 ? (int)(nrows - r0) : 8;
         if (streaming && R < 8) {
             stream_finish(&st);
