@@ -259,12 +259,14 @@ def test_cli_end_to_end_with_report_and_plot(tmp_path, capsys):
     out = str(tmp_path / "out")
     png = str(tmp_path / "skip.png")
     argv = ["cluster", src, out, "--columns", "a,s", "--target-file-size", "300kB",
-            "--row-group-rows", "2000", "--scheduler", "threads", "--quiet"]
+            "--row-group-rows", "2000", "--scheduler", "threads"]
     if zd_has_matplotlib():
         argv += ["--plot", png]
     assert main(argv) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
     assert "wrote 60000 rows" in printed and "files before" in printed
+    assert "sampling Z-values of 3 partitions" in captured.err and "100% Completed" in captured.err
     files, tables = _read_files(out)
     assert len(files) > 1
     # Iceberg drops the Z-value column; so does zorder unless --keep-zvalue.
@@ -275,7 +277,8 @@ def test_cli_end_to_end_with_report_and_plot(tmp_path, capsys):
     # A second run into the now non-empty OUT_DIR refuses, then --overwrite replaces it.
     assert main(argv) == 2
     assert "not empty" in capsys.readouterr().err
-    assert main(argv + ["--overwrite"]) == 0
+    assert main(argv + ["--overwrite", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
     assert sorted(os.listdir(str(tmp_path))) == sorted(["in", "out"] + (["skip.png"] if zd_has_matplotlib() else []))
 
 
