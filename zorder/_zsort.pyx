@@ -2,8 +2,10 @@
 """Stable sort of fixed-width byte strings (Z-values) as unsigned bytes, left to right.
 
 A most-significant-byte-first radix sort of row indices: each bucket is split by its
-next byte with a stable counting sort, a byte that is the same in the whole bucket costs
-one counting pass and no move, and small buckets finish with a stable insertion sort.
+next byte (its next two bytes, into 65,536 buckets, from 131,072 rows) with a stable
+counting sort into the other of two buffers, a byte that is the same in the whole bucket
+costs one counting pass and no move, and small buckets finish with a stable insertion
+sort. The next 8 bytes of each row travel with its index, so passes read in order.
 Ties keep their input order. numpy has no stable sort on many-word keys that is fast
 when the leading words tie (a lexsort of 4 words takes half a second for 1M rows);
 Z-values tie on their leading bytes whenever columns have constant high bits, which is
@@ -11,13 +13,14 @@ the common case (small integers, timestamps of one year, strings with a shared p
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy
 
 import numpy
 
 cdef enum:
     SMALL = 24     # insertion sort at or below this many rows
+    BIG = 1 << 17  # from this many rows, split on two bytes at once (65,536 buckets)
 
 
 cdef inline uint64_t load_key(const uint8_t* row, Py_ssize_t avail) noexcept nogil:
@@ -75,26 +78,49 @@ cdef struct Sorter:
     Py_ssize_t stride
     Py_ssize_t size
     Py_ssize_t* counts     # 257 per depth: one live frame per depth at a time
+    Py_ssize_t** wide      # per depth: 65,537 counts for a two-byte split, made on demand
 
 
-cdef void msd(Sorter* s, int64_t* idx, uint64_t* keys, int64_t* tmp_idx,
-              uint64_t* tmp_keys, Py_ssize_t n, Py_ssize_t depth,
-              Py_ssize_t cached) noexcept nogil:
-    """Sorts idx[0:n] (rows equal on bytes [0, depth)). keys[i] caches bytes
-    [cached, cached + 8) of row idx[i], cached <= depth < cached + 8, moved along with
-    idx so each pass reads them in order; they are reloaded every 8 bytes."""
+cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
+              uint64_t* keys_b, Py_ssize_t n, Py_ssize_t depth, Py_ssize_t cached,
+              bint in_a, bint want_a) noexcept nogil:
+    """Sorts n rows (equal on bytes [0, depth)) held in buffer A (in_a) or B, leaving
+    their indices in A (want_a) or B. keys cache bytes [cached, cached + 8) of each row,
+    cached <= depth < cached + 8, and move along with the indices so each pass reads
+    them in order; they are reloaded every 8 bytes. Each split scatters into the other
+    buffer (no copy back); a finished bucket is copied once if it ended in the wrong one.
+    """
     cdef Py_ssize_t i, b, start, total, nonempty, shift
     cdef Py_ssize_t* cnt
+    cdef int64_t* idx
+    cdef uint64_t* keys
+    cdef int64_t* out_idx
+    cdef uint64_t* out_keys
     while True:
+        idx = idx_a if in_a else idx_b
+        keys = keys_a if in_a else keys_b
+        if n > 1 and depth < s.size:
+            if depth - cached >= 8:
+                cached = depth
+                for i in range(n):
+                    keys[i] = load_key(s.z + idx[i] * s.stride + depth, s.size - depth)
+            if n <= SMALL:
+                insertion(s.z, s.stride, s.size, cached, idx, keys, n)
+                n = -n      # finished: fall through to the copy below
         if n <= 1 or depth >= s.size:
+            if n < 0:
+                n = -n
+            if in_a != want_a:
+                memcpy(idx_a if want_a else idx_b, idx, n * sizeof(int64_t))
             return
-        if depth - cached >= 8:
-            cached = depth
-            for i in range(n):
-                keys[i] = load_key(s.z + idx[i] * s.stride + depth, s.size - depth)
-        if n <= SMALL:
-            insertion(s.z, s.stride, s.size, cached, idx, keys, n)
-            return
+        if n >= BIG and depth - cached <= 6 and depth + 1 < s.size:
+            if s.wide[depth] == NULL:
+                s.wide[depth] = <Py_ssize_t*>malloc(65537 * sizeof(Py_ssize_t))
+            if s.wide[depth] != NULL:
+                if split_wide(s, idx_a, keys_a, idx_b, keys_b, n, depth, cached, in_a, want_a):
+                    return
+                depth += 2  # one two-byte value in the whole bucket
+                continue
         shift = 56 - 8 * (depth - cached)
         cnt = s.counts + depth * 257
         for b in range(257):
@@ -110,23 +136,63 @@ cdef void msd(Sorter* s, int64_t* idx, uint64_t* keys, int64_t* tmp_idx,
             continue
         for b in range(1, 257):
             cnt[b] += cnt[b - 1]
-        # cnt[v] is where bucket v starts: scatter stably.
+        # cnt[v] is where bucket v starts: scatter stably into the other buffer.
+        out_idx = idx_b if in_a else idx_a
+        out_keys = keys_b if in_a else keys_a
         for i in range(n):
             b = (keys[i] >> shift) & 0xFF
-            tmp_idx[cnt[b]] = idx[i]
-            tmp_keys[cnt[b]] = keys[i]
+            out_idx[cnt[b]] = idx[i]
+            out_keys[cnt[b]] = keys[i]
             cnt[b] += 1
-        memcpy(idx, tmp_idx, n * sizeof(int64_t))
-        memcpy(keys, tmp_keys, n * sizeof(uint64_t))
         # cnt[v] is now where bucket v ends.
         start = 0
         for b in range(256):
             total = cnt[b] - start
-            if total > 1:
-                msd(s, idx + start, keys + start, tmp_idx + start, tmp_keys + start,
-                    total, depth + 1, cached)
+            if total >= 1:
+                msd(s, idx_a + start, keys_a + start, idx_b + start, keys_b + start,
+                    total, depth + 1, cached, not in_a, want_a)
             start = cnt[b]
         return
+
+
+cdef bint split_wide(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
+                     uint64_t* keys_b, Py_ssize_t n, Py_ssize_t depth, Py_ssize_t cached,
+                     bint in_a, bint want_a) noexcept nogil:
+    """msd's split on bytes depth and depth + 1 together; False (nothing done) when the
+    whole bucket has one value there."""
+    cdef Py_ssize_t i, b, start, total, nonempty = 0
+    cdef Py_ssize_t shift = 48 - 8 * (depth - cached)
+    cdef Py_ssize_t* cnt = s.wide[depth]
+    cdef int64_t* idx = idx_a if in_a else idx_b
+    cdef uint64_t* keys = keys_a if in_a else keys_b
+    cdef int64_t* out_idx = idx_b if in_a else idx_a
+    cdef uint64_t* out_keys = keys_b if in_a else keys_a
+    for b in range(65537):
+        cnt[b] = 0
+    for i in range(n):
+        cnt[((keys[i] >> shift) & 0xFFFF) + 1] += 1
+    for b in range(1, 65537):
+        if cnt[b]:
+            nonempty += 1
+            if nonempty > 1:
+                break
+    if nonempty == 1:
+        return False
+    for b in range(1, 65537):
+        cnt[b] += cnt[b - 1]
+    for i in range(n):
+        b = (keys[i] >> shift) & 0xFFFF
+        out_idx[cnt[b]] = idx[i]
+        out_keys[cnt[b]] = keys[i]
+        cnt[b] += 1
+    start = 0
+    for b in range(65536):
+        total = cnt[b] - start
+        if total >= 1:
+            msd(s, idx_a + start, keys_a + start, idx_b + start, keys_b + start,
+                total, depth + 2, cached, not in_a, want_a)
+        start = cnt[b]
+    return True
 
 
 def argsort_rows(const uint8_t[:, :] values):
@@ -148,16 +214,23 @@ def argsort_rows(const uint8_t[:, :] values):
     cdef uint64_t[::1] keys = key_arr
     cdef uint64_t[::1] tkeys = tmp_key_arr
     cdef Sorter s
+    cdef Py_ssize_t i
     s.z = &values[0, 0]
     s.stride = values.strides[0]
     s.size = size
     s.counts = <Py_ssize_t*>malloc(size * 257 * sizeof(Py_ssize_t))
-    if s.counts == NULL:
+    s.wide = <Py_ssize_t**>calloc(size, sizeof(Py_ssize_t*))
+    if s.counts == NULL or s.wide == NULL:
+        free(s.counts)
+        free(s.wide)
         raise MemoryError()
     try:
         with nogil:
             # cached = -8 makes the first pass load bytes [0, 8) of every row.
-            msd(&s, &p[0], &keys[0], &t[0], &tkeys[0], n, 0, -8)
+            msd(&s, &p[0], &keys[0], &t[0], &tkeys[0], n, 0, -8, True, True)
     finally:
         free(s.counts)
+        for i in range(size):
+            free(s.wide[i])
+        free(s.wide)
     return perm
