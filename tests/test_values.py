@@ -458,3 +458,13 @@ if st is not None:
 else:
     def test_arrow_tables_match_scalar_composition():
         pytest.skip("hypothesis is not installed")
+
+
+@pytest.mark.parametrize("high, width", [(256, 8), (3, 12), (1, 5)])
+def test_argsort_zvalues_two_byte_splits(high, width):
+    # Buckets of 131,072+ rows split on two bytes at once; check against numpy.
+    rng = np.random.default_rng(high)
+    z = rng.integers(0, high, (200_000, width), dtype=np.uint8)
+    z[:, 0] = 7  # a constant first byte, then two-byte splits from byte 1
+    expected = np.argsort(z.view(f"V{width}").ravel(), kind="stable")
+    np.testing.assert_array_equal(argsort_zvalues(z), expected)
