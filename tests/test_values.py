@@ -468,3 +468,17 @@ def test_argsort_zvalues_two_byte_splits(high, width):
     z[:, 0] = 7  # a constant first byte, then two-byte splits from byte 1
     expected = np.argsort(z.view(f"V{width}").ravel(), kind="stable")
     np.testing.assert_array_equal(argsort_zvalues(z), expected)
+
+
+def test_docstring_examples():
+    import doctest
+
+    import zorder._deinterleave
+    import zorder._skipping
+    import zorder._values
+
+    modules = [zorder._values, zorder._deinterleave, zorder._skipping]
+    pytest.importorskip("pandas")  # sort's example uses a DataFrame
+    for module in modules:
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, module.__name__
