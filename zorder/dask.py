@@ -78,6 +78,7 @@ ZVALUE_COLUMN = "ICEZVALUE"
 _PART = "__zorder_part"
 _WORD = "__zorder_w{}"
 _SEED = 0x5A4F52
+_MAX_SAMPLE = 1_000_000
 MANIFEST = "_zorder.json"
 
 _SIZE_UNITS = {
@@ -590,10 +591,20 @@ def cluster(
     try:
         ctx, client = _scheduler_context(scheduler)
         with ctx:
+            if client is not None:
+                seen = client.run(os.path.isdir, tmp)
+                blind = sorted(w for w, ok in seen.items() if not ok)
+                if blind:
+                    raise ValueError(
+                        f"workers {blind} cannot see {tmp!r}: out_dir must be on a filesystem "
+                        "that every worker mounts at the same path"
+                    )
             parts = ddf.to_delayed()
+            # At most ~1M sampled keys reach the client, however many partitions there are.
+            per_part = int(max(50, min(sample_rows, _MAX_SAMPLE // max(1, len(parts)))))
             survey = dask.delayed(_survey, pure=True)
             stats = _compute(
-                [survey(p, i, columns, options, sample_rows, compression) for i, p in enumerate(parts)],
+                [survey(p, i, columns, options, per_part, compression) for i, p in enumerate(parts)],
                 client, progress, f"sampling Z-values of {len(parts)} partitions",
             )
             counts = [s[0] for s in stats]
