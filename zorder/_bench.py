@@ -8,8 +8,10 @@ For each shape (columns x 8 random bytes -> output bytes) it times
   reused output array, next to a numpy copy of the same input bytes (the floor no
   interleave can beat);
 - the batch path again with 2..--threads threads (``interleave_rows(..., threads=T)``).
-Each number is the best of --repeat runs; backends are timed in turn within each run, so
-a burst of load from elsewhere hits them all alike. bitloop is a few hundred times slower
+Each number is the best of --repeat runs, in CPU time of the timing thread where the OS
+measures it precisely (so time slices given to other processes do not count; the thread
+scaling uses wall time); backends are timed in turn within each run, so a burst of load
+from elsewhere hits them all alike. bitloop is a few hundred times slower
 than the others, so it gets fewer rows and calls (stated in the output).
 
 The functions here are also what benchmarks/ and tools/bench_report.py use.
@@ -99,6 +101,24 @@ def _load_average() -> Optional[float]:
         return None
 
 
+def _cpu_clock() -> Callable[[], float]:
+    """The timing thread's CPU time where it is precise (Linux, macOS), else wall time.
+
+    On a shared machine the scheduler hands time slices to other processes in the middle
+    of a measurement; CPU time leaves those out, so the best of a few runs is stable even
+    under load. Thread scaling needs wall time and uses perf_counter.
+    """
+    try:
+        if time.get_clock_info("thread_time").resolution <= 1e-6:
+            return time.thread_time
+    except (AttributeError, ValueError, OSError):
+        pass
+    return time.perf_counter
+
+
+CLOCK = _cpu_clock()
+
+
 def _best_ns(samples: Dict[str, List[float]], name: str, count: int) -> float:
     return min(samples[name]) / count * 1e9
 
@@ -138,8 +158,10 @@ def make_block(columns: int, rows: int, seed: int = 42) -> np.ndarray:
 
 def time_batch(backends: Sequence[str], block: np.ndarray, size: int, repeat: int,
                threads: int = 1, reference_rows: int = BITLOOP_ROWS,
-               baseline: bool = True) -> Dict[str, float]:
-    """Batch ns/row per backend (and the memcpy baseline) for one shape."""
+               baseline: bool = True, wall: bool = False) -> Dict[str, float]:
+    """Batch ns/row per backend (and the memcpy baseline) for one shape.
+
+    CPU time of this thread unless ``wall`` (always wall time with threads > 1)."""
     rows = block.shape[0]
     out = np.empty((rows, size), dtype=np.uint8)
     flat = block.reshape(rows, -1)
@@ -157,12 +179,14 @@ def time_batch(backends: Sequence[str], block: np.ndarray, size: int, repeat: in
         counts[BASELINE] = rows
     for f in calls.values():   # warm up: page in the output, load the tables
         f()
+    # CPU time counts only the calling thread: with threads, wall time is the measure.
+    clock = CLOCK if threads == 1 and not wall else time.perf_counter
     samples: Dict[str, List[float]] = {name: [] for name in calls}
     for _ in range(repeat):
         for name, f in calls.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             f()
-            samples[name].append(time.perf_counter() - t0)
+            samples[name].append(clock() - t0)
     return {name: _best_ns(samples, name, counts[name]) for name in calls}
 
 
@@ -176,9 +200,9 @@ def time_per_row(backends: Sequence[str], block: np.ndarray, size: int, repeat: 
     for name in backends:
         fn = zorder.get_backend(name).interleave_bits
         n = min(calls, reference_calls) if name == REFERENCE else calls
-        timers[name] = (timeit.Timer("f(cols, size, buf)",
+        timers[name] = (timeit.Timer("f(cols, size, buf)", timer=CLOCK,
                                      globals={"f": fn, "cols": cols, "size": size, "buf": buf}), n)
-    timers[BASELINE] = (timeit.Timer("join(cols)",
+    timers[BASELINE] = (timeit.Timer("join(cols)", timer=CLOCK,
                                      globals={"join": b"".join, "cols": cols}), calls)
     for timer, n in timers.values():
         timer.timeit(max(1, n // 10))
@@ -204,7 +228,7 @@ def run_bench(shapes: Sequence[Tuple[int, int]] = DEFAULT_SHAPES, rows: int = DE
     backends = list(backends or zorder.available_backends())
     threads = thread_counts(max_threads) if max_threads > 1 else [1]
     fast = [b for b in backends if b != REFERENCE]
-    steps = len(shapes) * (2 + (len(threads) - 1 if fast else 0))
+    steps = len(shapes) * (2 + (len(threads) if len(threads) > 1 and fast else 0))
     bar = Progress(steps, enabled=progress)
     results = []
     for cols, size in shapes:
@@ -215,11 +239,11 @@ def run_bench(shapes: Sequence[Tuple[int, int]] = DEFAULT_SHAPES, rows: int = DE
         bar.step(f"{label} batch")
         batch = time_batch(backends, block, size, repeat)
         scaling: Dict[str, Dict[str, float]] = {}
-        for t in threads[1:]:
-            bar.step(f"{label} batch, {t} threads")
-            timed = time_batch(fast, block, size, repeat, threads=t, baseline=False)
+        for t in (threads if len(threads) > 1 and fast else []):
+            bar.step(f"{label} batch, {t} thread{'s' if t > 1 else ''}, wall time")
+            timed = time_batch(fast, block, size, repeat, threads=t, baseline=False, wall=True)
             for name, ns in timed.items():
-                scaling.setdefault(name, {"1": batch[name]})[str(t)] = ns
+                scaling.setdefault(name, {})[str(t)] = ns
         del block
         results.append({
             "shape": label,
@@ -253,6 +277,7 @@ def run_bench(shapes: Sequence[Tuple[int, int]] = DEFAULT_SHAPES, rows: int = DE
         "calls": calls,
         "bitloop_calls": min(calls, BITLOOP_CALLS),
         "repeat": repeat,
+        "clock": "thread CPU time" if CLOCK is not time.perf_counter else "wall time",
         "threads": threads,
         "baseline": {
             "per_row": 'b"".join(columns): one Python call copying the same bytes',
@@ -294,6 +319,8 @@ def format_report(report: Dict[str, Any]) -> str:
     ]
     ref_note = (f"; {REFERENCE}: {report['bitloop_calls']:,} calls sampled"
                 if REFERENCE in names else "")
+    out.append(f"times: best of {report['repeat']} runs, {report.get('clock', 'wall time')} "
+               f"(threads=T: wall time)")
     out.append(f"per-row: interleave_bits(columns, size, out=buf), ns per call, best of "
                f"{report['repeat']} x {report['calls']:,} calls{ref_note}; "
                f"(speedup over {REFERENCE}); memcpy = b\"\".join(columns)")
@@ -324,7 +351,7 @@ def format_report(report: Dict[str, Any]) -> str:
     threads = report["threads"]
     if len(threads) > 1:
         fast = [n for n in names if n != REFERENCE]
-        out.append(f"batch with threads=T: ns per row (speedup over 1 thread); "
+        out.append(f"batch with threads=T: ns per row in wall time (speedup over 1 thread); "
                    f"{cpu['logical_cpus']} logical CPUs")
         header = ["shape"] + [f"{n} T={t}" for n in fast for t in threads]
         rows = []

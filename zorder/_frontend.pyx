@@ -19,7 +19,11 @@ from cpython.buffer cimport (
     PyObject_GetBuffer,
 )
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_CheckExact
 from cpython.number cimport PyNumber_Index
+from cpython.ref cimport PyObject, Py_XDECREF, Py_XINCREF
+from cpython.sequence cimport PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
+from cpython.tuple cimport PyTuple_CheckExact
 from cpython.long cimport PyLong_AsLongAndOverflow, PyLong_CheckExact
 from libc.stdint cimport uint8_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
@@ -210,8 +214,11 @@ cdef inline void column_extent(const Column* col, Py_ssize_t nrows,
 cdef object interleave_bits_with(RowsKernel kernel, object columns,
                                  object interleaved_size, object out):
     cdef Py_ssize_t requested = checked_size(interleaved_size)
-    cdef list items = as_column_list(columns)
-    cdef Py_ssize_t n = len(items), i, size
+    cdef list items = None
+    cdef PyObject* held[STACK_COLUMNS]
+    cdef PyObject** refs = held
+    cdef Py_ssize_t nheld = 0
+    cdef Py_ssize_t n, i, size
     cdef Column stack_cols[STACK_COLUMNS]
     cdef Py_buffer stack_views[STACK_COLUMNS]
     cdef Column* cols = stack_cols
@@ -221,6 +228,15 @@ cdef object interleave_bits_with(RowsKernel kernel, object columns,
     cdef const uint8_t* lo
     cdef const uint8_t* hi
     cdef object item, result
+    if ((PyList_CheckExact(columns) or PyTuple_CheckExact(columns))
+            and 0 < PySequence_Fast_GET_SIZE(columns) <= STACK_COLUMNS):
+        # The per-row common case: below, a reference of our own to each column (what a
+        # copy of the list would hold) without the cost of building and freeing a list.
+        n = PySequence_Fast_GET_SIZE(columns)
+    else:
+        items = as_column_list(columns)
+        n = len(items)
+        refs = PySequence_Fast_ITEMS(items)   # our own list: nobody else can change it
     view_clear(&out_view)
     if n > STACK_COLUMNS:
         cols = <Column*>malloc(n * sizeof(Column))
@@ -232,11 +248,16 @@ cdef object interleave_bits_with(RowsKernel kernel, object columns,
     for i in range(n):
         view_clear(&views[i])
     try:
+        if items is None:
+            for i in range(n):
+                held[i] = PySequence_Fast_GET_ITEM(columns, i)
+                Py_XINCREF(held[i])
+                nheld = i + 1
         for i in range(n):
-            item = items[i]
+            item = <object>refs[i]
             cols[i].row_stride = 0
             if PyBytes_CheckExact(item):
-                # Immutable: its pointer stays valid while `items` holds it.
+                # Immutable: its pointer stays valid while we hold a reference to it.
                 cols[i].data = <const uint8_t*>PyBytes_AS_STRING(item)
                 cols[i].width = PyBytes_GET_SIZE(item)
                 continue
@@ -296,6 +317,8 @@ cdef object interleave_bits_with(RowsKernel kernel, object columns,
             kernel(cols, n, size, 1, dest, 0)
         return result
     finally:
+        for i in range(nheld):
+            Py_XDECREF(held[i])
         for i in range(n):
             if view_held(&views[i]):
                 PyBuffer_Release(&views[i])
