@@ -23,8 +23,13 @@
  *   interleave (vpermt2b) of the n results into row order.
  * - n = 1 is the identity: a copy.
  *
- * Row tails use masked loads, gathers and stores (which never touch masked-off bytes),
- * and truncated output is a masked store of the last slab. */
+ * Columns of width 8m read in full are taken as m times as many rows of width 8, so
+ * the slab loop only runs for truncated output. Row tails use masked loads, gathers and
+ * stores (which never touch masked-off bytes), and truncated output is a masked store
+ * of the last slab. Large outputs with rows back to back are written as whole 64-byte
+ * lines with non-temporal stores (zstream below): that, not the arithmetic, is what
+ * brings 4 and 8 columns under the time of a copy, which reads its destination first.
+ * Measurements: benchmarks/NOTES.md, section simd. */
 #include <string.h>
 
 #include "_simd_kernel.h"
