@@ -77,6 +77,19 @@ def test_covered_shapes_take_the_vector_kernel(n, width):
             np.testing.assert_array_equal(simd._vector_rows(columns), want)
 
 
+@pytest.mark.parametrize("n", [1, 2, 4, 5, 8])
+def test_wide_columns(n):
+    # 64-byte columns are the widest taken as rows of width 8; wider ones use the slabs.
+    r = rng(500 + n)
+    for width in (40, 56, 64, 72, 80, 136):
+        for nrows in (1, 5, 19):
+            block = r.integers(0, 256, (nrows, n, width), dtype=np.uint8)
+            for size in (n * width, n * width - 1, 8 * n + 1):
+                check(block, size)
+                check([block[:, c].copy() for c in range(n)], size)
+            np.testing.assert_array_equal(simd._vector_rows(block), bitloop.interleave_rows(block))
+
+
 @pytest.mark.parametrize("widths", [[7], [8, 8, 4], [12, 12], [8] * 9, [0, 8]])
 def test_other_shapes_are_declined(widths):
     columns = random_columns(rng(1), 3, widths)

@@ -711,11 +711,12 @@ int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
             memcpy(out + r * out_stride, cols[0].data + r * cols[0].row_stride, (size_t)size);
         return 1;
     }
-    /* Read in full into rows back to back, columns of width 8m (m dividing 8) are m
-     * times as many rows of width 8: output row r's piece k (bytes 8nk..) depends only
-     * on bytes 8k.. of each column, and sits where virtual row r*m + k's output would. */
+    /* Read in full into rows back to back, columns of width 8m are m times as many
+     * rows of width 8: output row r's piece k (bytes 8nk..) depends only on bytes 8k..
+     * of each column, and sits where virtual row r*m + k's output would. The block
+     * patterns repeat every m blocks; up to m = 8 (64-byte columns) they are kept. */
     m = width / 8;
-    virt = m > 1 && size == n * width && (nrows == 1 || out_stride == size);
+    virt = m > 1 && m <= 8 && size == n * width && (nrows == 1 || out_stride == size);
     for (c = 0; c < n; c++) {
         const long long s = (long long)cols[c].row_stride;
         int t, i;
