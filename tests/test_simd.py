@@ -290,3 +290,46 @@ def test_default_streaming_threshold_on_a_large_output():
     nrows = simd._stream_min() // 64 + 3
     block = rng(11).integers(0, 256, (nrows, n, 8), dtype=np.uint8)
     np.testing.assert_array_equal(simd.interleave_rows(block), table.interleave_rows(block))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_random_layouts(stream, request):
+    # Columns cut from wider arrays at random offsets, steps and orders, blocks with
+    # random row steps, outs at random alignments and row strides: whatever path the
+    # layout selects (packed rows, contiguous columns, gathers, wide columns as rows),
+    # with ordinary stores and with streaming forced.
+    if stream:
+        request.getfixturevalue("always_stream")
+    r = rng(12 + stream)
+    for trial in range(1500):
+        n = int(r.integers(1, 9))
+        width = int(r.choice([8, 8, 16, 24, 32, 64]))
+        nrows = int(r.integers(1, 40))
+        step = int(r.choice([1, 1, 2, -1, 3]))
+        if r.random() < 0.5:
+            pad = int(r.integers(0, 3))
+            big = r.integers(0, 256, (nrows * abs(step) + 1, n + pad, width + 8), dtype=np.uint8)
+            at = int(r.integers(0, 9))
+            block = big[::step][:nrows, pad:pad + n, at:at + width]
+            columns = block if r.random() < 0.5 else [block[:, c] for c in range(n)]
+        else:
+            columns = []
+            for _ in range(n):
+                extra = int(r.choice([0, 0, 8, 3]))
+                a = r.integers(0, 256, (nrows * abs(step) + 1, width + extra), dtype=np.uint8)
+                columns.append(a[::step][:nrows, extra:extra + width])
+        total = n * width
+        size = total if r.random() < 0.6 else int(r.integers(1, total + 1))
+        want = bitloop.interleave_rows(columns, size)
+        extra = int(r.choice([0, 0, 5, 64]))
+        raw = np.full(nrows * (size + extra) + 128, 0x6B, np.uint8)
+        start = int(r.integers(0, 64))
+        out = raw[start:start + nrows * (size + extra)].reshape(nrows, size + extra)[:, :size]
+        simd.interleave_rows(columns, size, out=out)
+        np.testing.assert_array_equal(out, want, err_msg=f"trial {trial}")
+        outside = np.ones(raw.shape, bool)
+        view = raw[start:start + nrows * (size + extra)].reshape(nrows, size + extra)
+        mask = np.zeros(view.shape, bool)
+        mask[:, :size] = True
+        outside[start:start + nrows * (size + extra)] = ~mask.ravel()
+        assert (raw[outside] == 0x6B).all(), f"trial {trial}"
