@@ -268,9 +268,10 @@ def test_streamed_outputs_at_any_alignment(n, layout, always_stream):
     # line, row counts ending mid-line, two threads meeting mid-line, bytes around kept.
     table = zorder.get_backend("table")
     r = rng(10_000 + n)
-    w = 8 * n
+    width = 16 if n in (3, 4) else 8  # 16: each row taken as two rows of width 8
+    w = n * width
     for nrows in (1, 2, 3, 8, 9, 17, 40_003):
-        block = r.integers(0, 256, (nrows, n, 8), dtype=np.uint8)
+        block = r.integers(0, 256, (nrows, n, width), dtype=np.uint8)
         columns = block if layout == "3d" else [block[:, c].copy() for c in range(n)]
         want = table.interleave_rows(block)
         raw = np.empty(nrows * w + 256, np.uint8)
