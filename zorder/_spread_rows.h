@@ -38,6 +38,13 @@
 #define ZORDER_LITTLE_ENDIAN (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 #endif
 
+#define ZORDER_PREFETCH_BYTES 2048
+#if defined(__GNUC__) || defined(__clang__)
+#define ZORDER_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define ZORDER_PREFETCH(p) ((void)0)
+#endif
+
 /* The 8 bytes of w at dst, most significant first. */
 ZORDER_ALWAYS_INLINE void zorder_store_be64(uint8_t *dst, uint64_t w)
 {
@@ -160,6 +167,52 @@ void zorder_spread_row(const uint8_t *const *src, const int k, ptrdiff_t nwords,
     }
 }
 
+/* The hardware prefetcher alone leaves these kernels waiting on memory: 1M rows of
+ * 4 x 8 bytes, table 17 -> 11.4 ns a row, pdep 11.7 -> 8.4 with a software prefetch of
+ * the row about 2 KiB ahead. Sets ahead[t] (bytes, in whole rows) and returns the rows. */
+static inline ptrdiff_t zorder_prefetch_plan(const ptrdiff_t *stride, int k, ptrdiff_t *ahead)
+{
+    ptrdiff_t widest = 1, rows;
+    int t;
+    for (t = 0; t < k; t++) {
+        const ptrdiff_t step = stride[t] < 0 ? -stride[t] : stride[t];
+        if (step > widest)
+            widest = step;
+    }
+    rows = widest < ZORDER_PREFETCH_BYTES ? ZORDER_PREFETCH_BYTES / widest : 1;
+    for (t = 0; t < k; t++)
+        ahead[t] = stride[t] * rows;
+    return rows;
+}
+
+/* `nrows` rows of `nwords` (a constant) whole words each; advances src; returns nrows. */
+ZORDER_TARGET ZORDER_ALWAYS_INLINE
+ptrdiff_t zorder_spread_rows_fixed(const uint8_t **src, const ptrdiff_t *stride, const int k,
+                                   const ptrdiff_t nwords, ptrdiff_t nrows, uint8_t *out,
+                                   ptrdiff_t out_stride)
+{
+    const int G = ZORDER_G(k);
+    const uint8_t *row[ZORDER_MAX_GROUP];
+    ptrdiff_t ahead[ZORDER_MAX_GROUP];
+    const ptrdiff_t rows_ahead = zorder_prefetch_plan(stride, k, ahead);
+    ptrdiff_t r;
+    int t;
+    for (t = 0; t < k; t++)
+        row[t] = src[t];
+    for (r = 0; r < nrows; r++) {
+        if (r + rows_ahead < nrows)
+            for (t = 0; t < k; t++)
+                ZORDER_PREFETCH(row[t] + ahead[t]);
+        zorder_spread_row(row, k, nwords, nwords * G * k, out);
+        for (t = 0; t < k; t++)
+            row[t] += stride[t];
+        out += out_stride;
+    }
+    for (t = 0; t < k; t++)
+        src[t] = row[t];
+    return nrows;
+}
+
 ZORDER_TARGET ZORDER_ALWAYS_INLINE
 void zorder_spread_uniform_k(const zorder_column *cols, const int k, ptrdiff_t size,
                              ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
@@ -167,7 +220,8 @@ void zorder_spread_uniform_k(const zorder_column *cols, const int k, ptrdiff_t s
     const int G = ZORDER_G(k);
     const uint8_t *src[ZORDER_MAX_GROUP];
     ptrdiff_t stride[ZORDER_MAX_GROUP];
-    ptrdiff_t r, ngroups, words_spill, words_exact;
+    ptrdiff_t ahead[ZORDER_MAX_GROUP];
+    ptrdiff_t r, ngroups, words_spill, words_exact, rows_ahead;
     int t;
     if (nrows <= 0 || size <= 0)
         return;
@@ -175,6 +229,7 @@ void zorder_spread_uniform_k(const zorder_column *cols, const int k, ptrdiff_t s
         src[t] = cols[t].data;
         stride[t] = cols[t].row_stride;
     }
+    rows_ahead = zorder_prefetch_plan(stride, k, ahead);
     ngroups = (size + k - 1) / k;
     /* Words whose G groups are all needed; with rows back to back all of them can be
      * stored whole. Otherwise only those whose 8 bytes end within the row. */
@@ -187,7 +242,24 @@ void zorder_spread_uniform_k(const zorder_column *cols, const int k, ptrdiff_t s
      * (size < 8) the 8 bytes would otherwise cross several rows, past the buffer's end. */
     if (out_stride != size || (words_spill > 0 && (words_spill - 1) * G * k + 8 > 2 * size))
         words_spill = words_exact;
-    for (r = 0; r + 1 < nrows; r++) {
+    r = 0;
+    if (words_spill * G * k == size) {
+        /* Rows of whole words (every shape of 8-byte columns at full width, and 8 output
+         * bytes from 2, 4 or 8 columns): a loop with the word count fixed, so the row is
+         * straight-line code and the loop keeps its pointers in registers. */
+        switch (words_spill) {
+        case 1: r = zorder_spread_rows_fixed(src, stride, k, 1, nrows - 1, out, out_stride); break;
+        case 2: r = zorder_spread_rows_fixed(src, stride, k, 2, nrows - 1, out, out_stride); break;
+        case 4: r = zorder_spread_rows_fixed(src, stride, k, 4, nrows - 1, out, out_stride); break;
+        case 8: r = zorder_spread_rows_fixed(src, stride, k, 8, nrows - 1, out, out_stride); break;
+        default: break;
+        }
+        out += r * out_stride;
+    }
+    for (; r + 1 < nrows; r++) {
+        if (r + rows_ahead < nrows)
+            for (t = 0; t < k; t++)
+                ZORDER_PREFETCH(src[t] + ahead[t]);
         zorder_spread_row(src, k, words_spill, size, out);
         for (t = 0; t < k; t++)
             src[t] += stride[t];
