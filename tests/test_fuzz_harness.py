@@ -63,11 +63,14 @@ def test_corpus_covers_the_shapes():
             seen.add("out")
             if case.mode != "bits" and case.out.strides[0] < 0:
                 seen.add("out reversed")
+            if (case.mode != "bits" and case.nrows > 1 and case.out_base.ndim == 1
+                    and case.size and case.out.strides[0] == case.size):
+                seen.add("out rows back to back")
         if case.nrows > 2 * fuzz.THREAD_CHUNK and case.threads > 1:
             seen.add("threaded")
     assert seen >= {"bits", "rows", "block", ">8 columns", ">16 columns", "ragged",
                     "empty first", "size None", "size too big", "size given", "out",
-                    "out reversed", "threaded"}, seen
+                    "out reversed", "out rows back to back", "threaded"}, seen
 
 
 def test_model_matches_worked_example():

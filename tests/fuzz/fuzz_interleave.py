@@ -18,7 +18,9 @@ For every available backend it checks that
 Usage:
     python tests/fuzz/fuzz_interleave.py --corpus 2000 [--seed 1]   # seeded, no atheris needed
     python tests/fuzz/fuzz_interleave.py --seconds 600 [-- libFuzzer flags]   # atheris
-    tools/fuzz.sh 600                                                  # the same
+    python tests/fuzz/fuzz_interleave.py --replay crash-1234abcd    # re-check a saved input
+    tools/fuzz.sh 600                     # corpus, then atheris for 600 s
+    tools/asan.sh --fuzz-seconds 600      # the same under AddressSanitizer
 
 tests/test_fuzz_harness.py runs `run_corpus` on every pytest run, so this logic is
 exercised even where atheris is not installed.
@@ -222,15 +224,32 @@ def make_out(p: Provider, case: Case, size: int):
             out = memoryview(base)[pre:pre + width]
         region = np.zeros(len(base), bool)
         region[pre:pre + size] = True
-    else:
+    elif kind in (1, 3):
+        # A window of a larger 2-D array: margins around it, rows wider than needed;
+        # kind 3 reverses the rows (negative row stride).
         n = case.nrows
         top, left = p.int(0, 2), p.int(0, 3)
         base = np.full((n + top + p.int(0, 2), width + left + p.int(0, 3)), sentinel, np.uint8)
         out = base[top:top + n, left:left + width]
         region = np.zeros(base.shape, bool)
         region[top:top + n, left:left + size] = True
+        if kind == 3:
+            out = out[::-1]
+    else:
+        # Rows back to back in a flat buffer with a sentinel tail: the layout where a
+        # kernel may let a row's last store run into the next row, and must not run
+        # past the last one. Usually with no spare bytes at all (row stride == size).
+        n = case.nrows
+        if p.flag():
+            width = size
+        pre, post = p.int(0, 3), p.int(1, 16)
+        base = np.full(pre + n * width + post, sentinel, np.uint8)
+        out = base[pre:pre + n * width].reshape(n, width)
+        region = np.zeros(base.shape, bool)
+        for r in range(n):
+            region[pre + r * width:pre + r * width + size] = True
         if kind == 4:
-            out = out[::-1]   # negative row stride
+            out = out[::-1]
     case.out = out
     case.out_base = base
     case.out_region = region
@@ -264,7 +283,9 @@ def decode(data: bytes) -> Case:
     total = sum(case.widths)
     size_kind = p.int(0, 5)
     case.size = (None if size_kind == 0 else total if size_kind == 1
-                 else total + p.int(1, 3) if size_kind == 2 else p.int(0, total))
+                 else total + p.int(1, 3) if size_kind == 2
+                 else p.int(0, min(total, 9)) if size_kind == 3   # short: partial words
+                 else p.int(0, total))
     case.values = [fill(p, rng, (case.nrows, w)) for w in case.widths]
 
     if case.mode == "bits":
@@ -428,13 +449,41 @@ def run_corpus(n: int, seed: int = 0, backends=None) -> dict:
     return {"cases": n, "valid": valid, "invalid": n - valid}
 
 
-def run_atheris(seconds: float, extra_args):
-    import atheris   # pip install 'zorder[fuzz]'
+INSTRUMENTED = ("decode", "fill", "column_1d", "column_2d", "make_out", "expected_error",
+                "check_case", "check_aftermath", "as_rows", "call")
+
+
+def run_atheris(seconds: float, extra_args, corpus_dir=None):
+    """Coverage-guided fuzzing with atheris (pip install 'zorder[fuzz]').
+
+    The harness's own functions are instrumented, so libFuzzer steers towards every
+    mode, layout and size choice; the kernels themselves are checked, not instrumented.
+    The run starts from a directory seeded with inputs from `corpus`.
+    """
+    import tempfile
+
+    import atheris
+
+    module = sys.modules[__name__]
+    for name in INSTRUMENTED:
+        setattr(module, name, atheris.instrument_func(getattr(module, name)))
+
+    if corpus_dir is None:
+        corpus_dir = tempfile.mkdtemp(prefix="zorder-fuzz-corpus-")
+        for i, data in enumerate(corpus(64, seed=12345)):
+            with open(os.path.join(corpus_dir, f"seed{i:03d}"), "wb") as f:
+                f.write(data)
 
     def one_input(data: bytes):
         check_input(data)
 
-    argv = [sys.argv[0], f"-max_total_time={int(seconds)}", "-rss_limit_mb=4096"] + list(extra_args)
+    argv = [sys.argv[0], f"-max_total_time={max(int(seconds), 1)}", "-rss_limit_mb=4096",
+            "-max_len=256", "-print_final_stats=1"]
+    if not any(a.startswith("-artifact_prefix=") for a in extra_args):
+        # A failing input is written here; replay it with --replay FILE.
+        argv.append(f"-artifact_prefix={tempfile.mkdtemp(prefix='zorder-fuzz-crash-')}/")
+    argv += list(extra_args) + [corpus_dir]
+    print(f"fuzz_interleave: atheris for {seconds:g} s, corpus {corpus_dir}", flush=True)
     atheris.Setup(argv, one_input)
     atheris.Fuzz()
 
@@ -444,6 +493,8 @@ def main(argv=None):
     ap.add_argument("--corpus", type=int, metavar="N", help="check N seeded inputs and exit")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("ZORDER_FUZZ_SEED", "0")))
     ap.add_argument("--seconds", type=float, help="run atheris for this long")
+    ap.add_argument("--corpus-dir", help="atheris corpus directory (default: a fresh seeded one)")
+    ap.add_argument("--replay", metavar="FILE", nargs="+", help="check these saved inputs")
     ap.add_argument("libfuzzer_args", nargs="*", help="passed to libFuzzer (after --)")
     args = ap.parse_args(argv)
     print(f"fuzz_interleave: backends {zorder.available_backends()}", flush=True)
@@ -453,10 +504,16 @@ def main(argv=None):
         print(f"fuzz_interleave: {stats['cases']} cases (seed {args.seed}, "
               f"{stats['valid']} valid, {stats['invalid']} invalid) in "
               f"{time.perf_counter() - t0:.1f} s: all backends agree", flush=True)
+    for path in args.replay or ():
+        with open(path, "rb") as f:
+            data = f.read()
+        print(f"fuzz_interleave: {path}: {decode(data)!r}", flush=True)
+        check_input(data)
+        print("fuzz_interleave: passes", flush=True)
     if args.seconds is not None:
-        run_atheris(args.seconds, args.libfuzzer_args)
-    if args.corpus is None and args.seconds is None:
-        ap.error("give --corpus N and/or --seconds S")
+        run_atheris(args.seconds, args.libfuzzer_args, args.corpus_dir)
+    if args.corpus is None and args.seconds is None and not args.replay:
+        ap.error("give --corpus N, --seconds S or --replay FILE")
 
 
 if __name__ == "__main__":
