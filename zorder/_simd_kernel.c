@@ -86,8 +86,7 @@ void zorder_simd_init(void)
         for (c = 0; c < 8; c++)
             IDX8[8 * j + c] = (uint8_t)(8 * c + j);
     /* Column registers are combined in three stages (see rows_cols_8); after stage 2,
-     * register U[half][cols 4h..4h+3][rows pair] holds qword 4*rr + cc = column 4h+cc
-     * of row rr of the pair. */
+     * register U[q][h][g] holds in qword 4*rr + cc column 4q+cc of row 4h+2g+rr. */
     for (r = 0; r < 2; r++)
         for (j = 0; j < 8; j++)
             for (c = 0; c < 8; c++)
