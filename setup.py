@@ -9,6 +9,7 @@ and on other architectures those kernels are simply not built.
 import os
 import platform
 import sys
+from pathlib import Path
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -31,8 +32,15 @@ else:
         BASE_LDFLAGS += [f"-fsanitize={SANITIZE}"]
 
 
+# Every extension is rebuilt when any shared header or included file changes: the
+# kernels include each other's C code, and a stale .so would test old kernels.
+SHARED_DEPENDS = sorted(str(p) for pattern in ("*.h", "*.pxi", "*.pxd", "*_kernel.c")
+                        for p in Path("zorder").glob(pattern))
+
+
 def extension(name, sources, **kwargs):
     kwargs.setdefault("include_dirs", ["zorder"])
+    kwargs.setdefault("depends", SHARED_DEPENDS)
     return Extension(
         f"zorder.{name}",
         sources=[f"zorder/{s}" for s in sources],
@@ -59,12 +67,7 @@ if IS_X86_64:
     # AVX-512 code behind target attributes likewise; a compiler without those
     # intrinsics compiles _simd_kernel.c to a stub and the backend reports itself
     # unavailable. _simd.pyx includes _pdep_kernel.c for its scalar fallback.
-    extensions.append(extension(
-        "_simd", ["_simd.pyx", "_simd_kernel.c"],
-        depends=[f"zorder/{h}" for h in (
-            "_simd_kernel.h", "_kernel.h", "_cpuid.h", "_pdep_kernel.c", "_pdep_kernel.h",
-            "_spread_rows.h")],
-    ))
+    extensions.append(extension("_simd", ["_simd.pyx", "_simd_kernel.c"]))
 
 setup(
     ext_modules=cythonize(
