@@ -13,7 +13,8 @@
  *     j0 .. j0 + G - 1 and j0 + G .. j0 + 2G - 1 (two at once, to share column loads);
  *   ZORDER_WORD(k, src, j0): the word of groups j0 .. j0 + G - 1;
  *   ZORDER_GROUP(k, src, j): group j alone, in the top 8k bits;
- *   ZORDER_TARGET: a function attribute for the kernel (target("bmi2") for pdep), or empty.
+ *   ZORDER_TARGET: a function attribute for the kernel (target("bmi2") for pdep), or empty;
+ *   optionally ZORDER_STREAM_OK(k): 0 where streaming stores lose (default 1).
  * `src[t]` points at byte 0 of column t in the current row.
  *
  * Bytes past `size` in a row are never written, except that while out_stride == size
@@ -39,6 +40,10 @@
 #endif
 
 #define ZORDER_PREFETCH_BYTES 2048
+#ifndef ZORDER_STREAM_BYTES
+#define ZORDER_STREAM_BYTES (16 << 20)
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define ZORDER_PREFETCH(p) __builtin_prefetch(p)
 #else
@@ -53,6 +58,23 @@ ZORDER_ALWAYS_INLINE void zorder_store_be64(uint8_t *dst, uint64_t w)
 #endif
     memcpy(dst, &w, 8);
 }
+
+/* zorder_store_be64 with a non-temporal store where there is one (x86-64: MOVNTI, in
+ * SSE2, so every x86-64 has it): the line is not read for ownership first. Callers
+ * end with zorder_store_fence(). Elsewhere an ordinary store. */
+#if defined(__x86_64__) || defined(_M_X64)
+#include <emmintrin.h>
+ZORDER_ALWAYS_INLINE void zorder_store_be64_nt(uint8_t *dst, uint64_t w)
+{
+    _mm_stream_si64((long long *)(void *)dst, (long long)ZORDER_BSWAP64(w));
+}
+#define zorder_store_fence() _mm_sfence()
+#define ZORDER_HAVE_NT 1
+#else
+#define zorder_store_be64_nt zorder_store_be64
+#define zorder_store_fence() ((void)0)
+#define ZORDER_HAVE_NT 0
+#endif
 
 /* The first n (< 8) bytes of zorder_store_be64(dst, w). */
 ZORDER_ALWAYS_INLINE void zorder_store_be_prefix(uint8_t *dst, uint64_t w, ptrdiff_t n)
@@ -138,21 +160,34 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_load_le16(const uint8_t *p)
 #if defined(ZORDER_WORD) && !defined(ZORDER_SPREAD_ROWS_BODY)
 #define ZORDER_SPREAD_ROWS_BODY
 
+/* An includer may turn streaming stores off for some k (where they measured slower). */
+#ifndef ZORDER_STREAM_OK
+#define ZORDER_STREAM_OK(k) 1
+#endif
+
 /* One row: `nwords` full words, then the fewer than 8 bytes left, exactly. */
 ZORDER_TARGET ZORDER_ALWAYS_INLINE
-void zorder_spread_row(const uint8_t *const *src, const int k, ptrdiff_t nwords,
-                       ptrdiff_t size, uint8_t *dst)
+void zorder_spread_row_nt(const uint8_t *const *src, const int k, ptrdiff_t nwords,
+                          ptrdiff_t size, uint8_t *dst, const int nt)
 {
     const int G = ZORDER_G(k);
     ptrdiff_t m = 0, pos, rest, q;
     for (; m + 2 <= nwords; m += 2) {
         uint64_t w0, w1;
         ZORDER_WORD2(k, src, m * G, w0, w1);
-        zorder_store_be64(dst + m * G * k, w0);
-        zorder_store_be64(dst + (m + 1) * G * k, w1);
+        if (nt) {
+            zorder_store_be64_nt(dst + m * G * k, w0);
+            zorder_store_be64_nt(dst + (m + 1) * G * k, w1);
+        } else {
+            zorder_store_be64(dst + m * G * k, w0);
+            zorder_store_be64(dst + (m + 1) * G * k, w1);
+        }
     }
     if (m < nwords) {
-        zorder_store_be64(dst + m * G * k, ZORDER_WORD(k, src, m * G));
+        if (nt)
+            zorder_store_be64_nt(dst + m * G * k, ZORDER_WORD(k, src, m * G));
+        else
+            zorder_store_be64(dst + m * G * k, ZORDER_WORD(k, src, m * G));
         m++;
     }
     pos = nwords * G * k;
@@ -166,6 +201,9 @@ void zorder_spread_row(const uint8_t *const *src, const int k, ptrdiff_t nwords,
         zorder_store_be_prefix(dst + pos, w, rest);
     }
 }
+
+#define zorder_spread_row(src, k, nwords, size, dst) \
+    zorder_spread_row_nt(src, k, nwords, size, dst, 0)
 
 /* The hardware prefetcher alone leaves these kernels waiting on memory: 1M rows of
  * 4 x 8 bytes, table 17 -> 11.4 ns a row, pdep 11.7 -> 8.4 with a software prefetch of
@@ -189,7 +227,7 @@ static inline ptrdiff_t zorder_prefetch_plan(const ptrdiff_t *stride, int k, ptr
 ZORDER_TARGET ZORDER_ALWAYS_INLINE
 ptrdiff_t zorder_spread_rows_fixed(const uint8_t **src, const ptrdiff_t *stride, const int k,
                                    const ptrdiff_t nwords, ptrdiff_t nrows, uint8_t *out,
-                                   ptrdiff_t out_stride)
+                                   ptrdiff_t out_stride, const int nt)
 {
     const int G = ZORDER_G(k);
     const uint8_t *row[ZORDER_MAX_GROUP];
@@ -203,7 +241,7 @@ ptrdiff_t zorder_spread_rows_fixed(const uint8_t **src, const ptrdiff_t *stride,
         if (r + rows_ahead < nrows)
             for (t = 0; t < k; t++)
                 ZORDER_PREFETCH(row[t] + ahead[t]);
-        zorder_spread_row(row, k, nwords, nwords * G * k, out);
+        zorder_spread_row_nt(row, k, nwords, nwords * G * k, out, nt);
         for (t = 0; t < k; t++)
             row[t] += stride[t];
         out += out_stride;
@@ -247,12 +285,27 @@ void zorder_spread_uniform_k(const zorder_column *cols, const int k, ptrdiff_t s
         /* Rows of whole words (every shape of 8-byte columns at full width, and 8 output
          * bytes from 2, 4 or 8 columns): a loop with the word count fixed, so the row is
          * straight-line code and the loop keeps its pointers in registers. */
-        switch (words_spill) {
-        case 1: r = zorder_spread_rows_fixed(src, stride, k, 1, nrows - 1, out, out_stride); break;
-        case 2: r = zorder_spread_rows_fixed(src, stride, k, 2, nrows - 1, out, out_stride); break;
-        case 4: r = zorder_spread_rows_fixed(src, stride, k, 4, nrows - 1, out, out_stride); break;
-        case 8: r = zorder_spread_rows_fixed(src, stride, k, 8, nrows - 1, out, out_stride); break;
-        default: break;
+        /* Streaming stores pay only for outputs well past the caches (measured with the
+         * simd kernels: they lose below ~16 MiB) and need rows back to back. */
+        const int nt = ZORDER_HAVE_NT && ZORDER_STREAM_OK(k) && out_stride == size
+                       && (nrows - 1) * size >= ZORDER_STREAM_BYTES;
+        if (nt) {
+            switch (words_spill) {
+            case 1: r = zorder_spread_rows_fixed(src, stride, k, 1, nrows - 1, out, out_stride, 1); break;
+            case 2: r = zorder_spread_rows_fixed(src, stride, k, 2, nrows - 1, out, out_stride, 1); break;
+            case 4: r = zorder_spread_rows_fixed(src, stride, k, 4, nrows - 1, out, out_stride, 1); break;
+            case 8: r = zorder_spread_rows_fixed(src, stride, k, 8, nrows - 1, out, out_stride, 1); break;
+            default: break;
+            }
+            zorder_store_fence();
+        } else {
+            switch (words_spill) {
+            case 1: r = zorder_spread_rows_fixed(src, stride, k, 1, nrows - 1, out, out_stride, 0); break;
+            case 2: r = zorder_spread_rows_fixed(src, stride, k, 2, nrows - 1, out, out_stride, 0); break;
+            case 4: r = zorder_spread_rows_fixed(src, stride, k, 4, nrows - 1, out, out_stride, 0); break;
+            case 8: r = zorder_spread_rows_fixed(src, stride, k, 8, nrows - 1, out, out_stride, 0); break;
+            default: break;
+            }
         }
         out += r * out_stride;
     }

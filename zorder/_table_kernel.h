@@ -69,6 +69,8 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_table_group(const uint8_t *const *src, cons
 }
 
 #define ZORDER_TARGET
+/* 8 columns: 1M rows, 16.6 ns a row with ordinary stores, 20.8 with streaming ones. */
+#define ZORDER_STREAM_OK(k) ((k) < 8)
 #define ZORDER_G(k) (8 / (k))
 #define ZORDER_WORD2(k, src, j0, w0, w1) zorder_table_word2(src, k, j0, &(w0), &(w1))
 #define ZORDER_WORD(k, src, j0) zorder_table_word(src, k, j0)
