@@ -132,3 +132,30 @@ def test_module_command_end_to_end(tmp_path):
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["results"][0]["shape"] == "4x8B->8B"
+
+
+def load_bench_report_tool():
+    import importlib.util
+    path = pathlib.Path(__file__).resolve().parent.parent / "tools" / "bench_report.py"
+    if not path.exists():
+        pytest.skip("tools/bench_report.py is not part of this checkout")
+    spec = importlib.util.spec_from_file_location("bench_report", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_report_tool_reads_saved_reports(tmp_path, capsys):
+    tool = load_bench_report_tool()
+    report = run_json(capsys, "--shapes", "2x8,4x32", "--threads", "2")
+    saved = tmp_path / "r.json"
+    saved.write_text(json.dumps(report))
+    assert tool.main(["compare", str(saved), str(saved)]) == 0
+    text = capsys.readouterr().out
+    assert "per-row" in text and "batch" in text and "4x8B->32B" in text
+    assert "1.00" in text   # a report against itself
+    assert tool.main(["markdown", str(saved)]) == 0
+    md = capsys.readouterr().out
+    assert md.count("| 2x8B->8B |") == 3   # batch, per-row and threads tables
+    for name in report["backends"]:
+        assert f" {name} " in md
