@@ -370,6 +370,15 @@ def test_columns_list_is_not_modified(backend):
     assert len(cols) == 3 and all(a is b for a, b in zip(cols, before))
 
 
+def test_private_rows_job_cannot_be_run_from_python():
+    """zorder._frontend._RowsJob is reachable by import; an empty one must not call a
+    NULL kernel (it segfaulted before)."""
+    from zorder._frontend import _RowsJob
+    for job in (_RowsJob(), _RowsJob.__new__(_RowsJob)):
+        with pytest.raises(RuntimeError, match="no checked call"):
+            job.run(0, 10)
+
+
 # --------------------------------------------------------- get_backend / choose_backend
 
 @pytest.mark.parametrize("name, exc, pattern", [

@@ -333,7 +333,7 @@ cdef class _RowsJob:
     """One interleave_rows call's checked pointers, so threads can run row ranges."""
     cdef RowsKernel kernel
     cdef Column* cols
-    cdef Py_ssize_t ncols, size, out_stride
+    cdef Py_ssize_t ncols, size, out_stride, nrows
     cdef uint8_t* dest
 
     def __dealloc__(self):
@@ -343,8 +343,13 @@ cdef class _RowsJob:
         """Interleave rows [start, stop) without the GIL."""
         cdef Column* shifted = self.cols
         cdef Py_ssize_t c
+        if self.kernel == NULL or self.cols == NULL:
+            # Only interleave_rows_with arms a job, and disarms it before it returns.
+            raise RuntimeError("this _RowsJob has no checked call to run")
         if stop <= start:
             return
+        if start < 0 or stop > self.nrows:
+            raise ValueError(f"rows [{start}, {stop}) are outside [0, {self.nrows})")
         if start:
             shifted = <Column*>malloc(self.ncols * sizeof(Column))
             if shifted == NULL:
@@ -506,6 +511,7 @@ cdef object interleave_rows_with(RowsKernel kernel, object columns,
             )
         job.dest = <uint8_t*>out_view.buf
         job.out_stride = out_view.strides[0]
+        job.nrows = nrows
         if nrows == 0 or size == 0:
             return out
         out_extent.data = job.dest
@@ -524,6 +530,7 @@ cdef object interleave_rows_with(RowsKernel kernel, object columns,
             run_threaded(job, nrows, chunk)
         return out
     finally:
+        job.kernel = NULL   # its pointers die with the views below: never run it again
         for i in range(nviews):
             PyBuffer_Release(&views[i])
         free(views)
