@@ -23,14 +23,35 @@ const int zorder_pdep_built = 1;
  * column t uses MASK[k] >> t. Filled once by zorder_pdep_init; the ragged path reads it. */
 static uint64_t MASK[ZORDER_MAX_GROUP + 1];
 
+/* For 4 and 8 columns every second word is built from tables instead (see
+ * zorder_pdep_word2): TAB4[t * 2 + p][b] and TAB8[t][b] hold byte b of column t at group
+ * position p, already in place in the word, as in the table backend. */
+static uint64_t TAB4[8][256];
+static uint64_t TAB8[8][256];
+
 void zorder_pdep_init(void)
 {
-    int k, i;
+    int k, i, t, p, b;
     for (k = 1; k <= ZORDER_MAX_GROUP; k++) {
         uint64_t m = 0;
         for (i = 0; i < 8; i++)
             m |= (uint64_t)1 << (8 * k - 1 - i * k);
         MASK[k] = m;
+    }
+    for (b = 0; b < 256; b++) {
+        uint64_t s4 = 0, s8 = 0;
+        for (i = 0; i < 8; i++) {
+            if (b & (0x80 >> i)) {
+                s4 |= (uint64_t)1 << (31 - 4 * i);
+                s8 |= (uint64_t)1 << (63 - 8 * i);
+            }
+        }
+        for (t = 0; t < 8; t++) {
+            TAB8[t][b] = s8 >> t;
+            if (t < 4)
+                for (p = 0; p < 2; p++)
+                    TAB4[t * 2 + p][b] = (s4 << 32) >> (t + 32 * p);
+        }
     }
 }
 
@@ -71,6 +92,9 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_pdep_mask_low(const int k)
 }
 
 #define ZORDER_PDEP_G(k) ((k) <= 4 ? 8 / (k) : 1)
+#ifndef ZORDER_PDEP_HYBRID
+#define ZORDER_PDEP_HYBRID 1
+#endif
 
 /* From slots in load order (first group lowest) to the word layout (first group on top). */
 ZORDER_ALWAYS_INLINE uint64_t zorder_pdep_reverse_slots(const int k, uint64_t w)
@@ -101,6 +125,16 @@ void zorder_pdep_word2(const uint8_t *const *src, const int k, ptrdiff_t j0,
         if (k == 1) {
             a = ZORDER_LOAD_LE(src[0] + j0, 8);
             b = ZORDER_LOAD_LE(src[0] + j0 + 8, 8);
+        } else if (k == 4 && ZORDER_PDEP_HYBRID) {
+            /* One word by PDEP (port 1), the other by table lookups (the load ports),
+             * so the two run side by side. */
+            const uint64_t v = ZORDER_LOAD_LE(src[t] + j0, 4);
+            a |= _pdep_u64(v, zorder_pdep_mask_low(k) >> t);
+            b |= TAB4[t * 2][(uint8_t)(v >> 16)] | TAB4[t * 2 + 1][(uint8_t)(v >> 24)];
+        } else if (k == 8 && ZORDER_PDEP_HYBRID) {
+            const uint64_t v = ZORDER_LOAD_LE(src[t] + j0, 2);
+            a |= _pdep_u64(v, zorder_pdep_mask_top(k) >> t);
+            b |= TAB8[t][(uint8_t)(v >> 8)];
         } else if (k <= 4) {
             /* PDEP reads only the low 8G bits of its source. */
             const uint64_t v = ZORDER_LOAD_LE(src[t] + j0, 2 * G);
@@ -113,7 +147,7 @@ void zorder_pdep_word2(const uint8_t *const *src, const int k, ptrdiff_t j0,
         }
     }
     *w0 = zorder_pdep_reverse_slots(k, a);
-    *w1 = zorder_pdep_reverse_slots(k, b);
+    *w1 = ((k == 4 || k == 8) && ZORDER_PDEP_HYBRID) ? b : zorder_pdep_reverse_slots(k, b);
 }
 
 ZORDER_TARGET_BMI2 ZORDER_ALWAYS_INLINE
