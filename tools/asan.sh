@@ -2,14 +2,15 @@
 # Build zorder's extensions with AddressSanitizer in a throwaway copy of the tree, then run
 # the tests and the fuzz corpus under it. The normal in-place build is never touched.
 #
-#   tools/asan.sh                 # the tests that reach the kernels + a 2000-case fuzz corpus
-#   tools/asan.sh --quick         # what CI runs: a smaller subset and corpus (about 1-2 min)
+#   tools/asan.sh                 # the tests that reach compiled code + a 2000-case fuzz corpus
+#   tools/asan.sh --quick         # what CI runs: fewer tests, a 600-case corpus (about 3 min)
 #   tools/asan.sh --full          # the whole test suite + a 20000-case corpus
 #   tools/asan.sh --fuzz-seconds 300     # also run the atheris fuzzer for 300 s under ASan
 #   tools/asan.sh -- -k threads   # extra arguments after -- go to pytest
 #
-# Environment: ZORDER_ASAN_DIR=/some/dir keeps (and reuses) the instrumented copy there;
-# by default a temporary directory is used and removed at the end.
+# Environment: ZORDER_ASAN_DIR=/some/dir builds the instrumented copy there (afresh on every
+# run) and keeps it, to rerun one test by hand with the environment printed at the end; by
+# default a temporary directory is used and removed at the end.
 #
 # How: setup.py honours ZORDER_SANITIZE=address (-fsanitize=address -O1 -g). The python
 # binary itself is not instrumented, so gcc's libasan is LD_PRELOADed; PYTHONMALLOC=malloc
@@ -91,8 +92,10 @@ EOF
 
 case "$MODE" in
     quick)
+        # Everything that reaches compiled code, except the slow differential suites.
         TESTS=(tests/test_vectors.py tests/test_errors.py tests/test_buffers.py
-               tests/test_threads.py tests/test_fuzz_harness.py)
+               tests/test_threads.py tests/test_fuzz_harness.py tests/test_simd.py
+               tests/test_deinterleave.py tests/test_ordered.py)
         CORPUS=600 ;;
     full)
         # test_leaks measures RSS, which ASan's quarantine of freed memory makes grow.
@@ -101,7 +104,8 @@ case "$MODE" in
     *)
         TESTS=(tests/test_vectors.py tests/test_fuzz.py tests/test_rows.py tests/test_errors.py
                tests/test_buffers.py tests/test_threads.py tests/test_fuzz_harness.py
-               tests/test_deinterleave.py)
+               tests/test_simd.py tests/test_deinterleave.py tests/test_ordered.py
+               tests/test_values.py)
         CORPUS=2000 ;;
 esac
 EXISTING=()
@@ -119,3 +123,7 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
     "$PYTHON" tests/fuzz/fuzz_interleave.py --seconds "$FUZZ_SECONDS"
 fi
 echo "asan.sh: clean"
+if [ -n "${ZORDER_ASAN_DIR:-}" ]; then
+    echo "asan.sh: to rerun by hand: cd $WORK && LD_PRELOAD=$LIBASAN PYTHONMALLOC=malloc" \
+        "ASAN_OPTIONS=$ASAN_OPTIONS PYTHONPATH=$WORK $PYTHON -m pytest ..."
+fi
