@@ -267,7 +267,6 @@ void zorder_spread_uniform_k(const zorder_column *cols, const int k, ptrdiff_t s
         src[t] = cols[t].data;
         stride[t] = cols[t].row_stride;
     }
-    rows_ahead = zorder_prefetch_plan(stride, k, ahead);
     ngroups = (size + k - 1) / k;
     /* Words whose G groups are all needed; with rows back to back all of them can be
      * stored whole. Otherwise only those whose 8 bytes end within the row. */
@@ -275,6 +274,12 @@ void zorder_spread_uniform_k(const zorder_column *cols, const int k, ptrdiff_t s
     words_exact = size >= 8 ? (size - 8) / (G * k) + 1 : 0;
     if (words_exact > words_spill)
         words_exact = words_spill;
+    if (nrows == 1) {
+        /* interleave_bits: no row loop, prefetch or streaming to set up. */
+        zorder_spread_row(src, k, words_exact, size, out);
+        return;
+    }
+    rows_ahead = zorder_prefetch_plan(stride, k, ahead);
     /* A spilling store may only run into the next row, which rewrites all of its bytes
      * afterwards: it must end within 2 * size of its row's start. With a short row
      * (size < 8) the 8 bytes would otherwise cross several rows, past the buffer's end. */
