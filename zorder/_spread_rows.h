@@ -20,8 +20,8 @@
  * Bytes past `size` in a row are never written, except that while out_stride == size
  * (rows back to back) a row's last store may run into the next row (never further),
  * which is written after it; the last row of a call is always exact, so threads running
- * neighbouring row ranges never touch each other's bytes. Columns are read byte by byte, never past
- * their width. */
+ * neighbouring row ranges never touch each other's bytes. Columns are never read past
+ * their width (loads of 2, 4 or 8 bytes only cover groups the row needs). */
 #ifndef ZORDER_SPREAD_ROWS_H
 #define ZORDER_SPREAD_ROWS_H
 
@@ -165,7 +165,8 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_load_le16(const uint8_t *p)
 #define ZORDER_STREAM_OK(k) 1
 #endif
 
-/* One row: `nwords` full words, then the fewer than 8 bytes left, exactly. */
+/* One row: `nwords` full words (streaming stores if nt), then the fewer than 8 bytes
+ * left, exactly. */
 ZORDER_TARGET ZORDER_ALWAYS_INLINE
 void zorder_spread_row_nt(const uint8_t *const *src, const int k, ptrdiff_t nwords,
                           ptrdiff_t size, uint8_t *dst, const int nt)
