@@ -1,7 +1,10 @@
 """Shared fixtures: every backend, and Iceberg's own test vectors (tests/data/)."""
 
 import json
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -45,3 +48,29 @@ def ordered_vectors():
 @pytest.fixture(scope="session")
 def ordered_extra_vectors():
     return load_jsonl("ordered_extra.jsonl")
+
+
+@pytest.fixture
+def run_python(tmp_path):
+    """Runs ``python ARGS...`` in a fresh interpreter that imports the zorder under test.
+
+    The child starts in an empty folder, with the folder holding this zorder first on
+    PYTHONPATH: from the source tree, ``python -c``/``-m`` would otherwise import the
+    uncompiled source folder. ``env`` entries are added (None removes one);
+    ZORDER_BACKEND is unset unless given.
+    """
+    package_parent = str(pathlib.Path(zorder.__file__).resolve().parent.parent)
+
+    def run(*args, env=None, timeout=120):
+        child_env = dict(os.environ)
+        child_env.pop("ZORDER_BACKEND", None)
+        child_env["PYTHONPATH"] = package_parent + os.pathsep + child_env.get("PYTHONPATH", "")
+        for key, value in (env or {}).items():
+            if value is None:
+                child_env.pop(key, None)
+            else:
+                child_env[key] = value
+        return subprocess.run([sys.executable, *args], env=child_env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=timeout)
+
+    return run

@@ -1,9 +1,7 @@
 """`python -m zorder bench` on tiny inputs: the report's structure, never its speed."""
 
 import json
-import os
 import pathlib
-import subprocess
 import sys
 
 import pytest
@@ -13,7 +11,6 @@ from zorder import _bench
 from zorder.__main__ import main
 
 TINY = ["--rows", "1000", "--calls", "50", "--repeat", "1", "--quiet"]
-PACKAGE_PARENT = str(pathlib.Path(zorder.__file__).resolve().parent.parent)
 
 
 def run_json(capsys, *args):
@@ -120,15 +117,9 @@ def test_progress_goes_to_stderr_only_after_the_delay(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_module_command_end_to_end(tmp_path):
-    env = dict(os.environ)
-    env.pop("ZORDER_BACKEND", None)
-    env["PYTHONPATH"] = PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
-    done = subprocess.run(
-        [sys.executable, "-m", "zorder", "bench", *TINY, "--shapes", "4x8", "--threads", "1",
-         "--json"],
-        env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path,   # an empty folder: nothing there to import by mistake
-    )
+def test_module_command_end_to_end(run_python):
+    done = run_python("-m", "zorder", "bench", *TINY, "--shapes", "4x8", "--threads", "1",
+                      "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["results"][0]["shape"] == "4x8B->8B"

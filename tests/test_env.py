@@ -1,52 +1,28 @@
 """ZORDER_BACKEND in a fresh interpreter: forced, unknown, unavailable; and `info`."""
 
 import json
-import os
-import pathlib
-import subprocess
-import sys
-import tempfile
 
 import pytest
 
 import zorder
 
 
-# Children import the very zorder under test (installed, or built in place), never an
-# uncompiled source folder that `python -c` would put first on sys.path.
-OUTSIDE_SOURCE = tempfile.gettempdir()
-PACKAGE_PARENT = str(pathlib.Path(zorder.__file__).resolve().parent.parent)
-
-
-def child_env(**extra):
-    env = dict(os.environ)
-    env.pop("ZORDER_BACKEND", None)
-    env["PYTHONPATH"] = PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
-    env.update(extra)
-    return env
-
-
-def run_python(code, backend=None):
-    env = child_env() if backend is None else child_env(ZORDER_BACKEND=backend)
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=60, cwd=OUTSIDE_SOURCE)
-
-
 @pytest.mark.parametrize("name", zorder.available_backends())
-def test_forcing_each_available_backend(name):
-    done = run_python("import zorder; print(zorder.backend, zorder.interleave_bits.__module__)", name)
+def test_forcing_each_available_backend(name, run_python):
+    done = run_python("-c", "import zorder; print(zorder.backend, zorder.interleave_bits.__module__)",
+                      env={"ZORDER_BACKEND": name})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [name, f"zorder._{name}"]
 
 
-def test_auto_and_unset_pick_the_same():
-    auto = run_python("import zorder; print(zorder.backend)", "auto").stdout
-    unset = run_python("import zorder; print(zorder.backend)").stdout
+def test_auto_and_unset_pick_the_same(run_python):
+    auto = run_python("-c", "import zorder; print(zorder.backend)", env={"ZORDER_BACKEND": "auto"}).stdout
+    unset = run_python("-c", "import zorder; print(zorder.backend)").stdout
     assert auto == unset and auto.strip() in zorder.available_backends()
 
 
-def test_unknown_backend_fails_at_import_listing_valid_names():
-    done = run_python("import zorder", "fastest")
+def test_unknown_backend_fails_at_import_listing_valid_names(run_python):
+    done = run_python("-c", "import zorder", env={"ZORDER_BACKEND": "fastest"})
     assert done.returncode != 0
     assert "BackendError" in done.stderr and "'fastest'" in done.stderr
     for name in ("auto",) + zorder.BACKEND_NAMES:
@@ -58,7 +34,7 @@ def test_backend_error_is_import_and_value_error():
     assert issubclass(zorder.BackendError, ValueError)
 
 
-def test_unavailable_backend_fails_at_import_without_sigill():
+def test_unavailable_backend_fails_at_import_without_sigill(run_python):
     missing = [n for n in zorder.BACKEND_NAMES if n not in zorder.available_backends()]
     if not missing:
         # Every backend runs here: check the same rule through get_backend with a name that
@@ -66,26 +42,24 @@ def test_unavailable_backend_fails_at_import_without_sigill():
         with pytest.raises(zorder.BackendError, match="unknown zorder backend"):
             zorder.get_backend("avx1024")
         return
-    done = run_python("import zorder", missing[0])
+    done = run_python("-c", "import zorder", env={"ZORDER_BACKEND": missing[0]})
     assert done.returncode == 1      # a Python exception, not a signal
     assert "not available here" in done.stderr and "available: bitloop" in done.stderr
 
 
-def test_info_command_reports_choice_and_cpu():
-    done = subprocess.run([sys.executable, "-m", "zorder", "info", "--json"],
-                          capture_output=True, text=True, timeout=60, cwd=OUTSIDE_SOURCE, env=child_env())
+def test_info_command_reports_choice_and_cpu(run_python):
+    done = run_python("-m", "zorder", "info", "--json")
     assert done.returncode == 0, done.stderr
     info = json.loads(done.stdout)
     assert info["backend"] in zorder.available_backends()
     assert info["reason"]
     assert set(info["backends"]) == set(zorder.BACKEND_NAMES)
     assert "flags" in info["cpu"]
-    text = subprocess.run([sys.executable, "-m", "zorder", "info"], capture_output=True,
-                          text=True, timeout=60, cwd=OUTSIDE_SOURCE, env=child_env()).stdout
+    text = run_python("-m", "zorder", "info").stdout
     assert f"backend:   {info['backend']}" in text
 
 
-def test_import_does_not_start_a_child_process():
+def test_import_does_not_start_a_child_process(run_python):
     # py-cpuinfo's get_cpu_info() would re-run Python; zorder reads CPUID in-process.
     code = ("import subprocess, multiprocessing\n"
             "calls = []\n"
@@ -94,6 +68,6 @@ def test_import_does_not_start_a_child_process():
             "subprocess.Popen.__init__ = spy\n"
             "import zorder\n"
             "print(len(calls))\n")
-    done = run_python(code)
+    done = run_python("-c", code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "0"

@@ -2,8 +2,6 @@
 
 import datetime
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -96,17 +94,11 @@ def test_report_shows_clustering_gain(parquet_in, tmp_path):
     assert "before" in text and "after" in text and "of 12" in text
 
 
-def test_cli_subprocess(parquet_in, tmp_path):
+def test_cli_subprocess(parquet_in, tmp_path, run_python):
     src, _ = parquet_in
     out = tmp_path / "sub.parquet"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(zorder.__file__)) + (
-        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run(
-        [sys.executable, "-m", "zorder", "sort", str(src), str(out), "--columns", "b,a",
-         "--iceberg", "1.11", "--no-report", "--compression", "zstd"],
-        capture_output=True, text=True, env=env, timeout=120,
-    )
+    proc = run_python("-m", "zorder", "sort", str(src), str(out), "--columns", "b,a",
+                      "--iceberg", "1.11", "--no-report", "--compression", "zstd")
     assert proc.returncode == 0, proc.stderr
     assert "row groups a reader can skip" not in proc.stdout
     assert proc.stderr == ""  # no progress bar: not a terminal, and a small file
