@@ -232,7 +232,8 @@ static inline ptrdiff_t zorder_prefetch_plan(const uint8_t *const *src, const pt
             continue;
         wanted[t] = 1;
         for (u = 0; u < t; u++)
-            if (wanted[u] && stride[u] == stride[t] && src[t] >= src[u] && src[t] - src[u] < 32)
+            if (wanted[u] && stride[u] == stride[t]
+                && (uintptr_t)src[t] - (uintptr_t)src[u] < 32)   /* unsigned: >= too */
                 wanted[t] = 0;
     }
     return rows;
