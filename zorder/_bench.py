@@ -5,14 +5,16 @@ For each shape (columns x 8 random bytes -> output bytes) it times
   columns with a reused ``bytearray``, next to ``b"".join(columns)`` (one Python call
   that copies the same bytes: the floor for a call that builds a row);
 - the batch path: ``interleave_rows(block, size, out)`` on one (N, n, 8) uint8 block and a
-  reused output array, next to a numpy copy of the same input bytes (the floor no
-  interleave can beat);
-- the batch path again with 2..--threads threads (``interleave_rows(..., threads=T)``).
+  reused output array, next to a numpy copy of the same input bytes (the floor for
+  ordinary stores; kernels with streaming stores, which skip reading the destination,
+  can go below it);
+- the batch path again with 1, 2, 4, ... up to --threads threads, in wall time
+  (``interleave_rows(..., threads=T)``).
 Each number is the best of --repeat runs, in CPU time of the timing thread where the OS
 measures it precisely (so time slices given to other processes do not count; the thread
 scaling uses wall time); backends are timed in turn within each run, so a burst of load
-from elsewhere hits them all alike. bitloop is a few hundred times slower
-than the others, so it gets fewer rows and calls (stated in the output).
+from elsewhere hits them all alike. bitloop is a few hundred times slower than the
+others, so it gets fewer rows and calls (stated in the output).
 
 The functions here are also what benchmarks/ and tools/bench_report.py use.
 """
