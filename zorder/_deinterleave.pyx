@@ -22,6 +22,10 @@ import numpy
 __all__ = ["deinterleave_bits", "deinterleave_rows"]
 
 
+# A column of Iceberg's is a Java byte array: at most 2**31 - 1 bytes.
+MAX_WIDTH = 2**31 - 1
+
+
 def _check_widths(widths):
     if isinstance(widths, (str, bytes, bytearray)) or not hasattr(widths, "__iter__"):
         raise TypeError(
@@ -34,6 +38,8 @@ def _check_widths(widths):
         w = w.__index__()
         if w < 0:
             raise ValueError(f"widths[{i}] must be >= 0, got {w}")
+        if w > MAX_WIDTH:
+            raise ValueError(f"widths[{i}] must be at most {MAX_WIDTH} bytes, got {w}")
         checked.append(w)
     if not checked:
         raise ValueError("widths is empty: at least one column is needed")

@@ -135,6 +135,10 @@ def _timestamp_kind(timestamp: Any) -> Optional[str]:
     )
 
 
+#: Iceberg's lengths and sizes are Java ints.
+JAVA_INT_MAX = 2**31 - 1
+
+
 def _length(length: Any, fn: str, *, default: Optional[int] = None) -> int:
     if length is None and default is not None:
         return default
@@ -148,6 +152,8 @@ def _length(length: Any, fn: str, *, default: Optional[int] = None) -> int:
         ) from None
     if n < 0:
         raise ValueError(f"{fn}: length must be >= 0, got {n}")
+    if n > JAVA_INT_MAX:
+        raise ValueError(f"{fn}: length must be at most {JAVA_INT_MAX} (a Java int, as in Iceberg), got {n}")
     return n
 
 
@@ -386,6 +392,11 @@ def byte_truncate_or_fill(value: Any, length: int) -> bytes:
         raise TypeError(
             f"byte_truncate_or_fill: value must be bytes-like or None, not {type(value).__name__}"
         ) from None
+    if view.itemsize != 1:
+        raise TypeError(
+            "byte_truncate_or_fill: value must hold bytes (item size 1), not items of "
+            f"{view.itemsize} bytes (format {view.format!r})"
+        )
     data = view.cast("B").tobytes() if view.ndim == 1 or view.c_contiguous else bytes(view)
     data = data[:n]
     return data + bytes(n - len(data))
@@ -928,7 +939,11 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = "
                     f"ordered_bytes: values must be a 1-D array or sequence, not "
                     f"{type(values).__name__} (use the scalar *_to_ordered_bytes functions)"
                 )
-            values = numpy.asarray(values)
+            as_array = numpy.asarray(values)
+            # numpy turns [1, "a"] into strings: keep the objects, so mixed types are
+            # an error rather than the string "1".
+            values = (numpy.asarray(values, dtype=object) if as_array.dtype.kind in "US"
+                      else as_array)
         if values.ndim != 1:
             raise TypeError(
                 f"ordered_bytes: values must be 1-D (one column), got shape {values.shape}"

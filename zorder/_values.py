@@ -20,7 +20,7 @@ from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Unio
 
 import numpy
 
-from zorder._ordered import ordered_bytes
+from zorder._ordered import JAVA_INT_MAX, ordered_bytes
 
 __all__ = ["argsort_zvalues", "sort", "sort_indices", "zorder_values", "zorder_widths"]
 
@@ -37,6 +37,8 @@ def _positive(value: Any, name: str) -> int:
     value = value.__index__()
     if value <= 0:
         raise ValueError(f"{name} must be > 0 (as in Iceberg's rewrite options), got {value}")
+    if value > JAVA_INT_MAX:
+        raise ValueError(f"{name} must be at most {JAVA_INT_MAX} (a Java int, as in Iceberg), got {value}")
     return value
 
 
