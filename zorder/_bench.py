@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import platform
@@ -174,7 +175,7 @@ def time_batch(backends: Sequence[str], block: np.ndarray, size: int, repeat: in
         fn = zorder.get_backend(name).interleave_rows
         n = min(rows, reference_rows) if name == REFERENCE else rows
         b, o = block[:n], out[:n]
-        calls[name] = (lambda fn=fn, b=b, o=o: fn(b, size, o, threads=threads))
+        calls[name] = functools.partial(fn, b, size, o, threads=threads)
         counts[name] = n
     if baseline:
         calls[BASELINE] = lambda: np.copyto(copy, flat)

@@ -30,7 +30,7 @@ import numpy
 try:
     from zorder import _ordered_kernels as _kernels
 except ImportError:  # not built (yet): the plain-Python string path gives the same bytes
-    _kernels = None
+    _kernels = None  # type: ignore[assignment]
 
 __all__ = [
     "ICEBERG_VERSIONS",
