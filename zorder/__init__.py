@@ -20,6 +20,10 @@ from typing import TYPE_CHECKING, Dict, Tuple
 from zorder._cpu import cpu_facts as _cpu_facts
 from zorder._select import BACKEND_NAMES, PREFERENCE, choose_backend, explain_choice
 from zorder._ordered import (
+    ICEBERG_VERSIONS,
+    PRIMITIVE_BUFFER_SIZE,
+    SPARK_VERSIONS,
+    TIMESTAMP_KINDS,
     byte_truncate_or_fill,
     double_to_ordered_bytes,
     float_to_ordered_bytes,
@@ -32,6 +36,7 @@ from zorder._ordered import (
     tinyint_to_ordered_bytes,
     whole_number_ordered_bytes,
 )
+from zorder import _deinterleave, _ordered, _values
 from zorder._deinterleave import deinterleave_bits, deinterleave_rows
 from zorder._values import argsort_zvalues, sort, sort_indices, zorder_values, zorder_widths
 
@@ -47,27 +52,9 @@ __all__ = [
     "get_backend",
     "interleave_bits",
     "interleave_rows",
-    # Iceberg's ordered bytes (zorder._ordered)
-    "byte_truncate_or_fill",
-    "double_to_ordered_bytes",
-    "float_to_ordered_bytes",
-    "floating_point_ordered_bytes",
-    "int_to_ordered_bytes",
-    "long_to_ordered_bytes",
-    "ordered_bytes",
-    "short_to_ordered_bytes",
-    "string_to_ordered_bytes",
-    "tinyint_to_ordered_bytes",
-    "whole_number_ordered_bytes",
-    # Z-values of tables, sorting, decoding (zorder._values, zorder._deinterleave)
-    "argsort_zvalues",
-    "deinterleave_bits",
-    "deinterleave_rows",
-    "sort",
-    "sort_indices",
-    "zorder_values",
-    "zorder_widths",
 ]
+# Iceberg's ordered bytes; Z-values of tables, sorting and decoding.
+__all__ += _ordered.__all__ + _values.__all__ + _deinterleave.__all__
 
 __version__ = "0.1.0"
 
