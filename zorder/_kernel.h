@@ -64,6 +64,19 @@ static inline int zorder_make_plan(const zorder_column *cols, ptrdiff_t ncols, z
     return 1;
 }
 
+/* The k-column spreading every table and mask is generated from: the nbits-wide value v
+ * with its bit i (i = 0 its most significant) at position nbits*k - 1 - i*k, i.e. each bit
+ * followed by the k - 1 bits of the other columns. spread(b, 8, k) is SPREAD[k][b]. */
+static inline uint64_t zorder_spread_bits(uint64_t v, int nbits, int k)
+{
+    uint64_t w = 0;
+    int i;
+    for (i = 0; i < nbits; i++)
+        if ((v >> (nbits - 1 - i)) & 1)
+            w |= (uint64_t)1 << (nbits * k - 1 - i * k);
+    return w;
+}
+
 /* Writes the first nbytes (<= k) of a k-byte group held in the low 8k bits of w,
  * most significant byte first. */
 static inline void zorder_store_group(uint8_t *dst, uint64_t w, int k, ptrdiff_t nbytes)

@@ -24,6 +24,7 @@ cdef extern from "_kernel.h":
         int seg_k[8]
         int seg_cols[8][8]
 
+    uint64_t spread_bits "zorder_spread_bits"(uint64_t v, int nbits, int k) noexcept nogil
     int make_plan "zorder_make_plan"(const Column* cols, Py_ssize_t ncols, Plan* plan) noexcept nogil
     void store_group "zorder_store_group"(uint8_t* dst, uint64_t w, int k, Py_ssize_t nbytes) noexcept nogil
 

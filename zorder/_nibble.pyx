@@ -9,7 +9,7 @@ from libc.stdint cimport uint8_t, uint64_t
 
 from zorder._bitloop cimport bitloop_rows
 from zorder._frontend cimport interleave_bits_with, interleave_rows_with
-from zorder._kernel cimport Column, Plan, make_plan, store_group
+from zorder._kernel cimport Column, Plan, make_plan, spread_bits, store_group
 
 from zorder._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
@@ -27,15 +27,10 @@ cdef uint64_t NIBBLE[9][16]
 
 
 cdef void fill_nibble_table() noexcept:
-    cdef int k, h, i
-    cdef uint64_t v
+    cdef int k, h
     for k in range(1, 9):
         for h in range(16):
-            v = 0
-            for i in range(4):
-                if h & (0x8 >> i):
-                    v |= (<uint64_t>1) << (4 * k - 1 - i * k)
-            NIBBLE[k][h] = v
+            NIBBLE[k][h] = spread_bits(h, 4, k)
 
 
 fill_nibble_table()

@@ -31,21 +31,12 @@ static uint64_t TAB8[8][256];
 
 void zorder_pdep_init(void)
 {
-    int k, i, t, p, b;
-    for (k = 1; k <= ZORDER_MAX_GROUP; k++) {
-        uint64_t m = 0;
-        for (i = 0; i < 8; i++)
-            m |= (uint64_t)1 << (8 * k - 1 - i * k);
-        MASK[k] = m;
-    }
+    int k, t, p, b;
+    for (k = 1; k <= ZORDER_MAX_GROUP; k++)
+        MASK[k] = zorder_spread_bits(0xFF, 8, k);
     for (b = 0; b < 256; b++) {
-        uint64_t s4 = 0, s8 = 0;
-        for (i = 0; i < 8; i++) {
-            if (b & (0x80 >> i)) {
-                s4 |= (uint64_t)1 << (31 - 4 * i);
-                s8 |= (uint64_t)1 << (63 - 8 * i);
-            }
-        }
+        const uint64_t s4 = zorder_spread_bits((uint64_t)b, 8, 4);
+        const uint64_t s8 = zorder_spread_bits((uint64_t)b, 8, 8);
         for (t = 0; t < 8; t++) {
             TAB8[t][b] = s8 >> t;
             if (t < 4)

@@ -10,7 +10,7 @@ from libc.stdint cimport uint8_t, uint64_t
 
 from zorder._bitloop cimport bitloop_rows
 from zorder._frontend cimport interleave_bits_with, interleave_rows_with
-from zorder._kernel cimport Column, Plan, make_plan, store_group
+from zorder._kernel cimport Column, Plan, make_plan, spread_bits, store_group
 
 from zorder._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
@@ -28,15 +28,10 @@ cdef uint64_t SPREAD[9][256]
 
 
 cdef void fill_spread_table() noexcept:
-    cdef int k, b, i
-    cdef uint64_t v
+    cdef int k, b
     for k in range(1, 9):
         for b in range(256):
-            v = 0
-            for i in range(8):
-                if b & (0x80 >> i):
-                    v |= (<uint64_t>1) << (8 * k - 1 - i * k)
-            SPREAD[k][b] = v
+            SPREAD[k][b] = spread_bits(b, 8, k)
 
 
 fill_spread_table()
