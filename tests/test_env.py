@@ -71,3 +71,20 @@ def test_import_does_not_start_a_child_process(run_python):
     done = run_python("-c", code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "0"
+
+
+def test_console_script_runs_from_anywhere(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = shutil.which("zorder", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("zorder is built in place, not installed: no console script")
+    done = subprocess.run([script, "info", "--json"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["backend"] in zorder.available_backends()
+    usage = subprocess.run([script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert usage.returncode == 2 and usage.stdout.startswith("usage: zorder ")

@@ -17,7 +17,17 @@ import os
 from types import ModuleType
 from typing import TYPE_CHECKING, Dict, Tuple
 
-from zorder._cpu import cpu_facts as _cpu_facts
+try:
+    from zorder._cpu import cpu_facts as _cpu_facts
+except ModuleNotFoundError as _exc:  # pragma: no cover - only in an unbuilt source tree
+    if _exc.name != "zorder._cpu":
+        raise
+    raise ImportError(
+        f"zorder's compiled kernels are missing from {os.path.dirname(__file__)}: this looks "
+        "like the source folder, which Python finds first when run from it. Run from another "
+        "folder (or use the `zorder` command), or build in place with "
+        "`python setup.py build_ext --inplace`."
+    ) from _exc
 from zorder._select import BACKEND_NAMES, PREFERENCE, choose_backend, explain_choice
 from zorder._ordered import (
     ICEBERG_VERSIONS,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import List, Optional
 
@@ -19,8 +20,10 @@ COMMANDS = {
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # Installed as a console script the program is `zorder`; otherwise `python -m zorder`.
+    prog = "zorder" if os.path.basename(sys.argv[0]) == "zorder" else "python -m zorder"
     top = argparse.ArgumentParser(
-        prog="python -m zorder",
+        prog=prog,
         description="Iceberg-compatible Z-order tools.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="commands:\n" + "\n".join(f"  {c:<9}{h}" for c, (_, h) in COMMANDS.items()),
@@ -35,9 +38,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     name, rest = argv[0], argv[1:]
     module_name, help_text = COMMANDS[name]
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"python -m zorder {name}", description=help_text)
+    parser = argparse.ArgumentParser(prog=f"{prog} {name}", description=help_text)
     module.add_arguments(parser)
-    return int(module.run(parser.parse_args(rest)) or 0)
+    args = parser.parse_args(rest)
+    try:
+        return int(module.run(args) or 0)
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":
