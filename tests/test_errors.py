@@ -507,3 +507,13 @@ def test_every_public_function_has_an_error_row():
               and not isinstance(getattr(zorder, n), type)}
     missing = public - covered - not_taking_input
     assert not missing, f"no error rows for {sorted(missing)}"
+
+
+@pytest.mark.parametrize("columns", [{b"\xff", b"\x00", b"\x0f"}, frozenset({b"a"}), {b"a": b"b"}],
+                         ids=["set", "frozenset", "dict"])
+def test_unordered_columns_are_refused(backend, columns):
+    # A set's order changes with string hashing from run to run; a dict would give its keys.
+    with pytest.raises(TypeError, match="columns must be an ordered sequence"):
+        backend.interleave_bits(columns)
+    with pytest.raises(TypeError, match="columns must be an ordered sequence"):
+        backend.interleave_rows(columns)

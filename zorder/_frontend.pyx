@@ -31,6 +31,8 @@ from libc.string cimport memset
 
 from zorder._kernel cimport Column, RowsKernel
 
+from collections.abc import Mapping
+
 import numpy
 
 cdef extern from *:
@@ -187,6 +189,12 @@ cdef list as_column_list(object columns):
             f"columns must be a sequence of columns, not one {type(columns).__name__} "
             "(wrap a single column in a list)"
         )
+    elif isinstance(columns, (set, frozenset, Mapping)):
+        # A set's order changes from run to run (string hashing), and a mapping would give
+        # its keys: either would make the Z-value depend on chance.
+        raise TypeError(
+            f"columns must be an ordered sequence of columns, not {type(columns).__name__}"
+        )
     else:
         try:
             seq = list(columns)
@@ -209,6 +217,38 @@ cdef inline void column_extent(const Column* col, Py_ssize_t nrows,
     cdef Py_ssize_t last = (nrows - 1) * col.row_stride
     lo[0] = col.data + (last if last < 0 else 0)
     hi[0] = col.data + (last if last > 0 else 0) + col.width
+
+
+cdef bint columns_overlap(const Column* a, const Column* b, Py_ssize_t nrows) noexcept:
+    """Whether the bytes of nrows rows of a and b share an address.
+
+    Beyond the bounding boxes, two regions with the same row stride (spare columns of one
+    array, say) are compared exactly: row i of a is [i*s, i*s + wa) and row j of b is
+    [d + j*s, d + j*s + wb); they meet where some m = j - i in (-nrows, nrows) puts
+    d + m*s in (-wb, wa).
+    """
+    cdef const uint8_t* a_lo
+    cdef const uint8_t* a_hi
+    cdef const uint8_t* b_lo
+    cdef const uint8_t* b_hi
+    cdef Py_ssize_t s = a.row_stride, d, m
+    if a.width == 0 or b.width == 0 or nrows == 0:
+        return False
+    column_extent(a, nrows, &a_lo, &a_hi)
+    column_extent(b, nrows, &b_lo, &b_hi)
+    if not regions_overlap(a_lo, a_hi, b_lo, b_hi):
+        return False
+    if nrows == 1 or b.row_stride != s or s == 0:
+        return True
+    d = b.data - a.data
+    if s < 0:
+        # The same rows listed from the other end: both start (n-1)*s lower, d is unchanged.
+        s = -s
+    # The largest m with d + m*s < wa, within the rows there are.
+    m = (a.width - d - 1) // s
+    if m > nrows - 1:
+        m = nrows - 1
+    return m > -nrows and d + m * s > -b.width
 
 
 cdef object interleave_bits_with(RowsKernel kernel, object columns,
@@ -517,10 +557,8 @@ cdef object interleave_rows_with(RowsKernel kernel, object columns,
         out_extent.data = job.dest
         out_extent.row_stride = job.out_stride
         out_extent.width = size
-        column_extent(&out_extent, nrows, &out_lo, &out_hi)
         for i in range(n):
-            column_extent(&job.cols[i], nrows, &lo, &hi)
-            if job.cols[i].width and regions_overlap(out_lo, out_hi, lo, hi):
+            if columns_overlap(&out_extent, &job.cols[i], nrows):
                 raise ValueError(f"out overlaps columns[{i}]; use a separate array")
 
         chunk = (nrows + nthreads - 1) // nthreads

@@ -1,0 +1,47 @@
+"""out= may share an array with the columns only where no written byte is read: spare
+columns of one array are fine; any real overlap is refused before anything is written."""
+
+import numpy as np
+import pytest
+
+import zorder
+
+
+def test_spare_columns_of_one_array(backend):
+    big = np.arange(240, dtype=np.uint8).reshape(10, 24)
+    expected = zorder.get_backend("bitloop").interleave_rows([big[:, 8:16].copy(), big[:, 16:24].copy()])
+    backend.interleave_rows([big[:, 8:16], big[:, 16:24]], 8, out=big[:, 0:8])
+    np.testing.assert_array_equal(big[:, 0:8], expected[:, :8])
+
+
+def test_same_stride_regions_match_brute_force():
+    rng = np.random.default_rng(0)
+    for _ in range(1500):
+        width, nrows = int(rng.integers(4, 40)), int(rng.integers(1, 6))
+        big = np.zeros((nrows, width), np.uint8)
+        wa, wb = int(rng.integers(1, width)), int(rng.integers(1, width))
+        oa, ob = int(rng.integers(0, width - wa + 1)), int(rng.integers(0, width - wb + 1))
+        view = big[::-1] if rng.random() < 0.3 else big
+        size = min(wa, wb)
+        overlap = not (oa + size <= ob or ob + wb <= oa)   # out writes its first `size` bytes
+        if overlap:
+            with pytest.raises(ValueError, match="out overlaps columns"):
+                zorder.interleave_rows([view[:, ob:ob + wb]], size, out=view[:, oa:oa + wa])
+            assert not big.any()   # refused before writing
+        else:
+            zorder.interleave_rows([view[:, ob:ob + wb]], size, out=view[:, oa:oa + wa])
+
+
+def test_other_strides_never_accept_an_overlap():
+    rng = np.random.default_rng(1)
+    for _ in range(1500):
+        flat = np.zeros(400, np.uint8)
+        s1, s2 = int(rng.integers(8, 30)), int(rng.integers(8, 30))
+        o1, o2 = int(rng.integers(0, 60)), int(rng.integers(0, 60))
+        out = np.lib.stride_tricks.as_strided(flat[o1:], (5, 8), (s1, 1))
+        col = np.lib.stride_tricks.as_strided(flat[o2:], (5, 8), (s2, 1))
+        written = {o1 + i * s1 + k for i in range(5) for k in range(8)}
+        read = {o2 + i * s2 + k for i in range(5) for k in range(8)}
+        if written & read:
+            with pytest.raises(ValueError, match="out overlaps columns"):
+                zorder.interleave_rows([col], 8, out=out)
