@@ -150,3 +150,9 @@ def test_bench_report_tool_reads_saved_reports(tmp_path, capsys):
     assert md.count("| 2x8B->8B |") == 3   # batch, per-row and threads tables
     for name in report["backends"]:
         assert f" {name} " in md
+
+
+def test_unwritable_plot_path_fails_before_timing(capsys):
+    assert main(["bench", *TINY, "--shapes", "2x8", "--plot", "/nonexistent-folder/x.png"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write --plot" in err and "[1/" not in err

@@ -28,7 +28,7 @@ except ModuleNotFoundError as _exc:  # pragma: no cover - only in an unbuilt sou
         "folder (or use the `zorder` command), or build in place with "
         "`python setup.py build_ext --inplace`."
     ) from _exc
-from zorder._select import BACKEND_NAMES, PREFERENCE, choose_backend, explain_choice
+from zorder._select import BACKEND_NAMES, choose_backend, explain_choice
 from zorder._ordered import (
     ICEBERG_VERSIONS,
     PRIMITIVE_BUFFER_SIZE,

@@ -455,6 +455,11 @@ def run(args: argparse.Namespace) -> int:
                 return 2
     if args.plot:
         _require_matplotlib()   # fail before the timing, not after it
+        folder = os.path.dirname(os.path.abspath(args.plot))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            print(f"python -m zorder bench: cannot write --plot {args.plot!r}: "
+                  f"{folder!r} is not a writable folder", file=sys.stderr)
+            return 2
     report = run_bench(shapes=args.shapes, rows=args.rows, repeat=args.repeat,
                        max_threads=args.threads, calls=args.calls, backends=backends,
                        progress=not args.quiet)

@@ -12,8 +12,6 @@ from typing import Collection, Mapping, Optional, Tuple
 #: Every backend zorder knows, reference first.
 BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "simd")
 
-#: What ``auto`` prefers, fastest first (measured: benchmarks/NOTES.md).
-PREFERENCE: Tuple[str, ...] = ("simd", "pdep", "table", "nibble", "bitloop")
 
 #: The AVX-512 subsets the simd kernels use, in py-cpuinfo's spelling.
 SIMD_FLAGS: Tuple[str, ...] = ("avx512f", "avx512bw", "avx512vbmi", "gfni")

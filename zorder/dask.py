@@ -456,7 +456,10 @@ def _prepare_out_dir(out_dir: str, data_path: Optional[str], overwrite: bool) ->
         src = os.path.abspath(data_path)
         if out_dir == src or out_dir.startswith(src.rstrip(os.sep) + os.sep) or \
                 src.startswith(out_dir.rstrip(os.sep) + os.sep):
-            raise ValueError(f"out_dir {out_dir!r} must not be or contain the input {src!r}")
+            raise ValueError(
+                f"out_dir {out_dir!r} must be apart from the input {src!r} "
+                "(not the same folder, inside it, or around it)"
+            )
     if os.path.exists(out_dir):
         if not os.path.isdir(out_dir):
             raise ValueError(f"out_dir {out_dir!r} exists and is not a folder")
