@@ -813,9 +813,22 @@ def _pandas_to_column(values: Any):
 
     dtype = values.dtype
     if isinstance(dtype, numpy.dtype) and dtype.kind == "O":
-        # Python objects: the object path finds None/NaN/NA/NaT itself, and lone
-        # surrogates keep Iceberg's behaviour (Arrow could not hold them).
-        return numpy.asarray(values), None
+        objects = numpy.asarray(values)
+        first = next((x for x in objects if not _is_null_object(x)), None)
+        pa = _arrow_module()
+        if first is None or isinstance(first, (str, bytes)) or pa is None:
+            # Strings and binary: the object path finds None/NaN/NA/NaT itself, and lone
+            # surrogates keep Iceberg's behaviour (Arrow could not hold them).
+            return objects, None
+        # Other Python objects (what to_pandas() gives for Arrow dates, nullable booleans,
+        # datetimes): Arrow infers the type (date32, bool, timestamp) and keeps the nulls.
+        try:
+            return pa.array(values, from_pandas=True), None
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise TypeError(
+                f"ordered_bytes: values: a pandas object column of {type(first).__name__} "
+                f"values could not be read as one type ({exc})"
+            ) from None
     if isinstance(dtype, numpy.dtype):
         # numpy-backed: the numpy path, with pandas' missing values as the mask
         mask = numpy.asarray(pandas.isna(values), dtype=bool)
