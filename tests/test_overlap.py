@@ -45,3 +45,15 @@ def test_other_strides_never_accept_an_overlap():
         if written & read:
             with pytest.raises(ValueError, match="out overlaps columns"):
                 zorder.interleave_rows([col], 8, out=out)
+
+
+def test_bytearray_out_checked_like_any_buffer(backend):
+    buf = bytearray(b"\x80\x40" + bytes(6))
+    with pytest.raises(ValueError, match="out overlaps columns"):
+        backend.interleave_bits([memoryview(buf)[0:1], memoryview(buf)[1:2]], 2, out=buf)
+    assert buf == bytearray(b"\x80\x40" + bytes(6))
+    with pytest.raises(ValueError, match="out has 1 bytes, fewer than interleaved_size=2"):
+        backend.interleave_bits([b"\x80", b"\x40"], 2, out=bytearray(1))
+    spare = bytearray(b"\x80\x40" + b"\xee" * 6)
+    assert backend.interleave_bits([bytes(spare[0:1]), bytes(spare[1:2])], 2, out=spare) is spare
+    assert spare == bytearray(b"\x90\x00" + b"\xee" * 6)

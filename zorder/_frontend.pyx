@@ -18,6 +18,7 @@ from cpython.buffer cimport (
     PyObject_CheckBuffer,
     PyObject_GetBuffer,
 )
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_CheckExact, PyByteArray_GET_SIZE
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_CheckExact
 from cpython.number cimport PyNumber_Index
@@ -258,7 +259,7 @@ cdef object interleave_bits_with(RowsKernel kernel, object columns,
     cdef PyObject* held[STACK_COLUMNS]
     cdef PyObject** refs = held
     cdef Py_ssize_t nheld = 0
-    cdef Py_ssize_t n, i, size
+    cdef Py_ssize_t n, i, size, out_len
     cdef Column stack_cols[STACK_COLUMNS]
     cdef Py_buffer stack_views[STACK_COLUMNS]
     cdef Column* cols = stack_cols
@@ -330,24 +331,31 @@ cdef object interleave_bits_with(RowsKernel kernel, object columns,
             result = PyBytes_FromStringAndSize(NULL, size)
             dest = <uint8_t*>PyBytes_AS_STRING(result)
         else:
-            try:
-                PyObject_GetBuffer(out, &out_view,
-                                   PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
-            except (BufferError, ValueError, TypeError):
-                view_clear(&out_view)
-                raise TypeError(
-                    "out must be a writable, C-contiguous buffer, not "
-                    f"{type(out).__name__}{buffer_problem(out)}"
-                ) from None
-            if not is_byte_format(out_view.format) or out_view.itemsize != 1:
-                raise TypeError(
-                    f"out must hold uint8 bytes, not {describe_format(out, out_view.format)}"
-                )
-            if out_view.len < size:
+            if PyByteArray_CheckExact(out):
+                # The reused-buffer case, without a buffer export: no Python code runs
+                # from here to the kernel, so the bytearray cannot be resized meanwhile.
+                out_len = PyByteArray_GET_SIZE(out)
+                dest = <uint8_t*>PyByteArray_AS_STRING(out)
+            else:
+                try:
+                    PyObject_GetBuffer(out, &out_view,
+                                       PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+                except (BufferError, ValueError, TypeError):
+                    view_clear(&out_view)
+                    raise TypeError(
+                        "out must be a writable, C-contiguous buffer, not "
+                        f"{type(out).__name__}{buffer_problem(out)}"
+                    ) from None
+                if not is_byte_format(out_view.format) or out_view.itemsize != 1:
+                    raise TypeError(
+                        f"out must hold uint8 bytes, not {describe_format(out, out_view.format)}"
+                    )
+                out_len = out_view.len
+                dest = <uint8_t*>out_view.buf
+            if out_len < size:
                 raise ValueError(
-                    f"out has {out_view.len} bytes, fewer than interleaved_size={size}"
+                    f"out has {out_len} bytes, fewer than interleaved_size={size}"
                 )
-            dest = <uint8_t*>out_view.buf
             for i in range(n):
                 column_extent(&cols[i], 1, &lo, &hi)
                 if size and regions_overlap(dest, dest + size, lo, hi):
