@@ -34,12 +34,16 @@ else:
 
 # Every extension is rebuilt when any shared header or included file changes: the
 # kernels include each other's C code, and a stale .so would test old kernels.
-SHARED_DEPENDS = sorted(str(p) for pattern in ("*.h", "*.pxi", "*.pxd", "*_kernel.c")
-                        for p in Path("zorder").glob(pattern))
+SHARED_DEPENDS = sorted(str(p) for pattern in ("**/*.h", "**/*.pxi", "**/*.pxd", "**/*.c")
+                        for p in Path("zorder").glob(pattern)
+                        if not (p.suffix == ".c" and p.with_suffix(".pyx").exists()))
+# Hand-written C and the headers the Cython modules include.
+INCLUDE_DIRS = ["zorder/interleave/csrc", "zorder/cpu"]
 
 
 def extension(name, sources, **kwargs):
-    kwargs.setdefault("include_dirs", ["zorder"])
+    """zorder.<name> from sources under zorder/ (dotted name = folder path)."""
+    kwargs.setdefault("include_dirs", INCLUDE_DIRS)
     kwargs.setdefault("depends", SHARED_DEPENDS)
     return Extension(
         f"zorder.{name}",
@@ -50,24 +54,24 @@ def extension(name, sources, **kwargs):
     )
 
 
+# Each hand-written C file is compiled into exactly one extension.
 extensions = [
-    extension("_cpu", ["_cpu.pyx"]),
-    extension("_frontend", ["_frontend.pyx"]),
-    extension("_bitloop", ["_bitloop.pyx"]),
-    extension("_table", ["_table.pyx"]),
-    extension("_nibble", ["_nibble.pyx"]),
-    extension("_deinterleave", ["_deinterleave.pyx"]),
-    extension("_zsort", ["_zsort.pyx"]),
-    extension("_ordered_kernels", ["_ordered_kernels.pyx"]),
+    extension("cpu._facts", ["cpu/_facts.pyx"]),
+    extension("interleave._frontend", ["interleave/_frontend.pyx"]),
+    extension("interleave.bitloop", ["interleave/bitloop.pyx"]),
+    extension("interleave.table", ["interleave/table.pyx"]),
+    extension("interleave.nibble", ["interleave/nibble.pyx"]),
+    extension("ordered._strings", ["ordered/_strings.pyx"]),
+    extension("values.decode", ["values/decode.pyx"]),
+    extension("values._radix", ["values/_radix.pyx"]),
 ]
 if IS_X86_64:
-    # The C files hold the only BMI2 code, behind target("bmi2") attributes; the
-    # module itself (and its import) is baseline x86-64.
-    extensions.append(extension("_pdep", ["_pdep.pyx", "_pdep_kernel.c"]))
-    # AVX-512 code behind target attributes likewise; a compiler without those
-    # intrinsics compiles _simd_kernel.c to a stub and the backend reports itself
-    # unavailable. _simd.pyx includes _pdep_kernel.c for its scalar fallback.
-    extensions.append(extension("_simd", ["_simd.pyx", "_simd_kernel.c"]))
+    # The C files hold the only BMI2 and AVX-512 code, behind target attributes; the
+    # modules themselves (and their imports) are baseline x86-64. A compiler without the
+    # AVX-512 intrinsics compiles simd_kernel.c to a stub and the backend reports itself
+    # unavailable. simd falls back to the pdep module's kernel through a cimport.
+    extensions.append(extension("interleave.pdep", ["interleave/pdep.pyx", "interleave/csrc/pdep_kernel.c"]))
+    extensions.append(extension("interleave.simd", ["interleave/simd.pyx", "interleave/csrc/simd_kernel.c"]))
 
 setup(
     ext_modules=cythonize(

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import zorder
-from zorder import _bench
+from zorder.cli import bench as _bench
 
 pytest.importorskip("pytest_benchmark", reason="these benchmarks need pytest-benchmark")
 

@@ -2,13 +2,13 @@
 
 Run with ``python -m pytest benchmarks/test_bench_ordered.py``. Fixed-width types are
 whole-array numpy operations; strings go through the Cython kernels of
-``zorder._ordered_kernels`` (str objects, numpy 'U' code points, Arrow offsets).
+``zorder.ordered._strings`` (str objects, numpy 'U' code points, Arrow offsets).
 """
 
 import numpy as np
 import pytest
 
-from zorder._ordered import ordered_bytes
+from zorder.ordered import ordered_bytes
 
 N = 1_000_000
 RNG = np.random.default_rng(17758)

@@ -3,7 +3,7 @@
 Run with ``python -m pytest benchmarks/test_bench_values.py``. The columns are what a
 clustered table typically holds: a BIGINT id range, a DOUBLE measurement, a STRING
 with a shared prefix and a TIMESTAMP within one year. Their high bytes tie a lot, which
-is the hard case for sorting Z-values (see zorder._zsort).
+is the hard case for sorting Z-values (see zorder.values._radix).
 
 ``test_sort_indices_*`` is the end-to-end figure (columns in, permutation out); the
 issue asks for well under a second on this machine, and the test fails above one.

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import zorder
-from zorder import _bench
+from zorder.cli import bench as _bench
 from zorder.__main__ import main
 
 TINY = ["--rows", "1000", "--calls", "50", "--repeat", "1", "--quiet"]
@@ -107,12 +107,14 @@ def test_plot_writes_a_png_or_says_what_is_missing(tmp_path, capsys, monkeypatch
 
 
 def test_progress_goes_to_stderr_only_after_the_delay(capsys):
-    bar = _bench.Progress(total=2, delay=0.0)
+    from zorder.cli.progress import Progress
+
+    bar = Progress("zorder bench", total=2, delay=0.0)
     bar.step("first")
-    bar.finish()
+    bar.close()
     captured = capsys.readouterr()
     assert "[1/2] first" in captured.err and captured.out == ""
-    quiet = _bench.Progress(total=2, delay=3600.0)
+    quiet = Progress("zorder bench", total=2, delay=3600.0)
     quiet.step("first")
     assert capsys.readouterr().err == ""
 

@@ -27,12 +27,14 @@ import dask.dataframe as dd  # noqa: E402
 
 import zorder  # noqa: E402
 from zorder import dask as zd  # noqa: E402
+from zorder.engines import dask as engine  # noqa: E402
+from zorder.values import codec  # noqa: E402
 from zorder.__main__ import main  # noqa: E402
 
 ROWS = 2_000_000
 FILES = 8
 COLUMNS = ["a", "b", "s"]
-OPTIONS = dict(target_file_size="6MB", row_group_rows=20_000)
+OPTIONS = dict(target_file_size="6MB", row_group_size=20_000)
 
 
 def _write_dataset(path, rows, files, seed=1, row_group=20_000):
@@ -71,8 +73,8 @@ def _row_checksum(table):
 def _check_global_order(tables, zcol=zd.ZVALUE_COLUMN):
     previous_max = None
     for table in tables:
-        z = np.asarray(zd._binary_matrix(table.column(zcol)))
-        keys = zd._keys(z)
+        z = np.asarray(codec.as_matrix(table.column(zcol)))
+        keys = codec.sort_keys(z)
         assert np.all(keys[:-1] <= keys[1:]), "a file is not sorted by Z-value"
         if previous_max is not None:
             assert previous_max < keys[0], "a file's Z-range overlaps the previous file's"
@@ -110,7 +112,7 @@ def test_output_is_globally_ordered_by_z_value(clustered):
     assert len(files) >= 4
     _check_global_order(tables)
     for info, table in zip(result.files, tables):
-        z = zd._binary_matrix(table.column(zd.ZVALUE_COLUMN))
+        z = codec.as_matrix(table.column(zd.ZVALUE_COLUMN))
         assert (info.zmin, info.zmax) == (z[0].tobytes().hex(), z[-1].tobytes().hex())
 
 
@@ -128,9 +130,9 @@ def test_z_values_equal_zorder_values_of_the_whole_table(dataset, clustered):
     out, result = clustered
     _, tables = _read_files(out)
     table = pa.concat_tables(tables)
-    expected = zd._binary_matrix(zorder.zorder_values(dataset["table"], columns=COLUMNS))
+    expected = codec.as_matrix(zorder.zorder_values(dataset["table"], columns=COLUMNS))
     assert result.zvalue_size == expected.shape[1] == 24
-    got = zd._binary_matrix(table.column(zd.ZVALUE_COLUMN))
+    got = codec.as_matrix(table.column(zd.ZVALUE_COLUMN))
     ids = table.column("id").to_numpy()
     assert np.array_equal(got, expected[ids])  # the input's ids are its row numbers
 
@@ -216,7 +218,7 @@ def test_failed_job_leaves_no_partial_output(tmp_path, monkeypatch):
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({"a": rng.integers(0, 1000, 40_000), "b": rng.random(40_000)})
     ddf = dd.from_pandas(frame, npartitions=8)
-    real_write = zd._write
+    real_write = engine._write
     seen = []
 
     def write_then_fail(pdf, tmp_dir, *args):
@@ -226,11 +228,11 @@ def test_failed_job_leaves_no_partial_output(tmp_path, monkeypatch):
             raise RuntimeError("injected failure after two ranges were written")
         return info
 
-    monkeypatch.setattr(zd, "_write", write_then_fail)
+    monkeypatch.setattr(engine, "_write", write_then_fail)
     out = str(tmp_path / "out")
     os.makedirs(out)
     with pytest.raises(RuntimeError, match="injected failure"):
-        zd.cluster(ddf, out, ["a", "b"], target_file_size="50kB", row_group_rows=1000,
+        zd.cluster(ddf, out, ["a", "b"], target_file_size="50kB", row_group_size=1000,
                    scheduler="sync")
     assert len(seen) == 3 and any(n.endswith(".parquet") for n in seen[1])
     assert os.listdir(out) == []  # the (empty) target folder is untouched
@@ -244,7 +246,7 @@ def test_dataframe_input_with_many_equal_keys_never_splits_a_key(tmp_path):
                           "v": np.arange(n)})
     ddf = dd.from_pandas(frame, npartitions=6)
     out = str(tmp_path / "dup")
-    result = zd.cluster(ddf, out, ["a", "b"], target_file_size="40kB", row_group_rows=500,
+    result = zd.cluster(ddf, out, ["a", "b"], target_file_size="40kB", row_group_size=500,
                         keep_zvalue=True, scheduler="threads")
     files, tables = _read_files(out)
     assert 1 < len(files) <= 12  # 12 distinct keys at most
@@ -259,7 +261,7 @@ def test_cli_end_to_end_with_report_and_plot(tmp_path, capsys):
     out = str(tmp_path / "out")
     png = str(tmp_path / "skip.png")
     argv = ["cluster", src, out, "--columns", "a,s", "--target-file-size", "300kB",
-            "--row-group-rows", "2000", "--scheduler", "threads"]
+            "--row-group-size", "2000", "--scheduler", "threads"]
     if zd_has_matplotlib():
         argv += ["--plot", png]
     assert main(argv) == 0
@@ -296,7 +298,7 @@ def zd_has_matplotlib():
     (dict(columns=[1]), TypeError, "columns must be"),
     (dict(columns=["a"], target_file_size="12 parsecs"), ValueError, "target_file_size"),
     (dict(columns=["a"], target_file_size=-1), ValueError, "target_file_size must be positive"),
-    (dict(columns=["a"], row_group_rows=0), ValueError, "row_group_rows"),
+    (dict(columns=["a"], row_group_size=0), ValueError, "row_group_size"),
     (dict(columns=["a"], scheduler="fast please"), ValueError, "scheduler"),
     (dict(columns=["a"], scheduler=3), TypeError, "scheduler"),
     (dict(columns=["a"], var_length_contribution=0), ValueError, "var_length_contribution"),
@@ -335,23 +337,23 @@ def test_z_value_words_order_is_byte_order():
         by_words = np.lexsort(words.T[::-1])
         by_bytes = sorted(range(3000), key=lambda i: m[i].tobytes())
         assert [m[i].tobytes() for i in by_words] == [m[i].tobytes() for i in by_bytes]
-        assert np.array_equal(zd._words_matrix(words, size), m)
+        assert np.array_equal(codec.from_words(words, size), m)
 
 
 def test_splits_are_weighted_by_partition_size():
     big = np.array([bytes([x]) for x in range(100, 200)], dtype="S1")
     small = np.array([bytes([x]) for x in range(0, 100)], dtype="S1")
     # 100 samples standing for 9,000 rows against 100 standing for 1,000 rows:
-    splits = zd._choose_splits([9000, 1000], [big, small], 10)
+    splits = engine._choose_splits([9000, 1000], [big, small], 10)
     assert len(splits) == 9
     # `small` holds the first tenth of all rows, so only the first split can fall in it.
     assert splits[0] >= b"\x63" and all(s >= b"\x64" for s in splits[1:])
-    assert zd._choose_splits([5], [small[:5]], 1).size == 0
+    assert engine._choose_splits([5], [small[:5]], 1).size == 0
 
 
 def test_file_cuts_keep_equal_keys_together():
     keys = np.array([b"a"] * 5 + [b"b"] * 5 + [b"c"] * 2, dtype="S1")
-    cuts = zd._file_cuts(keys, 3)
+    cuts = engine._file_cuts(keys, 3)
     assert cuts[0] == 0 and cuts[-1] == 12
     for c in cuts[1:-1]:
         assert keys[c - 1] != keys[c]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import zorder
-from zorder._deinterleave import deinterleave_bits, deinterleave_rows
+from zorder.values.decode import deinterleave_bits, deinterleave_rows
 
 
 def random_shapes(rng, count, ragged):

@@ -12,7 +12,7 @@ def test_forcing_each_available_backend(name, run_python):
     done = run_python("-c", "import zorder; print(zorder.backend, zorder.interleave_bits.__module__)",
                       env={"ZORDER_BACKEND": name})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [name, f"zorder._{name}"]
+    assert done.stdout.split() == [name, f"zorder.interleave.{name}"]
 
 
 def test_auto_and_unset_pick_the_same(run_python):
@@ -36,15 +36,25 @@ def test_backend_error_is_import_and_value_error():
 
 def test_unavailable_backend_fails_at_import_without_sigill(run_python):
     missing = [n for n in zorder.BACKEND_NAMES if n not in zorder.available_backends()]
-    if not missing:
-        # Every backend runs here: check the same rule through get_backend with a name that
-        # is never available instead of skipping the property.
-        with pytest.raises(zorder.BackendError, match="unknown zorder backend"):
-            zorder.get_backend("avx1024")
-        return
-    done = run_python("-c", "import zorder", env={"ZORDER_BACKEND": missing[0]})
-    assert done.returncode == 1      # a Python exception, not a signal
-    assert "not available here" in done.stderr and "available: bitloop" in done.stderr
+    if missing:
+        done = run_python("-c", "import zorder", env={"ZORDER_BACKEND": missing[0]})
+        assert done.returncode == 1      # a Python exception, not a signal
+        assert "not available here" in done.stderr and "available: bitloop" in done.stderr
+
+
+def test_forcing_a_backend_the_cpu_lacks_is_refused():
+    """The loader, handed a CPU without BMI2 or AVX-512, refuses pdep and simd by name,
+    the same way import does with ZORDER_BACKEND on such a machine."""
+    from zorder import interleave
+
+    old_cpu = {"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6,
+               "flags": ["sse2", "avx", "avx2"], "os_avx512": False}
+    assert interleave.available_backends(old_cpu) == ("bitloop", "table", "nibble")
+    for name, lacking in (("pdep", "bmi2"), ("simd", "avx512f")):
+        with pytest.raises(zorder.BackendError, match=f"not available here: this CPU lacks.*{lacking}"):
+            interleave.resolve(name, "ZORDER_BACKEND", cpu_info=old_cpu)
+    assert interleave.resolve("auto", cpu_info=old_cpu)[0] == "table"
+    assert interleave.resolve("table", cpu_info=old_cpu) == ("table", "forced by the wish=table")
 
 
 def test_info_command_reports_choice_and_cpu(run_python):

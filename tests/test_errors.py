@@ -3,8 +3,8 @@ with a message that names the argument at fault; inputs that look odd but are va
 (non-contiguous rows, many columns, zero-width columns) are handled and give the right
 bytes.
 
-The conversion and Z-value functions (zorder._ordered, zorder._values,
-zorder._deinterleave) have a table of their own at the end.
+The conversion and Z-value functions (zorder.ordered, zorder.values,
+zorder.values.decode) have a table of their own at the end.
 """
 
 import array
@@ -371,9 +371,9 @@ def test_columns_list_is_not_modified(backend):
 
 
 def test_private_rows_job_cannot_be_run_from_python():
-    """zorder._frontend._RowsJob is reachable by import; an empty one must not call a
+    """zorder.interleave._frontend._RowsJob is reachable by import; an empty one must not call a
     NULL kernel (it segfaulted before)."""
-    from zorder._frontend import _RowsJob
+    from zorder.interleave._frontend import _RowsJob
     for job in (_RowsJob(), _RowsJob.__new__(_RowsJob)):
         with pytest.raises(RuntimeError, match="no checked call"):
             job.run(0, 10)
@@ -466,8 +466,10 @@ OTHER_ERRORS = [
     ("sort-indices-zero-contribution", "sort_indices", ([np.array([1.0])],), {"var_length_contribution": -1}, ValueError, r"var_length_contribution must be > 0"),
     ("sort-list", "sort", ([np.array([1, 2])],), {}, TypeError, r"table must be a pyarrow Table"),
     ("widths-empty", "zorder_widths", ([],), {}, ValueError, r"data is empty"),
-    ("argsort-1d", "argsort_zvalues", (np.zeros(2, U8),), {}, TypeError, r"values must be a 2-D uint8 array"),
-    ("argsort-uint16", "argsort_zvalues", (np.zeros((2, 2), np.uint16),), {}, TypeError, r"values must be a 2-D uint8 array"),
+    # One Z-value codec for every function that takes Z-values: a wrong dtype is a
+    # TypeError, a wrong number of dimensions a ValueError.
+    ("argsort-1d", "argsort_zvalues", (np.zeros(2, U8),), {}, ValueError, r"values must be a 2-D uint8 array"),
+    ("argsort-uint16", "argsort_zvalues", (np.zeros((2, 2), np.uint16),), {}, TypeError, r"values must be a 2-D uint8 array.*not dtype uint16"),
     ("deinterleave-str", "deinterleave_bits", ("ab", [1, 1]), {}, TypeError, r"value must be bytes-like, not str"),
     ("deinterleave-uint16", "deinterleave_bits", (np.zeros(2, np.uint16), [1, 1]), {}, TypeError, r"value must hold bytes"),
     ("deinterleave-negative-width", "deinterleave_bits", (b"ab", [-1, 3]), {}, ValueError, r"widths\[0\] must be >= 0, got -1"),
@@ -478,8 +480,8 @@ OTHER_ERRORS = [
     ("deinterleave-widths-too-small", "deinterleave_bits", (b"ab", [0, 0]), {}, ValueError, r"sum\(widths\)=0"),
     ("deinterleave-first-width-0", "deinterleave_bits", (b"ab", [0, 2]), {}, ValueError, r"widths\[0\] must be >= 1"),
     ("deinterleave-huge-width", "deinterleave_bits", (b"ab", [2**70]), {}, ValueError, r"widths"),
-    ("deinterleave-rows-1d", "deinterleave_rows", (np.zeros(4, U8), [1, 1]), {}, ValueError, r"values must be 2-D"),
-    ("deinterleave-rows-uint16", "deinterleave_rows", (np.zeros((2, 2), np.uint16), [1, 1]), {}, TypeError, r"values must hold uint8 bytes"),
+    ("deinterleave-rows-1d", "deinterleave_rows", (np.zeros(4, U8), [1, 1]), {}, ValueError, r"values must be a 2-D uint8 array"),
+    ("deinterleave-rows-uint16", "deinterleave_rows", (np.zeros((2, 2), np.uint16), [1, 1]), {}, TypeError, r"values must be a 2-D uint8 array.*not dtype uint16"),
     ("deinterleave-rows-negative", "deinterleave_rows", (np.zeros((2, 2), U8), [-1, 3]), {}, ValueError, r"widths\[0\] must be >= 0"),
     ("deinterleave-rows-huge-width", "deinterleave_rows", (np.zeros((2, 2), U8), [2**70]), {}, ValueError, r"widths"),
 ]

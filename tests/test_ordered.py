@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import zorder
-from zorder._ordered import ordered_bytes
+from zorder.ordered import ordered_bytes
 
 DATA = pathlib.Path(__file__).parent / "data"
 
@@ -91,11 +91,11 @@ except ImportError:
 @contextlib.contextmanager
 def string_path(name):
     """Run with the Cython string kernels ("kernels") or the plain-Python path ("python")."""
-    from zorder import _ordered
+    from zorder.ordered import strings as _ordered
 
     saved = _ordered._kernels
     if name == "kernels":
-        assert saved is not None, "zorder._ordered_kernels is not built"
+        assert saved is not None, "zorder.ordered._strings is not built"
     else:
         _ordered._kernels = None
     try:
@@ -776,7 +776,7 @@ def test_public_names_are_exported():
                  "double_to_ordered_bytes", "string_to_ordered_bytes", "byte_truncate_or_fill",
                  "whole_number_ordered_bytes", "floating_point_ordered_bytes"):
         assert name in zorder.__all__
-        assert getattr(zorder, name) is getattr(zorder._ordered, name)
+        assert getattr(zorder, name) is getattr(zorder.ordered, name)
 
 
 def test_pandas_object_columns_from_arrow_round_trip():

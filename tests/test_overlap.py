@@ -18,7 +18,10 @@ def test_same_stride_regions_match_brute_force():
     rng = np.random.default_rng(0)
     for _ in range(1500):
         width, nrows = int(rng.integers(4, 40)), int(rng.integers(1, 6))
-        big = np.zeros((nrows, width), np.uint8)
+        # Random bytes, so that a write before the refusal would change them (a copy of a
+        # shifted region of random bytes is not the region itself).
+        big = rng.integers(0, 256, (nrows, width), dtype=np.uint8)
+        before = big.copy()
         wa, wb = int(rng.integers(1, width)), int(rng.integers(1, width))
         oa, ob = int(rng.integers(0, width - wa + 1)), int(rng.integers(0, width - wb + 1))
         view = big[::-1] if rng.random() < 0.3 else big
@@ -27,15 +30,18 @@ def test_same_stride_regions_match_brute_force():
         if overlap:
             with pytest.raises(ValueError, match="out overlaps columns"):
                 zorder.interleave_rows([view[:, ob:ob + wb]], size, out=view[:, oa:oa + wa])
-            assert not big.any()   # refused before writing
+            np.testing.assert_array_equal(big, before)   # refused before writing
         else:
+            expected = view[:, ob:ob + size].copy()   # one column: the interleave is a copy
             zorder.interleave_rows([view[:, ob:ob + wb]], size, out=view[:, oa:oa + wa])
+            np.testing.assert_array_equal(view[:, oa:oa + size], expected)
 
 
 def test_other_strides_never_accept_an_overlap():
     rng = np.random.default_rng(1)
     for _ in range(1500):
-        flat = np.zeros(400, np.uint8)
+        flat = rng.integers(0, 256, 400, dtype=np.uint8)
+        before = flat.copy()
         s1, s2 = int(rng.integers(8, 30)), int(rng.integers(8, 30))
         o1, o2 = int(rng.integers(0, 60)), int(rng.integers(0, 60))
         out = np.lib.stride_tricks.as_strided(flat[o1:], (5, 8), (s1, 1))
@@ -45,6 +51,7 @@ def test_other_strides_never_accept_an_overlap():
         if written & read:
             with pytest.raises(ValueError, match="out overlaps columns"):
                 zorder.interleave_rows([col], 8, out=out)
+            np.testing.assert_array_equal(flat, before)   # refused before writing
 
 
 def test_bytearray_out_checked_like_any_buffer(backend):

@@ -2,6 +2,7 @@
 
 import datetime
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -10,7 +11,8 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 import zorder  # noqa: E402
-from zorder import _parquet, _skipping  # noqa: E402
+from zorder.parquet import skipping as _skipping  # noqa: E402
+from zorder.parquet import sort as _parquet  # noqa: E402
 from zorder.__main__ import main  # noqa: E402
 
 N = 3000
@@ -110,21 +112,22 @@ def test_cli_subprocess(parquet_in, tmp_path, run_python):
 
 
 def test_cli_errors(parquet_in, tmp_path, capsys):
+    # Usage errors exit 2, as argparse does and as every zorder command does.
     src, _ = parquet_in
     out = tmp_path / "out.parquet"
-    assert main(["sort", str(src), str(out), "--columns", "a,nope"]) == 1
+    assert main(["sort", str(src), str(out), "--columns", "a,nope"]) == 2
     assert "no column 'nope'" in capsys.readouterr().err
-    assert main(["sort", str(tmp_path / "missing.parquet"), str(out), "--columns", "a"]) == 1
+    assert main(["sort", str(tmp_path / "missing.parquet"), str(out), "--columns", "a"]) == 2
     assert "no such file" in capsys.readouterr().err
-    assert main(["sort", str(src), str(src), "--columns", "a"]) == 1
+    assert main(["sort", str(src), str(src), "--columns", "a"]) == 2
     assert "must differ" in capsys.readouterr().err
     assert main(["sort", str(src), str(out), "--columns", "a", "--no-report"]) == 0
-    assert main(["sort", str(src), str(out), "--columns", "a"]) == 1
+    assert main(["sort", str(src), str(out), "--columns", "a"]) == 2
     assert "--overwrite" in capsys.readouterr().err
     assert main(["sort", str(src), str(out), "--columns", "a", "--overwrite",
                  "--no-report"]) == 0
     assert main(["sort", str(src), str(out), "--columns", "a", "--overwrite",
-                 "--iceberg", "9"]) == 1
+                 "--iceberg", "9"]) == 2
     assert "iceberg must be" in capsys.readouterr().err
     for bad in (["--columns", "a,,b"], ["--columns", "a", "--max-output-size", "0"],
                 ["--columns", "a", "--var-length-contribution", "x"]):
@@ -134,10 +137,9 @@ def test_cli_errors(parquet_in, tmp_path, capsys):
 
 
 def test_cli_without_pyarrow(monkeypatch, capsys, tmp_path):
-    def missing():
-        raise ImportError("python -m zorder sort needs pyarrow: pip install 'zorder[arrow]'")
-
-    monkeypatch.setattr(_parquet, "_require_pyarrow", missing)
+    # As if pyarrow were not installed: the real check must say which extra brings it.
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     assert main(["sort", "a.parquet", str(tmp_path / "b.parquet"), "--columns", "x"]) == 2
     assert "pip install 'zorder[arrow]'" in capsys.readouterr().err
 
@@ -201,7 +203,7 @@ def test_sample_values_handles_nan_and_strings(tmp_path):
 def test_cli_checks_types_and_folder_before_reading(tmp_path, capsys):
     src = tmp_path / "lists.parquet"
     pq.write_table(pa.table({"l": pa.array([[1], [2]]), "x": [1, 2]}), src)
-    assert main(["sort", str(src), str(tmp_path / "o.parquet"), "--columns", "x,l"]) == 1
+    assert main(["sort", str(src), str(tmp_path / "o.parquet"), "--columns", "x,l"]) == 2
     assert "column 'l': unsupported Arrow type list" in capsys.readouterr().err
-    assert main(["sort", str(src), str(tmp_path / "no" / "o.parquet"), "--columns", "x"]) == 1
+    assert main(["sort", str(src), str(tmp_path / "no" / "o.parquet"), "--columns", "x"]) == 2
     assert "does not exist" in capsys.readouterr().err

@@ -3,7 +3,7 @@
 import pytest
 
 import zorder
-from zorder._select import explain_choice, pdep_verdict, simd_verdict
+from zorder.cpu.select import explain_choice, pdep_verdict, simd_verdict
 
 
 def x86(vendor, family, model, *flags):

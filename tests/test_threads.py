@@ -18,7 +18,7 @@ import zorder
 
 U8 = np.uint8
 # Rows per thread below which interleave_rows stays on one thread
-# (MIN_ROWS_PER_THREAD in zorder/_frontend.pyx).
+# (MIN_ROWS_PER_THREAD in zorder/interleave/_frontend.pyx).
 CHUNK = 16384
 
 

@@ -473,11 +473,13 @@ def test_argsort_zvalues_two_byte_splits(high, width):
 def test_docstring_examples():
     import doctest
 
-    import zorder._deinterleave
-    import zorder._skipping
-    import zorder._values
+    import importlib
 
-    modules = [zorder._values, zorder._deinterleave, zorder._skipping]
+    names = ["zorder.values.table", "zorder.values.sort", "zorder.values.codec",
+             "zorder.values.decode", "zorder.parquet.skipping", "zorder.parquet.sizes",
+             "zorder.ordered.options", "zorder.ordered.column", "zorder.ordered.scalar",
+             "zorder.interleave", "zorder.cpu.select", "zorder.cli.progress"]
+    modules = [importlib.import_module(n) for n in names]
     pytest.importorskip("pandas")  # sort's example uses a DataFrame
     for module in modules:
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

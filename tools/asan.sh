@@ -58,7 +58,7 @@ tar -C "$ROOT" --exclude=./.git --exclude=./build --exclude='*.so' --exclude='__
     --exclude=./.pytest_cache --exclude=./.hypothesis --exclude=./.benchmarks -cf - . \
     | tar -C "$WORK" -xf -
 # Cython's C output is regenerated, so nothing stale is compiled.
-for pyx in "$WORK"/zorder/*.pyx; do rm -f "${pyx%.pyx}.c"; done
+find "$WORK/zorder" -name '*.pyx' | while read -r pyx; do rm -f "${pyx%.pyx}.c"; done
 
 echo "asan.sh: building with ZORDER_SANITIZE=address (log: $WORK/asan-build.log)"
 if ! (cd "$WORK" && ZORDER_SANITIZE=address "$PYTHON" setup.py build_ext --inplace -j2 \
@@ -67,7 +67,12 @@ if ! (cd "$WORK" && ZORDER_SANITIZE=address "$PYTHON" setup.py build_ext --inpla
     echo "asan.sh: the ASan build failed" >&2
     exit 1
 fi
-for so in "$WORK"/zorder/*.so; do
+sos=$(find "$WORK/zorder" -name '*.so')
+if [ -z "$sos" ]; then
+    echo "asan.sh: the ASan build produced no extension modules" >&2
+    exit 1
+fi
+for so in $sos; do
     if ! grep -q __asan_init "$so"; then
         echo "asan.sh: $so is not instrumented with ASan" >&2
         exit 1

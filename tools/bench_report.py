@@ -7,7 +7,7 @@
     python tools/bench_report.py markdown after.json              # the README's Results table
     python tools/bench_report.py plot after.json after.png        # the bench's chart, from JSON
 
-The timing, the tables and the chart themselves live in zorder._bench; this only reads
+The timing, the tables and the chart themselves live in zorder.cli.bench; this only reads
 saved reports, so a comparison never needs both builds installed at once.
 """
 
@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any, Dict, List
 
-from zorder import _bench
+from zorder.cli import bench as _bench
 
 
 def load(path: str) -> Dict[str, Any]:

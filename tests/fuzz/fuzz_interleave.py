@@ -42,7 +42,7 @@ import zorder
 MAX_COLUMNS = 20
 MAX_WIDTH = 17
 # interleave_rows splits rows across threads only above this many rows per thread
-# (MIN_ROWS_PER_THREAD in zorder/_frontend.pyx).
+# (MIN_ROWS_PER_THREAD in zorder/interleave/_frontend.pyx).
 THREAD_CHUNK = 16384
 
 

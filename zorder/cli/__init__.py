@@ -1,5 +1,15 @@
-"""``python -m zorder COMMAND``: each command lives in its own module, imported only when
-used, so ``info`` never pays for pyarrow, dask or matplotlib."""
+"""The command line: ``zorder COMMAND`` (or ``python -m zorder COMMAND``).
+
+One module per command (``info``, ``bench``, ``sort``, ``cluster``), each with
+``add_arguments(parser)`` and ``run(args) -> int``, imported only when used, so ``info``
+never pays for pyarrow, dask or matplotlib. Shared pieces: ``args`` (flags), ``progress``
+(the progress line), ``plot`` (figures). The top floor: it may import every other one.
+
+Every command ends with one line saying what was wrong and a non-zero exit status:
+2 for a usage error (argparse's convention: a bad flag, a bad value, a missing input, an
+output that may not be written), 1 for a failure while working (an I/O error), 130 when
+interrupted.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +21,18 @@ from typing import List, Optional
 
 # command -> (module with add_arguments(parser) and run(args) -> int, one-line help)
 COMMANDS = {
-    "info": ("zorder._info", "show the chosen backend, why, the available ones and the CPU facts"),
-    "bench": ("zorder._bench", "time every backend against a memory copy"),
-    "sort": ("zorder._parquet", "rewrite a Parquet file in Z-order (needs pyarrow)"),
-    "cluster": ("zorder.dask", "Z-order cluster a Parquet dataset with Dask (needs dask)"),
+    "info": ("zorder.cli.info", "show the chosen backend, why, the available ones and the CPU facts"),
+    "bench": ("zorder.cli.bench", "time every backend against a memory copy"),
+    "sort": ("zorder.cli.sort", "rewrite a Parquet file in Z-order (needs pyarrow)"),
+    "cluster": ("zorder.cli.cluster", "Z-order cluster a Parquet dataset with Dask (needs dask)"),
 }
+
+#: Exit statuses.
+USAGE, FAILURE, INTERRUPTED = 2, 1, 130
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    """Run one command; returns its exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # Installed as a console script the program is `zorder`; otherwise `python -m zorder`.
     prog = "zorder" if os.path.basename(sys.argv[0]) == "zorder" else "python -m zorder"
@@ -31,10 +45,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     top.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND")
     if not argv:
         top.print_help()
-        return 2
+        return USAGE
     if argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         top.parse_args(argv[:1])  # prints help, or the "invalid choice" error, and exits
-        return 2
+        return USAGE
     name, rest = argv[0], argv[1:]
     module_name, help_text = COMMANDS[name]
     module = importlib.import_module(module_name)
@@ -46,8 +60,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        return FAILURE
+    except KeyboardInterrupt:
+        print(f"{prog} {name}: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except (ImportError, TypeError, ValueError, FileNotFoundError, FileExistsError,
+            IsADirectoryError, NotADirectoryError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return USAGE
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return FAILURE

@@ -35,6 +35,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 import zorder
+from zorder.cli.plot import plot_bench, require_matplotlib
+from zorder.cli.progress import Progress
 
 #: (columns, output bytes) of Iceberg's JMH benchmark and issue #17758's table, plus 8 columns.
 DEFAULT_SHAPES: Tuple[Tuple[int, int], ...] = (
@@ -126,33 +128,6 @@ def _best_ns(samples: Dict[str, List[float]], name: str, count: int) -> float:
     return min(samples[name]) / count * 1e9
 
 
-class Progress:
-    """A status line on stderr, shown only once the run has taken a couple of seconds."""
-
-    def __init__(self, total: int, enabled: bool = True, delay: float = 2.0):
-        self.total, self.done, self.enabled, self.delay = total, 0, enabled, delay
-        self.start = time.perf_counter()
-        self.tty = sys.stderr.isatty()
-        self.shown = False
-
-    def step(self, what: str) -> None:
-        self.done += 1
-        if not self.enabled or time.perf_counter() - self.start < self.delay:
-            return
-        text = f"zorder bench: [{self.done}/{self.total}] {what}"
-        if self.tty:
-            sys.stderr.write("\r\033[K" + text)
-        else:
-            sys.stderr.write(text + "\n")
-        sys.stderr.flush()
-        self.shown = True
-
-    def finish(self) -> None:
-        if self.shown and self.tty:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-
-
 def make_block(columns: int, rows: int, seed: int = 42) -> np.ndarray:
     """(rows, columns, 8) random uint8 bytes, C-contiguous: row-major input."""
     rng = np.random.default_rng(seed + columns)
@@ -240,7 +215,7 @@ def run_bench(shapes: Sequence[Tuple[int, int]] = DEFAULT_SHAPES, rows: int = DE
     threads = thread_counts(max_threads) if max_threads > 1 else [1]
     fast = [b for b in backends if b != REFERENCE]
     steps = len(shapes) * (2 + (len(threads) if len(threads) > 1 and fast else 0))
-    bar = Progress(steps, enabled=progress)
+    bar = Progress("zorder bench", total=steps, delay=2.0, enabled=progress)
     results = []
     for cols, size in shapes:
         label = f"{cols}x{COLUMN_BYTES}B->{size}B"
@@ -273,7 +248,7 @@ def run_bench(shapes: Sequence[Tuple[int, int]] = DEFAULT_SHAPES, rows: int = DE
             },
             "threads": scaling,
         })
-    bar.finish()
+    bar.close()
     return {
         "zorder_version": zorder.__version__,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -378,45 +353,6 @@ def format_report(report: Dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def plot_report(report: Dict[str, Any], path: str) -> None:
-    """A bar chart of ns/row per shape and backend (log scale), per-row and batch."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = report["backends"] + [BASELINE]
-    shapes = [r["shape"] for r in report["results"]]
-    fig, axes = plt.subplots(2, 1, figsize=(max(8, 1.4 * len(shapes) + 3), 8))
-    width = 0.8 / len(names)
-    for ax, path_name, title in ((axes[0], "per_row", "per-row: interleave_bits, ns per call"),
-                                 (axes[1], "batch", "batch: interleave_rows, ns per row")):
-        for i, name in enumerate(names):
-            values = [r[path_name]["ns"].get(name, float("nan")) for r in report["results"]]
-            label = 'b"".join' if (name == BASELINE and path_name == "per_row") else name
-            ax.bar([x + i * width for x in range(len(shapes))], values, width, label=label)
-        ax.set_yscale("log")
-        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shapes))])
-        ax.set_xticklabels(shapes)
-        ax.set_title(title)
-        ax.set_ylabel("ns (log scale)")
-        ax.legend(fontsize="small", ncol=len(names))
-    cpu = report["cpu"]
-    fig.suptitle(f"zorder {report['zorder_version']}: {cpu['brand']}, {report['date']}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def _require_matplotlib() -> None:
-    try:
-        import matplotlib  # noqa: F401  (only whether it imports)
-    except ImportError:
-        raise SystemExit(
-            "python -m zorder bench: --plot needs matplotlib, which is not installed "
-            "(pip install 'zorder[plot]')"
-        ) from None
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", type=int, default=DEFAULT_ROWS,
                         help=f"rows for the batch path (default {DEFAULT_ROWS:,}; "
@@ -454,7 +390,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"python -m zorder bench: {exc}", file=sys.stderr)
                 return 2
     if args.plot:
-        _require_matplotlib()   # fail before the timing, not after it
+        require_matplotlib("python -m zorder bench: --plot")   # fail before the timing
         folder = os.path.dirname(os.path.abspath(args.plot))
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
             print(f"python -m zorder bench: cannot write --plot {args.plot!r}: "
@@ -469,7 +405,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(format_report(report))
     if args.plot:
-        plot_report(report, args.plot)
+        plot_bench(report, args.plot)
         if not args.json:
             print(f"plot written to {args.plot}")
     return 0

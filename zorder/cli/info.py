@@ -9,14 +9,15 @@ import sys
 from typing import Any, Dict
 
 import zorder
-from zorder._select import pdep_verdict, simd_verdict
+from zorder import interleave
+from zorder.cpu import pdep_verdict, simd_verdict
 
 
 def runtime_info(with_cpuinfo: bool = False) -> Dict[str, Any]:
     """The chosen backend, why, every backend's availability and the CPU facts used."""
     backends = {}
     for name in zorder.BACKEND_NAMES:
-        module, reason = zorder._try_load(name)
+        module, reason = interleave.load(name)
         backends[name] = "available" if module is not None else reason
     cpu = zorder.cpu_info()
     info: Dict[str, Any] = {

@@ -9,7 +9,7 @@ import platform
 
 from libc.stdint cimport uint32_t
 
-from zorder._cpuid cimport (
+from zorder.cpu.cpuid cimport (
     ZORDER_X86_64,
     ZORDER_XCR0_AVX,
     ZORDER_XCR0_AVX512,

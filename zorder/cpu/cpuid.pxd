@@ -1,6 +1,6 @@
 from libc.stdint cimport uint32_t, uint64_t
 
-cdef extern from "_cpuid.h" nogil:
+cdef extern from "x86_cpuid.h" nogil:
     int ZORDER_X86_64
     unsigned int ZORDER_XCR0_AVX
     unsigned int ZORDER_XCR0_AVX512

@@ -7,14 +7,18 @@ The description is a py-cpuinfo-shaped dict (``arch``, ``vendor_id_raw``, ``fami
 
 from __future__ import annotations
 
-from typing import Collection, Mapping, Optional, Tuple
+from typing import Collection, Dict, Mapping, Optional, Tuple
 
 #: Every backend zorder knows, reference first.
 BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "simd")
 
 
-#: The AVX-512 subsets the simd kernels use, in py-cpuinfo's spelling.
-SIMD_FLAGS: Tuple[str, ...] = ("avx512f", "avx512bw", "avx512vbmi", "gfni")
+#: The one list of the CPU flags (py-cpuinfo's spelling) each ISA-specific kernel needs.
+ISA_FLAGS: Dict[str, Tuple[str, ...]] = {
+    "pdep": ("bmi2",),
+    "simd": ("avx512f", "avx512bw", "avx512vbmi", "gfni"),
+}
+SIMD_FLAGS = ISA_FLAGS["simd"]
 
 # PDEP/PEXT are microcoded, tens to hundreds of cycles depending on the mask, on AMD
 # families up to 0x18: Excavator (0x15), Zen/Zen+/Zen 2 (0x17) and Hygon Dhyana (0x18, a
@@ -37,7 +41,7 @@ def pdep_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
     """(fast, why): whether PDEP exists here and runs at full speed."""
     if not is_x86_64(cpu_info):
         return False, f"PDEP is an x86-64 instruction; arch is {cpu_info.get('arch')!r}"
-    if "bmi2" not in _flags(cpu_info):
+    if not set(ISA_FLAGS["pdep"]) <= _flags(cpu_info):
         return False, "no bmi2 flag: this CPU has no PDEP"
     vendor = cpu_info.get("vendor_id_raw", "")
     if vendor in SLOW_PDEP_VENDORS:

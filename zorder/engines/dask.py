@@ -52,44 +52,27 @@ import shutil
 import sys
 import uuid
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
-# The skipping report is zorder._skipping's (shared with `python -m zorder sort`; pyarrow
-# is imported only when it runs); the picture is drawn here.
-from zorder._skipping import format_report, skipping_report
+from zorder.ordered import IcebergOptions
+from zorder.ordered.options import TimestampOption
+from zorder.parquet.files import parquet_files
+from zorder.parquet.safety import commit_dir, prepare_out_dir
+from zorder.parquet.sizes import parse_size
+from zorder.values.codec import ZVALUE_COLUMN, from_words, sort_keys, to_words
+from zorder.values.table import check_column_names, zvalue_matrix
 
-__all__ = [
-    "ClusterResult",
-    "FileInfo",
-    "cluster",
-    "parse_size",
-    "zvalue_words",
-    "skipping_report",
-    "format_report",
-    "plot_report",
-    "add_arguments",
-    "run",
-]
+__all__ = ["ClusterResult", "FileInfo", "MANIFEST", "cluster", "require_dask"]
 
-#: Iceberg's name for the internal Z-value column (``SparkZOrderFileRewriteRunner``).
-ZVALUE_COLUMN = "ICEZVALUE"
 _PART = "__zorder_part"
 _WORD = "__zorder_w{}"
 _SEED = 0x5A4F52
 _MAX_SAMPLE = 1_000_000
 MANIFEST = "_zorder.json"
 
-_SIZE_UNITS = {
-    "": 1, "b": 1,
-    "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
-    "t": 10**12, "tb": 10**12,
-    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
-}
-
-
-def _require(what: str = "zorder.dask"):
+def require_dask(what: str = "zorder.dask") -> None:
     """Import dask, dask.dataframe and pyarrow, or say which extra installs them."""
     try:
         import dask  # noqa: F401
@@ -103,111 +86,17 @@ def _require(what: str = "zorder.dask"):
         ) from exc
 
 
-def parse_size(value: Union[int, str], name: str = "size") -> int:
-    """Bytes from ``128MB`` (SI, as Dask's ``parse_bytes``), ``128MiB`` (binary) or an int.
-
-    >>> parse_size("128MB"), parse_size("1MiB"), parse_size(4096)
-    (128000000, 1048576, 4096)
-    """
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be a byte count or a string like '128MB', not bool")
-    if isinstance(value, (int, np.integer)):
-        number = int(value)
-    elif isinstance(value, str):
-        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", value)
-        unit = match.group(2).lower() if match else None
-        if not match or unit not in _SIZE_UNITS:
-            raise ValueError(
-                f"{name}={value!r} is not a size; use e.g. 128MB, 512MiB, 1GB or a byte count"
-            )
-        number = int(float(match.group(1)) * _SIZE_UNITS[unit])
-    else:
-        raise TypeError(f"{name} must be a byte count or a string like '128MB', "
-                        f"not {type(value).__name__}")
-    if number <= 0:
-        raise ValueError(f"{name} must be positive, got {value!r}")
-    return number
-
-
 # ---------------------------------------------------------------------------------------
 # Z-values as sortable keys
 
 
-def _zorder_options(var_length_contribution, max_output_size, iceberg, spark,
-                    timestamp=None) -> Dict[str, Any]:
-    options = {
-        "var_length_contribution": var_length_contribution,
-        "max_output_size": max_output_size,
-        "iceberg": iceberg,
-        "spark": spark,
-    }
-    if timestamp is not None:  # only when asked: the default infers it from each column's type
-        options["timestamp"] = timestamp
-    return options
-
-
-def _zvalue_matrix(pdf, columns: Sequence[str], options: Dict[str, Any]) -> np.ndarray:
+def _zvalue_matrix(pdf, columns: Sequence[str], options: IcebergOptions) -> np.ndarray:
     """(N, size) uint8 Z-values of a pandas partition, through pyarrow so that every column
     arrives with its exact Arrow (= Parquet = Spark) type."""
     import pyarrow as pa
 
-    import zorder
-
     table = pa.Table.from_pandas(pdf[list(columns)], preserve_index=False)
-    z = zorder.zorder_values(table, columns=list(columns), **options)
-    return _binary_matrix(z)
-
-
-def _binary_matrix(z) -> np.ndarray:
-    """A FixedSizeBinary array (or an (N, size) uint8 array) as (N, size) uint8, no copy."""
-    if isinstance(z, np.ndarray):
-        if z.dtype != np.uint8 or z.ndim != 2:
-            raise TypeError(f"expected (N, size) uint8 Z-values, got {z.dtype} {z.shape}")
-        return np.ascontiguousarray(z)
-    import pyarrow as pa
-
-    if isinstance(z, pa.ChunkedArray):
-        z = z.combine_chunks() if z.num_chunks != 1 else z.chunk(0)
-    if not pa.types.is_fixed_size_binary(z.type):
-        raise TypeError(f"expected FixedSizeBinary Z-values, got {z.type}")
-    size = z.type.byte_width
-    n = len(z)
-    if n == 0:
-        return np.zeros((0, size), np.uint8)
-    buf = z.buffers()[1]
-    return np.frombuffer(buf, dtype=np.uint8, count=n * size, offset=z.offset * size).reshape(n, size)
-
-
-def _keys(matrix: np.ndarray) -> np.ndarray:
-    """(N, size) uint8 -> (N,) numpy ``S<size>``: compares as unsigned bytes, exactly."""
-    matrix = np.ascontiguousarray(matrix)
-    return matrix.view(f"S{matrix.shape[1]}").reshape(matrix.shape[0])
-
-
-def zvalue_words(matrix: np.ndarray) -> np.ndarray:
-    """(N, size) uint8 Z-values -> (N, ceil(size/8)) uint64 big-endian words, zero-padded.
-
-    Word-by-word order (``numpy.lexsort`` on the words, first word most significant) is the
-    byte order of the Z-values.
-
-    >>> zvalue_words(np.array([[1, 2, 3]], np.uint8))[0, 0] == 0x0102030000000000
-    True
-    """
-    matrix = np.asarray(matrix)
-    if matrix.dtype != np.uint8 or matrix.ndim != 2:
-        raise TypeError(f"matrix must be (N, size) uint8, got {matrix.dtype} {matrix.shape}")
-    n, size = matrix.shape
-    nwords = max(1, -(-size // 8))
-    padded = np.zeros((n, nwords * 8), np.uint8)
-    padded[:, :size] = matrix
-    return padded.view(">u8").astype(np.uint64)
-
-
-def _words_matrix(words: np.ndarray, size: int) -> np.ndarray:
-    n = words.shape[0]
-    return np.ascontiguousarray(
-        np.ascontiguousarray(words.astype(">u8")).view(np.uint8).reshape(n, -1)[:, :size]
-    )
+    return zvalue_matrix(table, list(columns), options)[0]
 
 
 # ---------------------------------------------------------------------------------------
@@ -237,7 +126,7 @@ def _survey(pdf, index: int, columns, options, sample_rows: int, compression: st
         rng = np.random.default_rng([_SEED, index])
         pick = np.sort(rng.choice(n, size=k, replace=False))
         matrix = matrix[pick]
-    return n, _keys(matrix).copy(), _encoded_size(pdf, compression)
+    return n, sort_keys(matrix).copy(), _encoded_size(pdf, compression)
 
 
 def _choose_splits(counts: Sequence[int], samples: Sequence[np.ndarray], nranges: int) -> np.ndarray:
@@ -262,11 +151,11 @@ def _choose_splits(counts: Sequence[int], samples: Sequence[np.ndarray], nranges
 def _assign(pdf, columns, options, splits: np.ndarray, nwords: int):
     """The partition with its Z-value words and the number of its range."""
     matrix = _zvalue_matrix(pdf, columns, options)
-    words = zvalue_words(matrix)
+    words = to_words(matrix)
     out = pdf.copy(deep=False)
     for j in range(nwords):
         out[_WORD.format(j)] = words[:, j]
-    out[_PART] = np.searchsorted(splits, _keys(matrix), side="right").astype(np.int64)
+    out[_PART] = np.searchsorted(splits, sort_keys(matrix), side="right").astype(np.int64)
     return out
 
 
@@ -310,8 +199,8 @@ def _write(pdf, tmp_dir: str, schema, size: int, nwords: int, keep_zvalue: bool,
     words = pdf[word_cols].to_numpy(dtype=np.uint64)
     order = np.lexsort(words.T[::-1])
     words = words[order]
-    matrix = _words_matrix(words, size)
-    keys = _keys(matrix)
+    matrix = from_words(words, size)
+    keys = sort_keys(matrix)
     data = pdf.drop(columns=word_cols).reset_index(drop=True)
     table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
     table = table.take(pa.array(order))
@@ -429,79 +318,22 @@ def _compute(objs, client, progress: bool, label: str):
     return list(dask.compute(*objs))
 
 
-def _parquet_files(path: str) -> List[str]:
-    import pyarrow.dataset as ds
-
-    return sorted(ds.dataset(path, format="parquet").files)
-
-
-def _check_columns(columns, available) -> List[str]:
-    if isinstance(columns, str):
-        columns = [c for c in columns.split(",") if c]
-    if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
-        raise TypeError("columns must be a list of column names (or one comma-separated string)")
-    if not columns:
-        raise ValueError("columns must name at least one column to cluster on")
-    if len(set(columns)) != len(columns):
-        raise ValueError(f"columns has duplicates: {columns}")
-    missing = [c for c in columns if c not in available]
-    if missing:
-        raise ValueError(f"columns {missing} are not in the data; it has {list(available)}")
-    return list(columns)
-
-
-def _prepare_out_dir(out_dir: str, data_path: Optional[str], overwrite: bool) -> Tuple[str, str]:
-    out_dir = os.path.abspath(out_dir)
-    if data_path is not None:
-        src = os.path.abspath(data_path)
-        if out_dir == src or out_dir.startswith(src.rstrip(os.sep) + os.sep) or \
-                src.startswith(out_dir.rstrip(os.sep) + os.sep):
-            raise ValueError(
-                f"out_dir {out_dir!r} must be apart from the input {src!r} "
-                "(not the same folder, inside it, or around it)"
-            )
-    if os.path.exists(out_dir):
-        if not os.path.isdir(out_dir):
-            raise ValueError(f"out_dir {out_dir!r} exists and is not a folder")
-        if os.listdir(out_dir) and not overwrite:
-            raise ValueError(f"out_dir {out_dir!r} is not empty; pass overwrite=True "
-                             "(--overwrite) to replace it")
-    parent = os.path.dirname(out_dir)
-    os.makedirs(parent, exist_ok=True)
-    tmp = os.path.join(parent, f".{os.path.basename(out_dir)}.zorder-tmp-{uuid.uuid4().hex[:12]}")
-    os.mkdir(tmp)
-    return out_dir, tmp
-
-
-def _commit(tmp: str, out_dir: str) -> None:
-    """Move the finished folder into place (atomic rename on one filesystem)."""
-    old = None
-    if os.path.exists(out_dir):
-        if os.listdir(out_dir):
-            old = f"{out_dir}.zorder-old-{uuid.uuid4().hex[:12]}"
-            os.rename(out_dir, old)
-        else:
-            os.rmdir(out_dir)
-    os.rename(tmp, out_dir)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def cluster(
     data,
     out_dir: str,
     columns: Union[Sequence[str], str],
     *,
     target_file_size: Union[int, str] = "128MB",
-    row_group_size: Union[int, str] = "128MB",
-    row_group_rows: Optional[int] = None,
+    row_group_size: Optional[int] = None,
+    row_group_bytes: Union[int, str] = "128MB",
     keep_zvalue: bool = False,
     zvalue_column: str = ZVALUE_COLUMN,
     var_length_contribution: int = 8,
     max_output_size: Optional[int] = None,
     iceberg: str = "main",
     spark: str = "4",
-    timestamp=None,
+    timestamp: TimestampOption = None,
+    options: Optional[IcebergOptions] = None,
     compression: str = "zstd",
     overwrite: bool = False,
     scheduler=None,
@@ -512,12 +344,13 @@ def cluster(
     """Z-order cluster ``data`` (a Dask DataFrame or a Parquet file/folder) into ``out_dir``.
 
     ``columns``: the clustering columns, in Z-order (as in ``zorder(a, b)``).
-    ``target_file_size``/``row_group_size``: bytes or strings like ``"128MB"``/``"64MiB"``,
-    turned into row counts with an estimate of the encoded bytes per row (a partition's
-    first rows, encoded); ``row_group_rows`` sets the row group length in rows directly.
-    ``var_length_contribution``, ``max_output_size``, ``iceberg``, ``spark``, ``timestamp``:
-    passed to :func:`zorder.zorder_values`, with Iceberg's meaning (``timestamp`` says
-    whether zone-less timestamps are Spark's TIMESTAMP or TIMESTAMP_NTZ).
+    ``target_file_size``: bytes or a string like ``"128MB"``/``"64MiB"``, turned into a row
+    count with an estimate of the encoded bytes per row (a partition's first rows,
+    encoded). ``row_group_size``: rows per row group, as pyarrow's; without it,
+    ``row_group_bytes`` (bytes or a size string) is turned into rows the same way.
+    ``var_length_contribution``, ``max_output_size``, ``iceberg``, ``spark``, ``timestamp``,
+    or all of them at once as ``options`` (an ``IcebergOptions``): passed to
+    :func:`zorder.zorder_values`, with Iceberg's meaning.
     ``keep_zvalue`` keeps the Z-values as a FixedSizeBinary column named ``zvalue_column``
     (Iceberg drops it). ``sample_rows``: Z-values sampled per partition for the split points.
     ``scheduler``: ``None`` (a current ``distributed.Client`` if there is one, else Dask's
@@ -528,21 +361,20 @@ def cluster(
     The index of a Dask DataFrame is not written (``reset_index()`` first to keep it).
     Returns a :class:`ClusterResult`; raises, leaving ``out_dir`` untouched, if anything fails.
     """
-    _require()
+    require_dask()
     import dask
     import dask.dataframe as dd
     import pyarrow as pa
 
-    import zorder
-
-    if not hasattr(zorder, "zorder_values"):
-        raise ImportError("this zorder build has no zorder_values; zorder.dask needs it")
+    opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
+                             max_output_size=max_output_size, iceberg=iceberg, spark=spark,
+                             timestamp=timestamp)
     target = parse_size(target_file_size, "target_file_size")
-    group_bytes = parse_size(row_group_size, "row_group_size")
-    if row_group_rows is not None and (isinstance(row_group_rows, bool) or
-                                       not isinstance(row_group_rows, (int, np.integer)) or
-                                       row_group_rows <= 0):
-        raise ValueError(f"row_group_rows must be a positive int, got {row_group_rows!r}")
+    group_bytes = parse_size(row_group_bytes, "row_group_bytes")
+    if row_group_size is not None and (isinstance(row_group_size, bool) or
+                                       not isinstance(row_group_size, (int, np.integer)) or
+                                       row_group_size <= 0):
+        raise ValueError(f"row_group_size must be a positive int (rows), got {row_group_size!r}")
     if not isinstance(sample_rows, (int, np.integer)) or isinstance(sample_rows, bool) or sample_rows < 1:
         raise ValueError(f"sample_rows must be a positive int, got {sample_rows!r}")
     if not isinstance(zvalue_column, str) or not zvalue_column:
@@ -557,7 +389,7 @@ def cluster(
         data_path = os.fspath(data)
         if not os.path.exists(data_path):
             raise ValueError(f"data {data_path!r} does not exist")
-        files = _parquet_files(data_path)
+        files = parquet_files(data_path) if os.path.isdir(data_path) else [data_path]
         if not files:
             raise ValueError(f"data {data_path!r} holds no Parquet files")
         import pyarrow.dataset as ds
@@ -569,13 +401,13 @@ def cluster(
     else:
         raise TypeError(f"data must be a dask DataFrame or a Parquet path, not {type(data).__name__}")
 
-    columns = _check_columns(columns, list(ddf.columns))
+    columns = check_column_names(columns, list(ddf.columns))
     reserved = [c for c in ddf.columns if str(c).startswith("__zorder_")]
     if reserved:
         raise ValueError(f"column names starting with __zorder_ are reserved: {reserved}")
     if keep_zvalue and zvalue_column in ddf.columns:
         raise ValueError(f"zvalue_column {zvalue_column!r} is already a column of the data")
-    options = _zorder_options(var_length_contribution, max_output_size, iceberg, spark, timestamp)
+    options = opts  # (one name from here on)
     # Fail here, on fake rows of the right types, rather than in a task on a worker.
     probe = _zvalue_matrix(ddf._meta_nonempty, columns, options)
     size = probe.shape[1]
@@ -590,7 +422,7 @@ def cluster(
             "scheduler must be None, 'threads', 'processes', 'sync', an address string or a "
             f"distributed.Client, not {type(scheduler).__name__}"
         )
-    out_dir, tmp = _prepare_out_dir(out_dir, data_path, overwrite)
+    out_dir, tmp = prepare_out_dir(out_dir, data_path, overwrite)
     try:
         ctx, client = _scheduler_context(scheduler)
         with ctx:
@@ -620,7 +452,7 @@ def cluster(
                 splits = np.array([], dtype=f"S{size}")
             nranges = len(splits) + 1
             rows_per_file = max(1, int(target / max(bytes_per_row, 1e-9)))
-            group_rows = row_group_rows or max(1, int(group_bytes / max(bytes_per_row, 1e-9)))
+            group_rows = row_group_size or max(1, int(group_bytes / max(bytes_per_row, 1e-9)))
             group_rows = int(min(group_rows, rows_per_file))
 
             meta = ddf._meta.copy()
@@ -674,7 +506,7 @@ def _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes, o
     files = [FileInfo(os.path.join(out_dir, r.file), int(r.rows), int(r.bytes), int(r.row_groups),
                       r.zmin, r.zmax) for r in info.itertuples()]
     manifest = {
-        "zorder": {"columns": columns, **options, "zvalue_size": size,
+        "zorder": {"columns": columns, **options.as_dict(), "zvalue_size": size,
                    "zvalue_column": zvalue_column if keep_zvalue else None},
         "rows": total_rows,
         "ranges": nranges,
@@ -682,113 +514,5 @@ def _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes, o
     }
     with open(os.path.join(tmp, MANIFEST), "w", encoding="utf-8") as fh:
         json.dump(manifest, fh, indent=1)
-    _commit(tmp, out_dir)
+    commit_dir(tmp, out_dir)
     return ClusterResult(out_dir, list(columns), total_rows, size, files, nranges, est_bytes)
-
-
-# ---------------------------------------------------------------------------------------
-# What clustering bought: a picture of zorder._skipping's report
-
-
-def plot_report(report: dict, path: str) -> None:
-    """Bar chart of the skipping report (needs the ``plot`` extra, matplotlib)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError("--plot needs matplotlib: pip install 'zorder[plot]'") from exc
-    names = list(report["columns"])
-    x = np.arange(len(names))
-    fig, axes = plt.subplots(1, 2, figsize=(max(6, 2.2 * len(names) + 3), 4), sharey=True)
-    for ax, unit, title in ((axes[0], "files_skipped", "files"),
-                            (axes[1], "row_groups_skipped", "row groups")):
-        before = [100 * report["columns"][n]["before"][unit] for n in names]
-        after = [100 * report["columns"][n]["after"][unit] for n in names]
-        for offset, values, label, color in ((-0.2, before, "before", "#999999"),
-                                             (0.2, after, "after Z-order", "#1f77b4")):
-            bars = ax.bar(x + offset, values, 0.4, label=label, color=color)
-            ax.bar_label(bars, fmt="%.0f%%", fontsize=8)
-        ax.set_xticks(x, names)
-        ax.set_title(f"{title} skipped")
-        ax.set_ylim(0, 100)
-        ax.grid(axis="y", alpha=0.3)
-    axes[0].set_ylabel(f"% skipped by a ~{report['fraction']:.0%} range predicate")
-    axes[0].legend()
-    fig.suptitle("min/max statistics skipping, before and after clustering")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
-# ---------------------------------------------------------------------------------------
-# CLI: python -m zorder cluster IN_DIR OUT_DIR --columns a,b,c
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("in_dir", metavar="IN_DIR", help="Parquet file or folder to read")
-    parser.add_argument("out_dir", metavar="OUT_DIR", help="folder to write (must not exist, "
-                        "be empty, or --overwrite)")
-    parser.add_argument("--columns", required=True, help="clustering columns, comma-separated")
-    parser.add_argument("--target-file-size", default="128MB",
-                        help="target Parquet file size, e.g. 128MB, 512MiB (default 128MB)")
-    parser.add_argument("--row-group-size", default="128MB",
-                        help="target row group size in bytes, e.g. 16MB (default 128MB)")
-    parser.add_argument("--row-group-rows", type=int, default=None,
-                        help="row group length in rows (overrides --row-group-size)")
-    parser.add_argument("--scheduler", default="threads",
-                        help="threads (default), processes, sync, or a Dask scheduler address "
-                        "such as tcp://HOST:8786")
-    parser.add_argument("--var-length-contribution", type=int, default=8,
-                        help="bytes per string/binary column (Iceberg's var-length-contribution)")
-    parser.add_argument("--max-output-size", type=int, default=None,
-                        help="cap on the Z-value length (Iceberg's max-output-size)")
-    parser.add_argument("--iceberg", default="main", help="Iceberg version whose bytes to match "
-                        "(see zorder.zorder_values)")
-    parser.add_argument("--spark", default="4", help="Spark version whose casts to match")
-    parser.add_argument("--compression", default="zstd", help="Parquet codec (default zstd)")
-    parser.add_argument("--keep-zvalue", action="store_true",
-                        help=f"keep the Z-values as a binary column {ZVALUE_COLUMN}")
-    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty OUT_DIR")
-    parser.add_argument("--no-report", action="store_true", help="skip the skipping report")
-    parser.add_argument("--plot", metavar="FILE.png", default=None,
-                        help="draw the skipping report (needs matplotlib)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
-
-
-def run(args) -> int:
-    try:
-        _require("python -m zorder cluster")
-    except ImportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    columns = [c.strip() for c in args.columns.split(",") if c.strip()]
-    if args.plot:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            print("error: --plot needs matplotlib: pip install 'zorder[plot]'", file=sys.stderr)
-            return 2
-    try:
-        result = cluster(
-            args.in_dir, args.out_dir, columns,
-            target_file_size=args.target_file_size, row_group_size=args.row_group_size,
-            row_group_rows=args.row_group_rows, keep_zvalue=args.keep_zvalue,
-            var_length_contribution=args.var_length_contribution,
-            max_output_size=args.max_output_size, iceberg=args.iceberg, spark=args.spark,
-            compression=args.compression, overwrite=args.overwrite, scheduler=args.scheduler,
-            progress=not args.quiet,
-        )
-    except (TypeError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {result.rows} rows in {len(result.files)} files ({result.ranges} Z-ranges) "
-          f"to {result.out_dir}")
-    if not args.no_report or args.plot:
-        report = skipping_report(args.in_dir, result.out_dir, columns)
-        print(format_report(report))
-        if args.plot:
-            plot_report(report, args.plot)
-            print(f"plot: {args.plot}")
-    return 0

@@ -16,24 +16,12 @@ from __future__ import annotations
 import functools
 from typing import Iterable, Iterator, Optional, Sequence
 
+from zorder.ordered import IcebergOptions
+from zorder.ordered.options import TimestampOption
+from zorder.values.codec import ZVALUE_COLUMN, to_arrow
+from zorder.values.table import check_column_names, zvalue_matrix
+
 __all__ = ["ZVALUE_COLUMN", "zvalue_batches", "zvalue_schema", "zorder_dataframe"]
-
-#: Iceberg's name for the internal Z-value column.
-ZVALUE_COLUMN = "ICEZVALUE"
-
-
-def _check_columns(columns, available) -> list:
-    if isinstance(columns, str):
-        columns = [c for c in columns.split(",") if c]
-    if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
-        raise TypeError("columns must be a list of column names")
-    if not columns:
-        raise ValueError("columns must name at least one column to cluster on")
-    missing = [c for c in columns if c not in available]
-    if missing:
-        raise ValueError(f"columns {missing} are not in the data; it has {list(available)}")
-    return list(columns)
-
 
 def zvalue_batches(
     batches: Iterable,
@@ -44,6 +32,8 @@ def zvalue_batches(
     max_output_size: Optional[int] = None,
     iceberg: str = "main",
     spark: str = "4",
+    timestamp: TimestampOption = None,
+    options: Optional[IcebergOptions] = None,
 ) -> Iterator:
     """For ``DataFrame.mapInArrow``: each pyarrow RecordBatch with its Z-values appended.
 
@@ -52,25 +42,22 @@ def zvalue_batches(
     ``binary``, so the FixedSizeBinary result is cast to it). Arrow types are Spark's:
     TimestampType is ``timestamp[us, tz]``, TimestampNTZType ``timestamp[us]``, DateType
     ``date32``, which ``zorder_values`` maps as Iceberg's UDF maps the Spark types.
+    The Iceberg options come as keywords or as one ``options`` (``IcebergOptions``).
     """
     import pyarrow as pa
 
-    import zorder
+    opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
+                             max_output_size=max_output_size, iceberg=iceberg, spark=spark,
+                             timestamp=timestamp)
 
     for batch in batches:
         if not isinstance(batch, pa.RecordBatch):
             raise TypeError(f"batches must yield pyarrow RecordBatches, not {type(batch).__name__}")
-        cols = _check_columns(columns, batch.schema.names)
+        cols = check_column_names(columns, batch.schema.names)
         if zvalue_column in batch.schema.names:
             raise ValueError(f"zvalue_column {zvalue_column!r} is already a column of the data")
-        z = zorder.zorder_values(
-            pa.Table.from_batches([batch]), columns=cols,
-            var_length_contribution=var_length_contribution, max_output_size=max_output_size,
-            iceberg=iceberg, spark=spark,
-        )
-        if isinstance(z, pa.ChunkedArray):
-            z = z.combine_chunks()
-        z = z.cast(pa.binary())
+        matrix, _ = zvalue_matrix(pa.Table.from_batches([batch]), cols, opts)
+        z = to_arrow(matrix).cast(pa.binary())
         yield pa.RecordBatch.from_arrays(
             list(batch.columns) + [z],
             schema=batch.schema.append(pa.field(zvalue_column, pa.binary(), nullable=False)),
@@ -95,11 +82,14 @@ def zorder_dataframe(
     max_output_size: Optional[int] = None,
     iceberg: str = "main",
     spark: str = "4",
+    timestamp: TimestampOption = None,
+    options: Optional[IcebergOptions] = None,
 ):
     """``df`` (a pyspark DataFrame) range-partitioned and sorted by Iceberg's Z-value.
 
     ``num_partitions``: output partitions (files when written); default Spark's
     ``spark.sql.shuffle.partitions``. The Z-value column is dropped unless ``keep_zvalue``.
+    The Iceberg options come as keywords or as one ``options`` (``IcebergOptions``).
     """
     try:
         from pyspark.sql import DataFrame
@@ -108,17 +98,17 @@ def zorder_dataframe(
         raise ImportError("zorder_dataframe needs pyspark: pip install pyspark") from exc
     if not isinstance(df, DataFrame):
         raise TypeError(f"df must be a pyspark DataFrame, not {type(df).__name__}")
-    cols = _check_columns(columns, df.columns)
+    cols = check_column_names(columns, df.columns)
     if zvalue_column in df.columns:
         raise ValueError(f"zvalue_column {zvalue_column!r} is already a column of the data")
     if num_partitions is not None and (isinstance(num_partitions, bool) or
                                        not isinstance(num_partitions, int) or num_partitions < 1):
         raise ValueError(f"num_partitions must be a positive int, got {num_partitions!r}")
-    fn = functools.partial(
-        zvalue_batches, columns=cols, zvalue_column=zvalue_column,
-        var_length_contribution=var_length_contribution, max_output_size=max_output_size,
-        iceberg=iceberg, spark=spark,
-    )
+    opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
+                             max_output_size=max_output_size, iceberg=iceberg, spark=spark,
+                             timestamp=timestamp)
+    fn = functools.partial(zvalue_batches, columns=cols, zvalue_column=zvalue_column,
+                           options=opts)
     out = df.mapInArrow(fn, zvalue_schema(df.schema, zvalue_column))
     z = col(zvalue_column)
     out = out.repartitionByRange(num_partitions, z) if num_partitions else out.repartitionByRange(z)

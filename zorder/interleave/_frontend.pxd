@@ -1,4 +1,4 @@
-from zorder._kernel cimport RowsKernel
+from zorder.interleave.kernel cimport RowsKernel
 
 # The argument checking and buffer handling shared by every backend: each backend's
 # interleave_bits / interleave_rows is one call to these with its own kernel.

@@ -30,7 +30,7 @@ from libc.stdint cimport uint8_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
-from zorder._kernel cimport Column, RowsKernel
+from zorder.interleave.kernel cimport Column, RowsKernel
 
 from collections.abc import Mapping
 

@@ -1,4 +1,4 @@
-from zorder._kernel cimport Column
+from zorder.interleave.kernel cimport Column
 
 # The reference interleave, one output bit per step; every other backend falls back to
 # it for shapes its fast path does not cover.

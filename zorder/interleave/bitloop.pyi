@@ -1,4 +1,4 @@
-from zorder._contract import interleave_bits as interleave_bits
-from zorder._contract import interleave_rows as interleave_rows
+from zorder.interleave._contract import interleave_bits as interleave_bits
+from zorder.interleave._contract import interleave_rows as interleave_rows
 
 name: str

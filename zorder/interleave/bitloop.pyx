@@ -8,10 +8,10 @@ truncated size). It is the oracle the other backends are tested against.
 from libc.stdint cimport uint8_t
 from libc.string cimport memset
 
-from zorder._frontend cimport interleave_bits_with, interleave_rows_with
-from zorder._kernel cimport Column
+from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
+from zorder.interleave.kernel cimport Column
 
-from zorder._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
+from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
 name = "bitloop"
 

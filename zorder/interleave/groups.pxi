@@ -1,8 +1,8 @@
-# The group loops of the table-lookup backends (_table.pyx, _nibble.pyx).
+# The group loops of the table-lookup backends (table.pyx, nibble.pyx).
 #
 # Included textually so each module's own `spread(k, b)` (one byte's bits spread k apart)
 # is inlined into the loops; the modules differ only in how they look that up. Equal
-# widths go to the module's `spread_uniform` (C, _spread_rows.h); this file keeps the
+# widths go to the module's `spread_uniform` (C, csrc/spread_rows.h); this file keeps the
 # general path for ragged widths.
 
 cdef inline uint64_t group_word(const Column* columns, const int* column_index, int k,
@@ -40,7 +40,7 @@ cdef void group_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size
                      Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
     cdef Plan plan
     if is_uniform(columns, ncolumns):
-        # Equal widths: the unrolled kernel of _spread_rows.h, with this module's tables.
+        # Equal widths: the unrolled kernel of csrc/spread_rows.h, with this module's tables.
         spread_uniform(columns, <int>ncolumns, size, nrows, out, out_stride)
     elif not make_plan(columns, ncolumns, &plan):
         bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)

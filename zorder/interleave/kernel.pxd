@@ -7,7 +7,7 @@
 
 from libc.stdint cimport uint8_t, uint64_t
 
-cdef extern from "_kernel.h":
+cdef extern from "kernel.h":
     ctypedef struct Column "zorder_column":
         const uint8_t* data      # byte 0 of row 0
         Py_ssize_t row_stride    # bytes from one row to the next (any sign; 0 for one row)
@@ -15,7 +15,7 @@ cdef extern from "_kernel.h":
 
     enum: ZORDER_MAX_GROUP
 
-    # Byte-aligned groups of at most 8 columns, ragged widths included (see _kernel.h).
+    # Byte-aligned groups of at most 8 columns, ragged widths included (see csrc/kernel.h).
     ctypedef struct Plan "zorder_plan":
         int nsegments
         int uniform

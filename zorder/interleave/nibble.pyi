@@ -1,5 +1,5 @@
-from zorder._contract import interleave_bits as interleave_bits
-from zorder._contract import interleave_rows as interleave_rows
+from zorder.interleave._contract import interleave_bits as interleave_bits
+from zorder.interleave._contract import interleave_rows as interleave_rows
 
 name: str
 def nibble_table() -> list[list[int]]: ...

@@ -2,19 +2,20 @@
 
 Fast on Intel since Haswell and on AMD since Zen 3; microcoded and very slow on AMD
 before Zen 3 and on Hygon, which is why `auto` never picks it there. The BMI2 code is
-in _pdep_kernel.c behind a target attribute and runs only after CPUID finds BMI2.
+in csrc/pdep_kernel.c behind a target attribute and runs only after the CPU floor
+(zorder.cpu, the one place that reads CPUID) says BMI2 is usable.
 """
 
 from libc.stdint cimport uint8_t
 
-from zorder._bitloop cimport bitloop_rows
-from zorder._cpuid cimport cpu_has_bmi2
-from zorder._frontend cimport interleave_bits_with, interleave_rows_with
-from zorder._kernel cimport Column
+from zorder.interleave.bitloop cimport bitloop_rows
+from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
+from zorder.interleave.kernel cimport Column
 
-from zorder._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
+from zorder.cpu import usable
+from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
-cdef extern from "_pdep_kernel.h" nogil:
+cdef extern from "pdep_kernel.h" nogil:
     const int zorder_pdep_built
     void zorder_pdep_init()
     int zorder_pdep_rows(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
@@ -22,17 +23,21 @@ cdef extern from "_pdep_kernel.h" nogil:
 
 name = "pdep"
 
-cdef bint _supported = zorder_pdep_built and cpu_has_bmi2()
+cdef bint _supported = zorder_pdep_built and usable("bmi2")
 if _supported:
     zorder_pdep_init()
 
-#: Whether this CPU can run the kernel (checked once at import with CPUID).
+#: Whether this CPU can run the kernel (from the CPU facts read once at import).
 SUPPORTED = bool(_supported)
 UNSUPPORTED_REASON = (
     "" if SUPPORTED
     else "this build has no BMI2 kernel" if not zorder_pdep_built
     else "this CPU has no BMI2 (no PDEP instruction)"
 )
+
+
+cdef bint pdep_supported() noexcept nogil:
+    return _supported
 
 
 cdef void pdep_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,

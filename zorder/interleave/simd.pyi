@@ -3,9 +3,9 @@ from typing import Optional
 import numpy as np
 from numpy.typing import NDArray
 
-from zorder._contract import RowsInput
-from zorder._contract import interleave_bits as interleave_bits
-from zorder._contract import interleave_rows as interleave_rows
+from zorder.interleave._contract import RowsInput
+from zorder.interleave._contract import interleave_bits as interleave_bits
+from zorder.interleave._contract import interleave_rows as interleave_rows
 
 name: str
 SUPPORTED: bool

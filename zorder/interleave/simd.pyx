@@ -5,58 +5,42 @@ GFNI (Intel Ice Lake and later, AMD Zen 4 and later). The kernels cover 1-8 colu
 one width that is a multiple of 8 bytes (what Iceberg's Spark path produces), any row
 strides, row tails and truncated sizes; any other shape goes, per call, to the BMI2
 group loop (every CPU with these AVX-512 subsets has a fast PDEP), or to the bit loop
-for more than 8 columns at a byte index. The AVX-512 code is in _simd_kernel.c behind
-target attributes and runs only after CPUID and XGETBV say it can.
+for more than 8 columns at a byte index. The AVX-512 code is in csrc/simd_kernel.c behind
+target attributes and runs only after the CPU floor (CPUID and XGETBV, read once) says it can.
 """
 
 from libc.stdint cimport uint8_t
 
-from zorder._bitloop cimport bitloop_rows
-from zorder._cpuid cimport cpu_has_avx512_vbmi_gfni, cpu_has_bmi2
-from zorder._frontend cimport interleave_bits_with, interleave_rows_with
-from zorder._kernel cimport Column
+from zorder.interleave.bitloop cimport bitloop_rows
+from zorder.interleave.pdep cimport pdep_rows, pdep_supported
+from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
+from zorder.interleave.kernel cimport Column
 
-from zorder._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
+from zorder.cpu import facts, simd_verdict, usable
+from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
-cdef extern from "_simd_kernel.h" nogil:
+cdef extern from "simd_kernel.h" nogil:
     const int zorder_simd_built
     Py_ssize_t zorder_simd_stream_min
     void zorder_simd_init()
     int zorder_simd_rows(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
                          Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride)
 
-# The pdep kernel's own translation unit, compiled into this module too, so the
-# fallback is the best scalar path without a second build of the same object file.
-cdef extern from "_pdep_kernel.c" nogil:
-    const int zorder_pdep_built
-    void zorder_pdep_init()
-    int zorder_pdep_rows(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
-                         Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride)
-
 name = "simd"
 
-_SIMD_FLAGS = ("avx512f", "avx512bw", "avx512vbmi", "gfni")
-
-cdef bint _supported = zorder_simd_built and cpu_has_avx512_vbmi_gfni()
-cdef bint _pdep_fallback = zorder_pdep_built and cpu_has_bmi2()
+cdef bint _supported = zorder_simd_built and usable("avx512_vbmi_gfni")
+cdef bint _pdep_fallback = pdep_supported()
 if _supported:
     zorder_simd_init()
-if _pdep_fallback:
-    zorder_pdep_init()
 
 
 def _reason():
     if not zorder_simd_built:
         return "this build has no AVX-512 kernel (not x86-64, or the compiler lacks GFNI/VBMI)"
-    from zorder._cpu import cpu_facts
-    facts = cpu_facts()
-    missing = [f for f in _SIMD_FLAGS if f not in facts.get("flags", ())]
-    if missing:
-        return "this CPU lacks " + ", ".join(missing)
-    return "the OS does not enable the AVX-512 (ZMM) registers (XCR0)"
+    return simd_verdict(facts())[1]
 
 
-#: Whether this CPU can run the kernel (checked once at import with CPUID and XGETBV).
+#: Whether this CPU can run the kernel (from the CPU facts read once at import).
 SUPPORTED = bool(_supported)
 UNSUPPORTED_REASON = "" if SUPPORTED else _reason()
 
@@ -72,9 +56,10 @@ cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
     if (nrows >= MIN_VECTOR_ROWS or not _pdep_fallback) and zorder_simd_rows(
             columns, ncolumns, size, nrows, out, out_stride):
         return
-    if _pdep_fallback and zorder_pdep_rows(columns, ncolumns, size, nrows, out, out_stride):
-        return
-    bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)
+    if _pdep_fallback:
+        pdep_rows(columns, ncolumns, size, nrows, out, out_stride)
+    else:
+        bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)
 
 
 cdef inline int check_supported() except -1:

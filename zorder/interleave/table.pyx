@@ -8,13 +8,13 @@ included; more columns go to the bit loop, in the same call.
 
 from libc.stdint cimport uint8_t, uint64_t
 
-from zorder._bitloop cimport bitloop_rows
-from zorder._frontend cimport interleave_bits_with, interleave_rows_with
-from zorder._kernel cimport Column, Plan, make_plan, spread_bits, store_group
+from zorder.interleave.bitloop cimport bitloop_rows
+from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
+from zorder.interleave.kernel cimport Column, Plan, make_plan, spread_bits, store_group
 
-from zorder._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
+from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
-cdef extern from "_table_kernel.h" nogil:
+cdef extern from "table_kernel.h" nogil:
     void fill_shifted "zorder_table_fill_shifted"(const uint64_t table[9][256])
     bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)
     void spread_uniform "zorder_spread_uniform"(const Column* cols, int k, Py_ssize_t size,
@@ -42,7 +42,7 @@ cdef inline uint64_t spread(int k, uint8_t b) noexcept nogil:
     return SPREAD[k][b]
 
 
-include "_groups.pxi"
+include "groups.pxi"
 
 
 def spread_table():

@@ -1,4 +1,4 @@
-"""Stubs for the Cython string kernels of zorder._ordered (private)."""
+"""Stubs for the Cython string kernels of zorder.ordered.strings (private)."""
 
 from typing import Tuple
 

@@ -1,5 +1,5 @@
 # cython: boundscheck=False, wraparound=False
-"""Per-element string kernels for ``zorder._ordered``: Java's UTF-8 encoder, without
+"""Per-element string kernels for ``zorder.ordered.strings``: Java's UTF-8 encoder, without
 building intermediate ``bytes`` objects.
 
 Both write whole UTF-8 characters from the start of each output row, stopping at the first

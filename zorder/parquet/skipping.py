@@ -8,8 +8,8 @@ cuts ``predicates`` such ranges, each holding about ``fraction`` of the column's
 over the whole distribution, and averages how many row groups each side lets a reader
 skip. The same predicates are used before and after, so the numbers compare layouts.
 
-Needs pyarrow. Used by ``python -m zorder sort`` and meant for any other rewrite (the
-Dask clustering, for one) that wants to report the same thing over files and row groups.
+Needs pyarrow. Used by the ``sort`` and ``cluster`` commands, and meant for any other
+rewrite that wants to report the same thing over files and row groups.
 
 >>> report = skipping_report("in.parquet", "out.parquet", ["a", "b"])  # doctest: +SKIP
 >>> print(format_report(report))                                       # doctest: +SKIP
@@ -20,7 +20,9 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from zorder.parquet.files import Where, parquet_files
 
 __all__ = [
     "RowGroupStats",
@@ -32,9 +34,6 @@ __all__ = [
     "sample_values",
     "skipping_report",
 ]
-
-Where = Union[str, "os.PathLike[str]", Sequence[Any]]
-
 
 @dataclass(frozen=True)
 class RowGroupStats:
@@ -53,27 +52,6 @@ def _comparable(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
-
-
-def parquet_files(where: Where) -> List[Any]:
-    """The Parquet files of ``where``: a file, a folder (every ``*.parquet`` below it,
-    sorted, skipping names starting with ``_`` or ``.``), or a list of files; a list may
-    also hold ``pyarrow.parquet.ParquetFile`` or ``FileMetaData`` objects."""
-    if isinstance(where, (str, os.PathLike)):
-        path = os.fspath(where)
-        if os.path.isdir(path):
-            found: List[str] = []
-            for root, dirs, names in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
-                found.extend(os.path.join(root, n) for n in sorted(names)
-                             if n.endswith(".parquet") and not n.startswith(("_", ".")))
-            return found
-        if not os.path.exists(path):
-            raise ValueError(f"no such Parquet file or folder: {path!r}")
-        return [path]
-    if isinstance(where, (list, tuple)):
-        return list(where)
-    raise TypeError(f"expected a path or a list of Parquet files, not {type(where).__name__}")
 
 
 def _metadata(item: Any):

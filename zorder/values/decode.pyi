@@ -5,7 +5,6 @@ import numpy.typing as npt
 
 __all__ = ["deinterleave_bits", "deinterleave_rows"]
 
-def _as_values(values: Any) -> npt.NDArray[np.uint8]: ...
 def deinterleave_rows(values: Any, widths: Sequence[int]) -> List[npt.NDArray[np.uint8]]: ...
 def deinterleave_bits(
     value: Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]], widths: Sequence[int]

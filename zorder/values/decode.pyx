@@ -19,6 +19,8 @@ from libc.string cimport memset
 
 import numpy
 
+from zorder.values.codec import as_matrix
+
 __all__ = ["deinterleave_bits", "deinterleave_rows"]
 
 
@@ -202,31 +204,6 @@ cdef void decode_groups(const uint8_t[:, :] values, const Py_ssize_t[::1] ks,
                 row[dest[g * 8 + c]] = <uint8_t>(w >> (8 * c))
 
 
-def _as_values(values):
-    """A 2-D uint8 view of (N, size) Z-values; accepts pyarrow FixedSizeBinary too."""
-    if type(values).__module__.startswith("pyarrow"):
-        import pyarrow as pa
-        if isinstance(values, pa.ChunkedArray):
-            values = values.combine_chunks()
-        if not (isinstance(values, pa.Array) and pa.types.is_fixed_size_binary(values.type)):
-            raise TypeError(
-                f"values must be a 2-D uint8 array or a pyarrow FixedSizeBinary array, "
-                f"not {values.type if hasattr(values, 'type') else type(values).__name__}"
-            )
-        if values.null_count:
-            raise ValueError("values has nulls; a Z-value is never null")
-        width = values.type.byte_width
-        data = numpy.frombuffer(values.buffers()[1], dtype=numpy.uint8)
-        start = values.offset * width
-        return data[start:start + len(values) * width].reshape(len(values), width)
-    arr = numpy.asarray(values)
-    if arr.dtype != numpy.uint8:
-        raise TypeError(f"values must hold uint8 bytes, not dtype {arr.dtype}")
-    if arr.ndim != 2:
-        raise ValueError(f"values must be 2-D (rows, bytes), got {arr.ndim}-D")
-    return arr
-
-
 def deinterleave_rows(values, widths):
     """Split many Z-values back into their columns' bytes: the inverse of interleave_rows.
 
@@ -253,7 +230,7 @@ def deinterleave_rows(values, widths):
         [[[128]], [[64]], [[32]]]
     """
     w = _check_widths(widths)
-    arr = _as_values(values)
+    arr = as_matrix(values)
     nrows, size = arr.shape[0], arr.shape[1]
     total = sum(w)
     if size > total:

@@ -1,17 +1,13 @@
-"""Z-values of whole tables, and the Z-order sort, as Iceberg's Spark rewrite computes them.
+"""Z-values of whole tables, as Iceberg's Spark rewrite computes them.
 
 ``zorder_values`` is Iceberg's ``SparkZOrderUDF`` for a table held in Python: every column
 becomes its ordered bytes (``ordered_bytes``), and the columns are interleaved, all rows in
-one call of the selected backend's ``interleave_rows``. ``sort_indices`` and ``sort`` order
-rows by those values, as ``rewrite_data_files(strategy='sort', sort_order='zorder(...)')``
-orders them before writing.
+one call of the selected backend's ``interleave_rows``.
 
 >>> import numpy as np
 >>> z = zorder_values([np.array([1, 2]), np.array(["a", "b"])])
 >>> z.shape
 (2, 16)
->>> sort_indices([np.array([3, 1, 2])]).tolist()
-[1, 2, 0]
 """
 
 from __future__ import annotations
@@ -20,26 +16,15 @@ from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Unio
 
 import numpy
 
-from zorder._ordered import JAVA_INT_MAX, ordered_bytes
+from zorder import interleave
+from zorder.ordered import IcebergOptions, ordered_bytes
+from zorder.ordered.errors import ColumnError
+from zorder.ordered.options import TimestampOption, check_positive
+from zorder.values.codec import to_arrow
 
-__all__ = ["argsort_zvalues", "sort", "sort_indices", "zorder_values", "zorder_widths"]
+__all__ = ["zorder_values", "zorder_widths"]
 
-#: Iceberg's internal Z-value column. The rewrite rejects a table column of this name;
-#: zorder never adds a column to your table, so here it is an ordinary name.
-ICEBERG_ZVALUE_COLUMN = "ICEZVALUE"
-
-_ColumnSelection = Union[None, str, Sequence[Any]]
-
-
-def _positive(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    value = value.__index__()
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0 (as in Iceberg's rewrite options), got {value}")
-    if value > JAVA_INT_MAX:
-        raise ValueError(f"{name} must be at most {JAVA_INT_MAX} (a Java int, as in Iceberg), got {value}")
-    return value
+ColumnSelection = Union[None, str, Sequence[Any]]
 
 
 def _module_of(obj: Any) -> str:
@@ -54,9 +39,39 @@ def _is_arrow_column(obj: Any) -> bool:
     return isinstance(obj, (pa.Array, pa.ChunkedArray))
 
 
-def _select(names: List[Any], columns: _ColumnSelection, what: str) -> List[Any]:
+def check_column_order(columns: Any) -> None:
+    """Refuse a column selection with no order (a set or a mapping): the Z-value of
+    every row depends on the column order, and a set's changes from run to run."""
+    if isinstance(columns, (set, frozenset, Mapping)) or type(columns).__name__ in (
+            "dict_keys", "dict_values", "dict_items"):
+        raise TypeError(
+            f"columns must be an ordered sequence (a list or tuple), not "
+            f"{type(columns).__name__}: the column order decides every Z-value"
+        )
+
+
+def check_column_names(columns: Any, available: Sequence[Any]) -> List[str]:
+    """The clustering columns of an engine job as a list of names: a list or tuple of
+    str (or one comma-separated str), non-empty, without repeats, all in ``available``."""
+    check_column_order(columns)
+    if isinstance(columns, str):
+        columns = [c for c in columns.split(",") if c]
+    if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
+        raise TypeError("columns must be a list of column names (or one comma-separated string)")
+    if not columns:
+        raise ValueError("columns must name at least one column to cluster on")
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"columns has duplicates: {list(columns)}")
+    missing = [c for c in columns if c not in available]
+    if missing:
+        raise ValueError(f"columns {missing} are not in the data; it has {list(available)}")
+    return list(columns)
+
+
+def _select(names: List[Any], columns: ColumnSelection, what: str) -> List[Any]:
     if columns is None:
         return list(names)
+    check_column_order(columns)
     if isinstance(columns, (str, bytes)) or not hasattr(columns, "__iter__"):
         columns = [columns]
     chosen = list(columns)
@@ -70,7 +85,7 @@ def _select(names: List[Any], columns: _ColumnSelection, what: str) -> List[Any]
     return chosen
 
 
-def _named_columns(data: Any, columns: _ColumnSelection) -> Tuple[List[str], List[Any], bool]:
+def _named_columns(data: Any, columns: ColumnSelection) -> Tuple[List[str], List[Any], bool]:
     """(labels for messages, column objects, whether the input is Arrow)."""
     mod = _module_of(data)
     if mod == "pyarrow":
@@ -128,22 +143,20 @@ def _named_columns(data: Any, columns: _ColumnSelection) -> Tuple[List[str], Lis
     )
 
 
-def _column_bytes(label: str, column: Any, length: int, iceberg: str, spark: str,
-                  timestamp: Any) -> numpy.ndarray:
-    if _is_arrow_column(column) and _module_of(column) == "pyarrow":
+def column_bytes(label: str, column: Any, length: int, options: IcebergOptions,
+                 timestamp: Optional[str]) -> numpy.ndarray:
+    """Ordered bytes of one selected column; errors say ``column {label}``."""
+    if _is_arrow_column(column):
         import pyarrow as pa
 
         if isinstance(column, pa.ChunkedArray) and column.num_chunks != 1:
             column = column.combine_chunks()
     try:
-        return ordered_bytes(column, length, iceberg=iceberg, spark=spark, timestamp=timestamp)
-    except (TypeError, ValueError) as exc:
-        message = str(exc)
-        if message.startswith("ordered_bytes: values"):
-            message = message[len("ordered_bytes: values"):].lstrip(":, ")
-        elif message.startswith("ordered_bytes: "):
-            message = message[len("ordered_bytes: "):]
-        raise type(exc)(f"column {label}: {message}") from exc
+        return ordered_bytes(column, length, iceberg=options.iceberg, spark=options.spark,
+                             timestamp=timestamp)
+    except ColumnError as exc:
+        exc.where = f"column {label}"
+        raise
     except NotImplementedError as exc:  # pyarrow's ArrowNotImplementedError
         kind = getattr(column, "dtype", None)  # (a numpy dtype is falsy: no `or` here)
         if kind is None:
@@ -155,40 +168,33 @@ def _column_bytes(label: str, column: Any, length: int, iceberg: str, spark: str
         ) from exc
 
 
-def _check_modes(iceberg: str, spark: str, timestamp: Any) -> None:
-    # ordered_bytes names the valid values; check once, before any column is converted.
-    kinds = timestamp.values() if isinstance(timestamp, Mapping) else [timestamp]
-    for kind in kinds:
-        ordered_bytes(numpy.zeros(0, numpy.int64), iceberg=iceberg, spark=spark, timestamp=kind)
+def _timestamp_kinds(data: Any, labels: List[str], timestamp: TimestampOption) -> List[Optional[str]]:
+    """The timestamp kind of each selected column."""
+    if not isinstance(timestamp, Mapping):
+        return [timestamp] * len(labels)
+    # Names for a table, frame or mapping; positions for a list of columns.
+    keys = {(f"columns[{k}]" if isinstance(data, (list, tuple)) and isinstance(k, int)
+             else repr(k)): k for k in timestamp}
+    unknown = [k for k in keys if k not in labels]
+    if unknown:
+        raise ValueError(f"timestamp: no selected column named {', '.join(unknown)}")
+    return [timestamp[keys[label]] if label in keys else None for label in labels]
 
 
-def _zorder_bytes(data: Any, columns: _ColumnSelection, var_length_contribution: int,
-                  max_output_size: Optional[int], iceberg: str, spark: str, timestamp: Any,
-                  backend: Optional[str]) -> Tuple[numpy.ndarray, bool]:
-    length = _positive(var_length_contribution, "var_length_contribution")
-    cap = None if max_output_size is None else _positive(max_output_size, "max_output_size")
+def zvalue_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
+                  backend: Optional[str] = None) -> Tuple[numpy.ndarray, bool]:
+    """(the ``(N, size)`` Z-value matrix, whether the input is Arrow)."""
     labels, cols, arrow = _named_columns(data, columns)
-    _check_modes(iceberg, spark, timestamp)
-    import zorder  # the package, for the backend chosen at import (or the one named)
-
-    interleave_rows: Callable = (zorder.interleave_rows if backend is None
-                                 else zorder.get_backend(backend).interleave_rows)
-    if isinstance(timestamp, Mapping):
-        # Names for a table, frame or mapping; positions for a list of columns.
-        keys = {(f"columns[{k}]" if isinstance(data, (list, tuple)) and isinstance(k, int)
-                 else repr(k)): k for k in timestamp}
-        unknown = [k for k in keys if k not in labels]
-        if unknown:
-            raise ValueError(f"timestamp: no selected column named {', '.join(unknown)}")
-        kinds = [timestamp[keys[l]] if l in keys else None for l in labels]
-    else:
-        kinds = [timestamp] * len(cols)
+    interleave_rows: Callable = interleave.rows_function(backend)
+    kinds = _timestamp_kinds(data, labels, options.timestamp)
+    length = options.var_length_contribution
+    cap = options.max_output_size
 
     parts = []
     size = 0
     nrows = None
     for label, col, kind in zip(labels, cols, kinds):
-        part = _column_bytes(label, col, length, iceberg, spark, kind)
+        part = column_bytes(label, col, length, options, kind)
         if nrows is None:
             nrows = part.shape[0]
         elif part.shape[0] != nrows:
@@ -203,7 +209,7 @@ def _zorder_bytes(data: Any, columns: _ColumnSelection, var_length_contribution:
     return interleave_rows(parts, size), arrow
 
 
-def zorder_widths(data: Any, *, columns: _ColumnSelection = None,
+def zorder_widths(data: Any, *, columns: ColumnSelection = None,
                   var_length_contribution: int = 8) -> List[int]:
     """Bytes each selected column contributes to its Z-value, in interleave order.
 
@@ -215,10 +221,13 @@ def zorder_widths(data: Any, *, columns: _ColumnSelection = None,
     >>> zorder_widths([np.array([1]), np.array(["a"])], var_length_contribution=16)
     [8, 16]
     """
-    length = _positive(var_length_contribution, "var_length_contribution")
+    length = check_positive(var_length_contribution, "var_length_contribution")
     labels, cols, _ = _named_columns(data, columns)
-    return [_column_bytes(l, _empty_slice(c), length, "main", "4", None).shape[1]
-            for l, c in zip(labels, cols)]
+    return [column_bytes(label, _empty_slice(c), length, _DEFAULT_OPTIONS, None).shape[1]
+            for label, c in zip(labels, cols)]
+
+
+_DEFAULT_OPTIONS = IcebergOptions()
 
 
 def _empty_slice(column: Any) -> Any:
@@ -230,10 +239,11 @@ def _empty_slice(column: Any) -> Any:
     return column[:0]
 
 
-def zorder_values(data: Any, *, columns: _ColumnSelection = None,
+def zorder_values(data: Any, *, columns: ColumnSelection = None,
                   var_length_contribution: int = 8, max_output_size: Optional[int] = None,
-                  iceberg: str = "main", spark: str = "4", timestamp: Any = None,
-                  backend: Optional[str] = None) -> Any:
+                  iceberg: str = "main", spark: str = "4", timestamp: TimestampOption = None,
+                  backend: Optional[str] = None,
+                  options: Optional[IcebergOptions] = None) -> Any:
     """Iceberg's Z-value of every row, as its Spark Z-order rewrite computes them.
 
     This is ``SparkZOrderUDF``: each column becomes Iceberg's ordered bytes (see
@@ -280,6 +290,8 @@ def zorder_values(data: Any, *, columns: _ColumnSelection = None,
         timestamp: ``None`` (infer), ``"ntz"`` or ``"tz"`` for every timestamp column, or
             a mapping from column name to one of those.
         backend: interleave backend name; default the one zorder chose at import.
+        options: an ``IcebergOptions`` holding all of the above Iceberg options at once
+            (then leave those keywords out).
 
     Returns:
         an ``(N, size)`` uint8 array, or a pyarrow ``FixedSizeBinaryArray`` of byte width
@@ -300,121 +312,10 @@ def zorder_values(data: Any, *, columns: _ColumnSelection = None,
         ...               max_output_size=4).shape
         (1, 4)
     """
-    z, arrow = _zorder_bytes(data, columns, var_length_contribution, max_output_size,
-                             iceberg, spark, timestamp, backend)
-    if not arrow:
-        return z
-    import pyarrow as pa
-
-    return pa.FixedSizeBinaryArray.from_buffers(
-        pa.binary(z.shape[1]), z.shape[0], [None, pa.py_buffer(z)]
-    )
+    opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
+                             max_output_size=max_output_size, iceberg=iceberg, spark=spark,
+                             timestamp=timestamp)
+    z, arrow = zvalue_matrix(data, columns, opts, backend)
+    return to_arrow(z) if arrow else z
 
 
-def _as_zvalue_matrix(values: Any) -> numpy.ndarray:
-    if _module_of(values) == "pyarrow":
-        from zorder._deinterleave import _as_values
-
-        return _as_values(values)
-    arr = numpy.asarray(values)
-    if arr.dtype != numpy.uint8 or arr.ndim != 2:
-        raise TypeError(
-            "values must be a 2-D uint8 array (rows, bytes) or a pyarrow FixedSizeBinary "
-            f"array, not {type(values).__name__} of dtype {arr.dtype} and {arr.ndim} dims"
-        )
-    return arr
-
-
-def argsort_zvalues(values: Any) -> numpy.ndarray:
-    """The stable permutation that sorts Z-values as unsigned bytes, left to right.
-
-    That is how Spark compares the BINARY Z-value column in Iceberg's rewrite; rows with
-    equal Z-values keep their input order.
-
-    Args:
-        values: an ``(N, size)`` uint8 array or a pyarrow FixedSizeBinary array.
-
-    Returns:
-        an int64 array ``p`` with ``values[p]`` sorted.
-
-    A most-significant-byte-first radix sort (``zorder._zsort``): bytes equal across a
-    whole bucket cost one counting pass, so leading bytes that tie (constant high bits
-    of small integers, timestamps, shared string prefixes) are cheap.
-
-    >>> import numpy as np
-    >>> argsort_zvalues(np.array([[2, 0], [1, 9], [1, 3]], dtype=np.uint8)).tolist()
-    [2, 1, 0]
-    """
-    from zorder._zsort import argsort_rows
-
-    z = _as_zvalue_matrix(values)
-    if z.shape[1] > _RADIX_MAX_BYTES:
-        # The radix sort recurses once per byte; very long values use numpy's stable sort.
-        rows = numpy.ascontiguousarray(z).view(f"V{z.shape[1]}").reshape(z.shape[0])
-        return numpy.argsort(rows, kind="stable").astype(numpy.int64, copy=False)
-    if z.shape[1] > 1 and z.strides[1] != 1:
-        z = numpy.ascontiguousarray(z)
-    return argsort_rows(z)
-
-
-_RADIX_MAX_BYTES = 4096
-
-
-def sort_indices(data: Any, *, columns: _ColumnSelection = None,
-                 var_length_contribution: int = 8, max_output_size: Optional[int] = None,
-                 iceberg: str = "main", spark: str = "4", timestamp: Any = None,
-                 backend: Optional[str] = None) -> numpy.ndarray:
-    """The permutation that puts rows in Z-order, as Iceberg's Spark rewrite sorts them.
-
-    Takes the same arguments as ``zorder_values`` and sorts its Z-values as unsigned
-    bytes (``argsort_zvalues``). The sort is stable: rows with equal Z-values keep their
-    input order (Spark gives no order among ties).
-
-    Returns:
-        an int64 array ``p``; ``table.take(p)`` or ``df.iloc[p]`` is the sorted table.
-
-    >>> import numpy as np
-    >>> sort_indices([np.array([3, 0, 3, 1]), np.array([0, 5, 0, 2])]).tolist()
-    [3, 0, 2, 1]
-    """
-    z, _ = _zorder_bytes(data, columns, var_length_contribution, max_output_size,
-                         iceberg, spark, timestamp, backend)
-    return argsort_zvalues(z)
-
-
-def sort(table: Any, columns: _ColumnSelection = None, *, var_length_contribution: int = 8,
-         max_output_size: Optional[int] = None, iceberg: str = "main", spark: str = "4",
-         timestamp: Any = None, backend: Optional[str] = None) -> Any:
-    """A copy of ``table`` with its rows in Z-order of ``columns``.
-
-    Args:
-        table: a pyarrow Table or RecordBatch, or a pandas DataFrame (its index moves with
-            the rows, as with ``sort_values``).
-        columns: the column names to Z-order by, in order (default: all).
-        others: as for ``zorder_values``.
-
-    >>> import pandas as pd
-    >>> sort(pd.DataFrame({"x": [3, 0, 1], "y": [0, 5, 2]}), ["x", "y"]).index.tolist()
-    [2, 0, 1]
-    """
-    mod = _module_of(table)
-    ok = False
-    if mod == "pyarrow":
-        import pyarrow as pa
-
-        ok = isinstance(table, (pa.Table, pa.RecordBatch))
-    elif mod == "pandas":
-        import pandas as pd
-
-        ok = isinstance(table, pd.DataFrame)
-    if not ok:
-        raise TypeError(
-            "table must be a pyarrow Table or RecordBatch or a pandas DataFrame, not "
-            f"{type(table).__name__} (for other inputs use sort_indices)"
-        )
-    perm = sort_indices(table, columns=columns, var_length_contribution=var_length_contribution,
-                        max_output_size=max_output_size, iceberg=iceberg, spark=spark,
-                        timestamp=timestamp, backend=backend)
-    if mod == "pandas":
-        return table.iloc[perm].copy()
-    return table.take(perm)

@@ -7,7 +7,7 @@
 #define ZORDER_NIBBLE_KERNEL_H
 
 #include <stdint.h>
-#include "_spread_rows.h"
+#include "spread_rows.h"
 
 static uint64_t zorder_nibble_shifted[9][8][2][16];
 
@@ -68,7 +68,7 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_nibble_group(const uint8_t *const *src, con
 #define ZORDER_WORD2(k, src, j0, w0, w1) zorder_nibble_word2(src, k, j0, &(w0), &(w1))
 #define ZORDER_WORD(k, src, j0) zorder_nibble_word(src, k, j0)
 #define ZORDER_GROUP(k, src, j) zorder_nibble_group(src, k, j)
-#include "_spread_rows.h"
+#include "spread_rows.h"
 
 /* Fills SHIFTED from NIBBLE[k][h] (nibble h's bits spread k apart, in the low 4k bits). */
 static void zorder_nibble_fill_shifted(const uint64_t nibble[9][16])

@@ -4,9 +4,9 @@
  * target("bmi2") instead of compiling the file with -mbmi2, so nothing outside these
  * functions (the module's import included) can ever use them. _pdep.pyx calls in only
  * after CPUID says BMI2 is there. */
-#include "_pdep_kernel.h"
-#include "_cpuid.h"
-#include "_spread_rows.h"
+#include "pdep_kernel.h"
+#include "arch.h"
+#include "spread_rows.h"
 
 #if ZORDER_X86_64 && (defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER))
 #include <immintrin.h>
@@ -173,7 +173,7 @@ uint64_t zorder_pdep_group(const uint8_t *const *src, const int k, ptrdiff_t j)
 #define ZORDER_WORD2(k, src, j0, w0, w1) zorder_pdep_word2(src, k, j0, &(w0), &(w1))
 #define ZORDER_WORD(k, src, j0) zorder_pdep_word(src, k, j0)
 #define ZORDER_GROUP(k, src, j) zorder_pdep_group(src, k, j)
-#include "_spread_rows.h"
+#include "spread_rows.h"
 
 /* Ragged widths: one segment per distinct width, a PDEP per byte. */
 ZORDER_TARGET_BMI2

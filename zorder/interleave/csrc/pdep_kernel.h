@@ -1,7 +1,7 @@
 #ifndef ZORDER_PDEP_KERNEL_H
 #define ZORDER_PDEP_KERNEL_H
 
-#include "_kernel.h"
+#include "kernel.h"
 
 /* 1 when this build has the BMI2 kernel (x86-64 with a compiler that has _pdep_u64). */
 extern const int zorder_pdep_built;

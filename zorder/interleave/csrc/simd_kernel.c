@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "_simd_kernel.h"
-#include "_cpuid.h"
+#include "simd_kernel.h"
+#include "arch.h"
 
 #if !defined(ZORDER_NO_SIMD) && ZORDER_X86_64 && \
     ((defined(__clang__) && __clang_major__ >= 7) || \

@@ -1,7 +1,7 @@
 #ifndef ZORDER_SIMD_KERNEL_H
 #define ZORDER_SIMD_KERNEL_H
 
-#include "_kernel.h"
+#include "kernel.h"
 
 /* 1 when this build has the AVX-512 kernel (x86-64, GCC >= 8 or clang >= 7); 0 when the
  * file compiled to a stub, and then zorder_simd_rows always returns 0. */

@@ -26,7 +26,7 @@
 #define ZORDER_SPREAD_ROWS_H
 
 #include <string.h>
-#include "_kernel.h"
+#include "kernel.h"
 
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #define ZORDER_TABLE_KERNEL_H
 
 #include <stdint.h>
-#include "_spread_rows.h"
+#include "spread_rows.h"
 
 static uint64_t zorder_table_shifted[9][8][256];
 
@@ -75,7 +75,7 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_table_group(const uint8_t *const *src, cons
 #define ZORDER_WORD2(k, src, j0, w0, w1) zorder_table_word2(src, k, j0, &(w0), &(w1))
 #define ZORDER_WORD(k, src, j0) zorder_table_word(src, k, j0)
 #define ZORDER_GROUP(k, src, j) zorder_table_group(src, k, j)
-#include "_spread_rows.h"
+#include "spread_rows.h"
 
 /* Fills SHIFTED from SPREAD[k][b] (byte b's bits spread k apart, in the low 8k bits). */
 static void zorder_table_fill_shifted(const uint64_t spread[9][256])

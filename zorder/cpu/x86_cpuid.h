@@ -5,9 +5,9 @@
 #define ZORDER_CPUID_H
 
 #include <stdint.h>
+#include "arch.h"
 
-#if defined(__x86_64__) || defined(_M_X64)
-#define ZORDER_X86_64 1
+#if ZORDER_X86_64
 #if defined(_MSC_VER)
 #include <intrin.h>
 static inline int zorder_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
@@ -34,7 +34,6 @@ static inline uint64_t zorder_xgetbv0(void)
 }
 #endif
 #else
-#define ZORDER_X86_64 0
 static inline int zorder_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 {
     (void)leaf; (void)subleaf;

@@ -1,0 +1,76 @@
+"""Argument helpers shared by the commands: one spelling and one meaning for each flag."""
+
+from __future__ import annotations
+
+import argparse
+from typing import List
+
+from zorder.ordered import IcebergOptions
+from zorder.parquet.sizes import parse_size
+
+__all__ = ["add_iceberg_arguments", "columns_arg", "fraction", "iceberg_options",
+           "positive_int", "size_arg"]
+
+
+def columns_arg(text: str) -> List[str]:
+    """``a,b,c`` -> ["a", "b", "c"]; empty names and repeats are usage errors."""
+    cols = [c.strip() for c in text.split(",")]
+    if not text.strip() or any(not c for c in cols):
+        raise argparse.ArgumentTypeError(f"expected comma-separated column names, got {text!r}")
+    if len(set(cols)) != len(cols):
+        raise argparse.ArgumentTypeError(f"a column is named twice in {text!r}")
+    return cols
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return value
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {value}")
+    return value
+
+
+def size_arg(text: str) -> int:
+    """A byte size such as ``128MB``, ``512MiB`` or ``4096``."""
+    try:
+        return parse_size(text, "size")
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("size=", "")) from None
+
+
+def add_iceberg_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``IcebergOptions``, the same in every command that computes Z-values."""
+    group = parser.add_argument_group("Iceberg options (what Spark's rewrite would be given)")
+    group.add_argument("--var-length-contribution", type=positive_int, default=8, metavar="N",
+                       help="bytes per string or binary column (Iceberg's "
+                            "var-length-contribution; default 8)")
+    group.add_argument("--max-output-size", type=positive_int, default=None, metavar="N",
+                       help="cap on the Z-value length in bytes (Iceberg's max-output-size; "
+                            "default: no cap)")
+    group.add_argument("--iceberg", default="main", metavar="VERSION",
+                       help="float/double bytes of this Iceberg: 'main' (default) or '1.11' "
+                            "(every release to date)")
+    group.add_argument("--spark", default="4", metavar="VERSION",
+                       help="DATE bytes of this Spark: '4' (default) or '3.5'")
+    group.add_argument("--timestamp", default=None, choices=("ntz", "tz"),
+                       help="read every timestamp column as TIMESTAMP_NTZ (microseconds) or "
+                            "TIMESTAMP (whole seconds); default: from each column's type")
+
+
+def iceberg_options(args: argparse.Namespace) -> IcebergOptions:
+    """The ``IcebergOptions`` the flags of ``add_iceberg_arguments`` say (validated)."""
+    return IcebergOptions(var_length_contribution=args.var_length_contribution,
+                          max_output_size=args.max_output_size, iceberg=args.iceberg,
+                          spark=args.spark, timestamp=args.timestamp)

@@ -1,0 +1,67 @@
+"""``zorder cluster IN_DIR OUT_DIR --columns a,b,c``: Z-order cluster a Parquet dataset
+with Dask (``zorder.engines.dask.cluster``), then report what readers can skip."""
+
+from __future__ import annotations
+
+import argparse
+
+from zorder.cli.args import add_iceberg_arguments, columns_arg, iceberg_options, positive_int, size_arg
+from zorder.cli.plot import plot_skipping, require_matplotlib
+from zorder.values.codec import ZVALUE_COLUMN
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``cluster`` command's options."""
+    parser.add_argument("in_dir", metavar="IN_DIR", help="Parquet file or folder to read")
+    parser.add_argument("out_dir", metavar="OUT_DIR", help="folder to write (must not exist, "
+                        "be empty, or --overwrite)")
+    parser.add_argument("--columns", required=True, type=columns_arg, metavar="a,b,c",
+                        help="clustering columns, in order (Iceberg's zorder(a, b, c))")
+    add_iceberg_arguments(parser)
+    parser.add_argument("--target-file-size", default="128MB", type=size_arg, metavar="SIZE",
+                        help="target Parquet file size, e.g. 128MB, 512MiB (default 128MB)")
+    parser.add_argument("--row-group-size", type=positive_int, default=None, metavar="ROWS",
+                        help="rows per row group (as pyarrow's row_group_size; default: "
+                             "from --row-group-bytes)")
+    parser.add_argument("--row-group-bytes", default="128MB", type=size_arg, metavar="SIZE",
+                        help="target row group size in bytes when --row-group-size is not "
+                             "given, e.g. 16MB (default 128MB)")
+    parser.add_argument("--scheduler", default="threads",
+                        help="threads (default), processes, sync, or a Dask scheduler address "
+                        "such as tcp://HOST:8786")
+    parser.add_argument("--compression", default="zstd", help="Parquet codec (default zstd)")
+    parser.add_argument("--keep-zvalue", action="store_true",
+                        help=f"keep the Z-values as a binary column {ZVALUE_COLUMN}")
+    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty OUT_DIR")
+    parser.add_argument("--no-report", action="store_true", help="skip the skipping report")
+    parser.add_argument("--plot", metavar="FILE.png", default=None,
+                        help="draw the skipping report (needs matplotlib)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``zorder cluster`` with parsed ``args``; returns the exit status."""
+    from zorder.engines.dask import cluster, require_dask
+    from zorder.parquet.skipping import format_report, skipping_report
+
+    require_dask("zorder cluster")
+    if args.plot:
+        require_matplotlib("zorder cluster: --plot")  # before the work, not after it
+    result = cluster(
+        args.in_dir, args.out_dir, args.columns, options=iceberg_options(args),
+        target_file_size=args.target_file_size, row_group_size=args.row_group_size,
+        row_group_bytes=args.row_group_bytes, keep_zvalue=args.keep_zvalue,
+        compression=args.compression, overwrite=args.overwrite, scheduler=args.scheduler,
+        progress=not args.quiet,
+    )
+    print(f"wrote {result.rows} rows in {len(result.files)} files ({result.ranges} Z-ranges) "
+          f"to {result.out_dir}")
+    if not args.no_report or args.plot:
+        report = skipping_report(args.in_dir, result.out_dir, args.columns)
+        print(format_report(report))
+        if args.plot:
+            plot_skipping(report, args.plot)
+            print(f"plot: {args.plot}")
+    return 0

@@ -1,0 +1,91 @@
+"""The one plotting helper: matplotlib, imported only when a command draws, and the
+figures the commands draw (needs the ``plot`` extra)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+
+def require_matplotlib(what: str) -> None:
+    """Stop with one line naming the extra if matplotlib is missing, before any work."""
+    try:
+        import matplotlib  # noqa: F401  (only whether it imports)
+    except ImportError:
+        raise SystemExit(
+            f"{what} needs matplotlib, which is not installed (pip install 'zorder[plot]')"
+        ) from None
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on the file-only Agg backend (no display needed)."""
+    require_matplotlib("plotting")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_bench(report: Dict[str, Any], path: str) -> None:
+    """A bar chart of ns/row per shape and backend (log scale), per-row and batch."""
+    from zorder.cli.bench import BASELINE
+
+    plt = pyplot()
+    names = report["backends"] + [BASELINE]
+    shapes = [r["shape"] for r in report["results"]]
+    fig, axes = plt.subplots(2, 1, figsize=(max(8, 1.4 * len(shapes) + 3), 8))
+    width = 0.8 / len(names)
+    for ax, path_name, title in ((axes[0], "per_row", "per-row: interleave_bits, ns per call"),
+                                 (axes[1], "batch", "batch: interleave_rows, ns per row")):
+        for i, name in enumerate(names):
+            values = [r[path_name]["ns"].get(name, float("nan")) for r in report["results"]]
+            label = 'b"".join' if (name == BASELINE and path_name == "per_row") else name
+            ax.bar([x + i * width for x in range(len(shapes))], values, width, label=label)
+        ax.set_yscale("log")
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shapes))])
+        ax.set_xticklabels(shapes)
+        ax.set_title(title)
+        ax.set_ylabel("ns (log scale)")
+        ax.legend(fontsize="small", ncol=len(names))
+    cpu = report["cpu"]
+    fig.suptitle(f"zorder {report['zorder_version']}: {cpu['brand']}, {report['date']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _require_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401  (only whether it imports)
+    except ImportError:
+        raise SystemExit(
+            "python -m zorder bench: --plot needs matplotlib, which is not installed "
+            "(pip install 'zorder[plot]')"
+        ) from None
+
+
+def plot_skipping(report: Dict[str, Any], path: str) -> None:
+    """Bar chart of a skipping report (``zorder.parquet.skipping``), before and after."""
+    plt = pyplot()
+    names = list(report["columns"])
+    x = list(range(len(names)))
+    fig, axes = plt.subplots(1, 2, figsize=(max(6, 2.2 * len(names) + 3), 4), sharey=True)
+    for ax, unit, title in ((axes[0], "files_skipped", "files"),
+                            (axes[1], "row_groups_skipped", "row groups")):
+        before = [100 * report["columns"][n]["before"][unit] for n in names]
+        after = [100 * report["columns"][n]["after"][unit] for n in names]
+        for offset, values, label, color in ((-0.2, before, "before", "#999999"),
+                                             (0.2, after, "after Z-order", "#1f77b4")):
+            bars = ax.bar([i + offset for i in x], values, 0.4, label=label, color=color)
+            ax.bar_label(bars, fmt="%.0f%%", fontsize=8)
+        ax.set_xticks(x, names)
+        ax.set_title(f"{title} skipped")
+        ax.set_ylim(0, 100)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel(f"% skipped by a ~{report['fraction']:.0%} range predicate")
+    axes[0].legend()
+    fig.suptitle("min/max statistics skipping, before and after clustering")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,82 @@
+"""``zorder sort IN.parquet OUT.parquet --columns a,b,c``: rewrite one Parquet file in
+Iceberg's Z-order (``zorder.parquet.sort``), and report what readers can skip."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional
+
+from zorder.cli.args import add_iceberg_arguments, columns_arg, fraction, iceberg_options, positive_int
+from zorder.cli.progress import Progress
+from zorder.parquet.files import require_pyarrow
+
+__all__ = ["LARGE_FILE_ROWS", "add_arguments", "run"]
+
+#: Files with at least this many rows get a progress bar when stderr is a terminal.
+LARGE_FILE_ROWS = 1_000_000
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``sort`` command's options."""
+    parser.add_argument("input", metavar="IN.parquet", help="the Parquet file to read")
+    parser.add_argument("output", metavar="OUT.parquet", help="where to write it in Z-order")
+    parser.add_argument("--columns", required=True, type=columns_arg, metavar="a,b,c",
+                        help="the columns to Z-order by, in order (Iceberg's zorder(a, b, c))")
+    add_iceberg_arguments(parser)
+    parser.add_argument("--row-group-size", type=positive_int, default=None, metavar="ROWS",
+                        help="rows per output row group (default: the input's largest)")
+    parser.add_argument("--compression", default=None, metavar="CODEC",
+                        help="output compression, e.g. zstd, snappy, none "
+                             "(default: the input's)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace OUT.parquet if it exists")
+    parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                        help="progress bar on stderr: auto (default) shows it for files of "
+                             f"{LARGE_FILE_ROWS:,}+ rows when stderr is a terminal")
+    parser.add_argument("--no-report", action="store_true",
+                        help="skip the row-group skipping report")
+    parser.add_argument("--predicates", type=positive_int, default=25, metavar="N",
+                        help="range predicates per column in the report (default 25)")
+    parser.add_argument("--fraction", type=fraction, default=0.01, metavar="F",
+                        help="share of the values each report predicate selects (default 0.01)")
+
+
+def _wants_progress(args: argparse.Namespace) -> bool:
+    if args.progress != "auto":
+        return args.progress == "always"
+    if not sys.stderr.isatty():
+        return False
+    try:
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(args.input).metadata.num_rows >= LARGE_FILE_ROWS
+    except Exception:  # sort_parquet reports a bad input properly
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``zorder sort`` with parsed ``args``; returns the exit status."""
+    require_pyarrow("zorder sort")
+    from zorder.parquet.skipping import format_report
+    from zorder.parquet.sort import sort_parquet
+
+    options = iceberg_options(args)
+    bar: Optional[Progress] = Progress("zorder sort") if _wants_progress(args) else None
+    try:
+        result = sort_parquet(
+            args.input, args.output, args.columns, options=options,
+            row_group_size=args.row_group_size, compression=args.compression,
+            overwrite=args.overwrite, progress=bar.update if bar else None,
+            report=not args.no_report, predicates=args.predicates, fraction=args.fraction,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    print(f"wrote {result['rows']:,} rows in {result['row_groups_out']} row groups to "
+          f"{args.output}, Z-ordered by {', '.join(args.columns)} "
+          f"({result['zvalue_bytes']}-byte Z-values; input had {result['row_groups_in']} "
+          f"row groups)")
+    if result["report"] is not None:
+        print(format_report(result["report"]))
+    return 0

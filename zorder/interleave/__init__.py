@@ -1,0 +1,139 @@
+"""The interleave floor: Iceberg's ``interleaveBits`` in interchangeable backends.
+
+- ``_contract.pyi`` and ``kernel.pxd`` (with ``csrc/kernel.h``) are the contract: the
+  Python signatures every backend shares, and the C ``RowsKernel`` each one implements.
+- ``_frontend.pyx`` checks every argument once for all backends and hands one kernel all
+  the rows of a call.
+- One module per backend: ``bitloop`` (the reference), ``table``, ``nibble``, ``pdep``
+  (BMI2), ``simd`` (AVX-512 VBMI + GFNI). Hand-written C is in ``csrc/``, each C file
+  compiled into exactly one extension.
+- This module is the registry: which backends this build and CPU run, the module of one by
+  name, and ``resolve``, which turns a wish (``auto`` or a name) into a backend.
+
+Imports only the CPU floor (``zorder.cpu``), whose facts say what can run; the choice
+itself is ``zorder.cpu.select``'s.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from zorder import cpu
+from zorder.cpu.select import BACKEND_NAMES, ISA_FLAGS
+
+__all__ = [
+    "BACKEND_NAMES", "BackendError", "available_backends", "get_backend", "resolve",
+    "rows_function", "use",
+]
+
+
+class BackendError(ImportError, ValueError):
+    """An unknown backend name, or one this CPU or build cannot run."""
+
+
+_loaded: Dict[str, ModuleType] = {}
+
+
+def _lacking(name: str, cpu_info: Mapping[str, Any]) -> Optional[str]:
+    """Why a described CPU cannot run backend ``name`` (None if it can)."""
+    flags = {str(f).lower() for f in cpu_info.get("flags") or ()}
+    missing = [f for f in ISA_FLAGS.get(name, ()) if f not in flags]
+    if missing:
+        return "this CPU lacks " + ", ".join(missing)
+    if name == "simd" and cpu_info.get("os_avx512") is False:
+        return "the OS does not save the AVX-512 registers (XCR0)"
+    return None
+
+
+def load(name: str, cpu_info: Optional[Mapping[str, Any]] = None) -> Tuple[Optional[ModuleType], Optional[str]]:
+    """(module, None) if backend ``name`` runs here, else (None, why not).
+
+    ``cpu_info`` describes another CPU (py-cpuinfo's keys): the backend must then also
+    have its ISA flags there. By default this machine's CPU facts decide.
+    """
+    if cpu_info is not None:
+        why = _lacking(name, cpu_info)
+        if why is not None:
+            return None, why
+    if name in _loaded:
+        return _loaded[name], None
+    try:
+        module = importlib.import_module(f"zorder.interleave.{name}")
+    except ImportError as exc:
+        return None, f"not built ({exc})"
+    if not getattr(module, "SUPPORTED", True):
+        return None, module.UNSUPPORTED_REASON
+    _loaded[name] = module
+    return module, None
+
+
+def available_backends(cpu_info: Optional[Mapping[str, Any]] = None) -> Tuple[str, ...]:
+    """Names of the backends this build has and this CPU (or ``cpu_info``) runs, in
+    ``BACKEND_NAMES`` order."""
+    return tuple(name for name in BACKEND_NAMES if load(name, cpu_info)[0] is not None)
+
+
+def get_backend(name: str, cpu_info: Optional[Mapping[str, Any]] = None) -> ModuleType:
+    """The backend module ``name``, with the same ``interleave_bits``/``interleave_rows``.
+
+    Raises BackendError for an unknown name or one this CPU (or ``cpu_info``) cannot run.
+
+    >>> get_backend("bitloop").interleave_bits([b"\\xff", b"\\x00"]).hex()
+    'aaaa'
+    """
+    if name not in BACKEND_NAMES:
+        raise BackendError(
+            f"unknown zorder backend {name!r}; valid names: {', '.join(BACKEND_NAMES)}"
+        )
+    module, reason = load(name, cpu_info)
+    if module is None:
+        raise BackendError(
+            f"zorder backend {name!r} is not available here: {reason}; "
+            f"available: {', '.join(available_backends(cpu_info))}"
+        )
+    return module
+
+
+def resolve(wish: Optional[str], source: str = "the wish",
+            cpu_info: Optional[Mapping[str, Any]] = None) -> Tuple[str, str]:
+    """(backend name, why) for ``wish``: ``"auto"`` (or None/empty) or a backend name.
+
+    ``source`` names where the wish came from, for messages (e.g. ``ZORDER_BACKEND``).
+    ``auto`` asks ``zorder.cpu.explain_choice`` among the available backends; a name must be
+    one that runs here, never silently replaced. Raises BackendError otherwise.
+    """
+    name = (wish or "auto").strip().lower() or "auto"
+    facts = cpu.facts() if cpu_info is None else dict(cpu_info)
+    if name == "auto":
+        return cpu.explain_choice(facts, available=available_backends(cpu_info))
+    if name not in BACKEND_NAMES:
+        raise BackendError(
+            f"{source}={name!r} is not a zorder backend; "
+            f"valid values: auto, {', '.join(BACKEND_NAMES)}"
+        )
+    get_backend(name, cpu_info)  # raises, naming the available ones, if it cannot run
+    return name, f"forced by {source}={name}"
+
+
+# The backend that calls without an explicit one use: set once by the package face
+# (zorder/__init__.py, from ZORDER_BACKEND), so that the floors above get the chosen
+# kernel passed down instead of importing the face.
+_default: Optional[ModuleType] = None
+
+
+def use(name: str) -> ModuleType:
+    """Make backend ``name`` the default of ``rows_function()``; returns its module."""
+    global _default
+    _default = get_backend(name)
+    return _default
+
+
+def rows_function(name: Optional[str] = None) -> Any:
+    """``interleave_rows`` of backend ``name``, or of the default backend (see ``use``)."""
+    if name is not None:
+        return get_backend(name).interleave_rows
+    if _default is None:
+        raise RuntimeError("no default interleave backend: zorder.interleave.use() was not called")
+    return _default.interleave_rows

@@ -1,0 +1,130 @@
+"""pyarrow arrays as ordered bytes, read from their buffers without a copy where possible."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy
+
+from zorder.ordered.errors import ColumnTypeError
+from zorder.ordered.numbers import (
+    TICKS_PER_SECOND, be8, booleans, floats, floor_div, timestamps, whole_numbers,
+)
+from zorder.ordered.strings import gather
+
+
+def arrow_module():
+    try:
+        import pyarrow
+    except ImportError:  # pragma: no cover - only without the extra
+        return None
+    return pyarrow
+
+
+def is_arrow(values: Any) -> bool:
+    return type(values).__module__.startswith("pyarrow")
+
+
+def _arrow_fixed(arr, dtype) -> numpy.ndarray:
+    """The values buffer of a fixed-width Arrow array, zero-copy (nulls hold garbage)."""
+    buf = arr.buffers()[1]
+    if buf is None or len(arr) == 0:
+        return numpy.zeros(len(arr), dtype=dtype)
+    return numpy.frombuffer(buf, dtype=dtype, count=arr.offset + len(arr))[arr.offset:]
+
+
+def arrow_column(arr, length: int, mode: str, spark: str,
+                 kind: Optional[str]) -> Tuple[numpy.ndarray, Optional[numpy.ndarray]]:
+    pa = arrow_module()
+    import pyarrow.types as t
+
+    if isinstance(arr, pa.ChunkedArray):
+        width = None
+        parts, masks = [], []
+        for chunk in arr.chunks:
+            b, m = arrow_column(chunk, length, mode, spark, kind)
+            parts.append(b)
+            masks.append(m if m is not None else numpy.zeros(b.shape[0], dtype=bool))
+            width = b.shape[1]
+        if not parts:
+            width = arrow_width(arr.type, length)
+            return numpy.zeros((0, width), dtype=numpy.uint8), None
+        return numpy.concatenate(parts), numpy.concatenate(masks)
+    typ = arr.type
+    if t.is_dictionary(typ):
+        return arrow_column(arr.dictionary_decode(), length, mode, spark, kind)
+    n = len(arr)
+    if t.is_null(typ):  # no values at all: as an all-null STRING column
+        return numpy.zeros((n, length), dtype=numpy.uint8), None
+    nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
+    if t.is_integer(typ) or t.is_floating(typ):
+        dtype = typ.to_pandas_dtype()
+        v = _arrow_fixed(arr, dtype)
+        if t.is_floating(typ):
+            return floats(v, mode), nulls
+        if t.is_unsigned_integer(typ):
+            return be8(v.astype(numpy.uint64)), nulls
+        return whole_numbers(v), nulls
+    if t.is_boolean(typ):
+        v = arr.fill_null(False).to_numpy(zero_copy_only=False) if nulls is not None \
+            else arr.to_numpy(zero_copy_only=False)
+        return booleans(v), nulls
+    if t.is_date(typ):
+        if spark == "3.5":
+            return numpy.zeros((n, 8), dtype=numpy.uint8), nulls
+        if t.is_date32(typ):
+            days = _arrow_fixed(arr, numpy.int32).astype(numpy.int64)
+        else:
+            days = floor_div(_arrow_fixed(arr, numpy.int64), 86_400_000)
+        return whole_numbers(days), nulls
+    if t.is_timestamp(typ):
+        ticks = _arrow_fixed(arr, numpy.int64)
+        valid = ~nulls if nulls is not None else None
+        inferred = "tz" if typ.tz is not None else "ntz"
+        longs = timestamps(ticks, TICKS_PER_SECOND[typ.unit], 0, kind or inferred, valid)
+        return whole_numbers(longs), nulls
+    if t.is_string(typ) or t.is_large_string(typ) or t.is_binary(typ) or t.is_large_binary(typ):
+        utf8 = t.is_string(typ) or t.is_large_string(typ)
+        large = t.is_large_string(typ) or t.is_large_binary(typ)
+        _, obuf, dbuf = arr.buffers()
+        odtype = numpy.int64 if large else numpy.int32
+        offsets = numpy.frombuffer(obuf, dtype=odtype, count=arr.offset + n + 1)[arr.offset:] \
+            .astype(numpy.int64) if n else numpy.zeros(1, dtype=numpy.int64)
+        data = numpy.frombuffer(dbuf, dtype=numpy.uint8) if dbuf is not None \
+            else numpy.zeros(0, dtype=numpy.uint8)
+        starts = offsets[:-1]
+        lens = offsets[1:] - starts
+        if nulls is not None:
+            lens = numpy.where(nulls, 0, lens)
+        return gather(data, starts, lens, length, utf8), nulls
+    if t.is_fixed_size_binary(typ):
+        width = typ.byte_width
+        buf = arr.buffers()[1]
+        data = numpy.frombuffer(buf, dtype=numpy.uint8) if buf is not None \
+            else numpy.zeros(0, dtype=numpy.uint8)
+        starts = (numpy.arange(n, dtype=numpy.int64) + arr.offset) * width
+        lens = numpy.full(n, width, dtype=numpy.int64)
+        if nulls is not None:
+            lens[nulls] = 0
+        return gather(data, starts, lens, length, False), nulls
+    view_types = [getattr(t, name, None) for name in ("is_string_view", "is_binary_view")]
+    if view_types[0] is not None and view_types[0](typ):
+        return arrow_column(arr.cast(pa.large_string()), length, mode, spark, kind)
+    if view_types[1] is not None and view_types[1](typ):
+        return arrow_column(arr.cast(pa.large_binary()), length, mode, spark, kind)
+    raise ColumnTypeError(
+        f"unsupported Arrow type {typ}; Iceberg's Spark UDF takes "
+        f"integers, floats, booleans, dates, timestamps, strings and binary"
+    )
+
+
+def arrow_width(typ, length: int) -> int:
+    import pyarrow.types as t
+    if t.is_dictionary(typ):
+        typ = typ.value_type
+    if (t.is_null(typ) or t.is_string(typ) or t.is_large_string(typ) or t.is_binary(typ)
+            or t.is_large_binary(typ) or t.is_fixed_size_binary(typ)
+            or getattr(t, "is_string_view", lambda _: False)(typ)
+            or getattr(t, "is_binary_view", lambda _: False)(typ)):
+        return length
+    return 8

@@ -1,0 +1,101 @@
+"""Fixed-width columns (integers, floats, booleans, dates, timestamps) as ordered bytes,
+vectorized over numpy arrays; shared by the numpy and Arrow adapters."""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy
+
+from zorder.ordered.errors import ColumnTypeError, ColumnValueError
+from zorder.ordered.scalar import CANONICAL_NAN, SIGN
+
+
+_INT64_MIN = numpy.int64(-(1 << 63))
+_INT64_CANONICAL_NAN = numpy.int64(CANONICAL_NAN)
+
+
+# Ticks per second of each datetime64 unit (sub-second units), and seconds per tick.
+TICKS_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9, "ps": 10**12,
+                     "fs": 10**15, "as": 10**18}
+SECONDS_PER_TICK = {"m": 60, "h": 3600, "D": 86400}
+DATE_UNITS = ("Y", "M", "W", "D")
+
+
+def be8(u: numpy.ndarray) -> numpy.ndarray:
+    """(N,) 64-bit words -> (N, 8) uint8, big-endian."""
+    return u.astype(">u8").view(numpy.uint8).reshape(-1, 8)  # always a fresh array
+
+
+def whole_numbers(v: numpy.ndarray) -> numpy.ndarray:
+    words = v.astype(numpy.int64, copy=False).view(numpy.uint64) ^ numpy.uint64(SIGN)
+    return be8(words)
+
+
+def floats(v: numpy.ndarray, mode: str) -> numpy.ndarray:
+    with numpy.errstate(invalid="ignore"):  # a signalling NaN widens quietly, as in Java
+        d = v.astype(numpy.float64)  # exact for float16/float32; always a fresh array
+    bits = d.view(numpy.int64)
+    bits[numpy.isnan(d)] = _INT64_CANONICAL_NAN
+    shift = 63 if mode == "main" else 31
+    bits ^= (bits >> shift) | _INT64_MIN
+    return be8(bits)
+
+
+def booleans(v: numpy.ndarray) -> numpy.ndarray:
+    out = numpy.zeros((v.shape[0], 8), dtype=numpy.uint8)
+    out[:, 0] = v.astype(bool, copy=False).view(numpy.uint8) * numpy.uint8(0x81)
+    return out
+
+
+def floor_div(v: numpy.ndarray, d: int) -> numpy.ndarray:
+    return v // numpy.int64(d) if d != 1 else v
+
+
+def _checked_mul(v: numpy.ndarray, m: int, valid: Optional[numpy.ndarray], what: str) -> numpy.ndarray:
+    if m == 1:
+        return v
+    limit = (1 << 63) // m
+    bad = (v >= limit) | (v < -limit)
+    if valid is not None:
+        bad &= valid
+    if bad.any():
+        raise ColumnValueError(
+            f"a timestamp is out of the range Spark can hold as {what} "
+            f"(first at index {int(numpy.argmax(bad))})"
+        )
+    return v * numpy.int64(m)
+
+
+def timestamps(ticks: numpy.ndarray, ticks_per_second: Optional[int], seconds_per_tick: int,
+               kind: str, valid: Optional[numpy.ndarray]) -> numpy.ndarray:
+    """int64 ticks of a unit -> Spark's long: microseconds (ntz) or floored seconds (tz)."""
+    if kind == "tz":
+        if ticks_per_second is not None:
+            return floor_div(ticks, ticks_per_second)
+        return _checked_mul(ticks, seconds_per_tick, valid, "seconds")
+    if ticks_per_second is not None:
+        if ticks_per_second >= 10**6:
+            return floor_div(ticks, ticks_per_second // 10**6)
+        return _checked_mul(ticks, 10**6 // ticks_per_second, valid, "microseconds")
+    return _checked_mul(ticks, seconds_per_tick * 10**6, valid, "microseconds")
+
+
+def datetime64(v: numpy.ndarray, spark: str, kind: Optional[str]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """(bytes, null mask) of a numpy datetime64 array."""
+    unit, count = numpy.datetime_data(v.dtype)
+    if unit == "generic":
+        raise ColumnTypeError("datetime64 without a unit is not supported")
+    nat = numpy.isnat(v)
+    valid = ~nat if nat.any() else None
+    if unit in DATE_UNITS:
+        if spark == "3.5":
+            return numpy.zeros((v.shape[0], 8), dtype=numpy.uint8), nat
+        days = v.astype("datetime64[D]").view(numpy.int64)
+        return whole_numbers(days), nat
+    ticks = v.view(numpy.int64)
+    if count != 1:
+        ticks = _checked_mul(ticks, count, valid, "its own unit")
+    longs = timestamps(ticks, TICKS_PER_SECOND.get(unit), SECONDS_PER_TICK.get(unit, 0),
+                        kind or "ntz", valid)
+    return whole_numbers(longs), nat

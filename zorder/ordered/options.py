@@ -1,0 +1,221 @@
+"""Iceberg's rewrite options, in one home: the versions whose bytes to reproduce, the
+Spark timestamp type, the string contribution and the output cap.
+
+``IcebergOptions`` is a frozen object validated once; every function that computes
+Z-values takes one (``options=``), and keywords of the same names stay accepted for
+convenience (``IcebergOptions.merge``). The parsers here are what validate each field.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Mapping, Optional, Union
+
+import numpy
+
+__all__ = [
+    "ICEBERG_VERSIONS",
+    "IcebergOptions",
+    "PRIMITIVE_BUFFER_SIZE",
+    "SPARK_VERSIONS",
+    "TIMESTAMP_KINDS",
+]
+
+#: Iceberg's ``ZOrderByteUtils.PRIMITIVE_BUFFER_SIZE``: bytes per number, and the default
+#: contribution of a string or binary column.
+PRIMITIVE_BUFFER_SIZE = 8
+
+#: Accepted ``iceberg=`` names, each with the formula it selects. Any release number
+#: "1.0" .. "1.11" (with or without a patch number, e.g. "1.10.1") also selects "1.11".
+ICEBERG_VERSIONS = {
+    "main": "main",
+    "1.11": "1.11",
+    "legacy": "1.11",
+}
+
+#: Accepted ``spark=`` names and the DATE behaviour they select.
+SPARK_VERSIONS = {
+    "4": "4",
+    "4.0": "4",
+    "4.1": "4",
+    "3.5": "3.5",
+}
+
+#: Accepted ``timestamp=`` values: "ntz" (TIMESTAMP_NTZ, microseconds) and "tz"
+#: (TIMESTAMP with zone, whole seconds); None infers from the input.
+TIMESTAMP_KINDS = ("ntz", "tz")
+
+
+_RELEASE = re.compile(r"1\.(\d+)(\.\d+)?\Z")
+
+
+def iceberg_mode(iceberg: Any) -> str:
+    """'main' or '1.11' for a user's ``iceberg=`` value; ValueError listing the valid ones."""
+    if isinstance(iceberg, str):
+        name = iceberg.strip().lower()
+        if name in ICEBERG_VERSIONS:
+            return ICEBERG_VERSIONS[name]
+        match = _RELEASE.match(name)
+        if match and int(match.group(1)) <= 11:
+            return "1.11"
+    raise ValueError(
+        f"iceberg must be 'main' (the default: Iceberg main, with the PR 17071 float fix), "
+        f"'1.11' or 'legacy' (Iceberg 1.11.0 and every earlier release; a release number "
+        f"such as '1.10' or '1.9.2' is accepted too); got {iceberg!r}"
+    )
+
+
+def spark_mode(spark: Any) -> str:
+    """'4' or '3.5' for a user's ``spark=`` value (a string, or a number such as 3.5)."""
+    name = spark
+    if isinstance(spark, (int, float)) and not isinstance(spark, bool):
+        name = str(spark)
+    if isinstance(name, str) and name.strip() in SPARK_VERSIONS:
+        return SPARK_VERSIONS[name.strip()]
+    raise ValueError(
+        f"spark must be '4' (the default; also '4.0', '4.1': a DATE is its days since "
+        f"1970-01-01) or '3.5' (every DATE becomes 8 zero bytes); got {spark!r}"
+    )
+
+
+def timestamp_kind(timestamp: Any) -> Optional[str]:
+    """None, 'ntz' or 'tz' for a user's ``timestamp=`` value."""
+    if timestamp is None:
+        return None
+    if isinstance(timestamp, str) and timestamp.strip().lower() in TIMESTAMP_KINDS:
+        return timestamp.strip().lower()
+    raise ValueError(
+        "timestamp must be None (infer: numpy datetime64 and zone-less Arrow timestamps "
+        "are TIMESTAMP_NTZ, Arrow timestamps with a time zone are TIMESTAMP), 'ntz' "
+        f"(microseconds since the epoch) or 'tz' (whole seconds, floored); got {timestamp!r}"
+    )
+
+
+#: Iceberg's lengths and sizes are Java ints.
+JAVA_INT_MAX = 2**31 - 1
+
+
+def check_length(length: Any, fn: str, *, default: Optional[int] = None) -> int:
+    """A byte length (a Java int >= 0), or ``default`` for None; errors name ``fn``."""
+    if length is None and default is not None:
+        return default
+    if isinstance(length, (bool, numpy.bool_)):
+        raise TypeError(f"{fn}: length must be an integer, not bool")
+    try:
+        n = operator.index(length)
+    except TypeError:
+        raise TypeError(
+            f"{fn}: length must be an integer, not {type(length).__name__}"
+        ) from None
+    if n < 0:
+        raise ValueError(f"{fn}: length must be >= 0, got {n}")
+    if n > JAVA_INT_MAX:
+        raise ValueError(f"{fn}: length must be at most {JAVA_INT_MAX} (a Java int, as in Iceberg), got {n}")
+    return n
+
+
+def check_positive(value: Any, name: str) -> int:
+    """A rewrite option that Iceberg requires to be a Java int > 0."""
+    if isinstance(value, (bool, numpy.bool_)) or not hasattr(value, "__index__"):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    value = value.__index__()
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0 (as in Iceberg's rewrite options), got {value}")
+    if value > JAVA_INT_MAX:
+        raise ValueError(f"{name} must be at most {JAVA_INT_MAX} (a Java int, as in Iceberg), got {value}")
+    return value
+
+
+TimestampOption = Union[None, str, Mapping[Any, Optional[str]]]
+
+
+@dataclass(frozen=True)
+class IcebergOptions:
+    """The options of Iceberg's Z-order rewrite that change the bytes, validated once.
+
+    Attributes:
+        var_length_contribution: bytes per string or binary column (Iceberg's
+            ``var-length-contribution``), > 0; default 8.
+        max_output_size: cap on the Z-value length in bytes (Iceberg's
+            ``max-output-size``), > 0; None for no cap (Iceberg's ``Integer.MAX_VALUE``).
+        iceberg: the float/double formula: ``"main"`` (Iceberg main, PR 17071) or
+            ``"1.11"``/``"legacy"``/a release number (every release to date).
+        spark: DATE behaviour: ``"4"`` (days since the epoch) or ``"3.5"`` (zeros).
+        timestamp: None (infer from each column's type), ``"ntz"`` (TIMESTAMP_NTZ,
+            microseconds) or ``"tz"`` (TIMESTAMP, whole seconds) for every timestamp
+            column, or a mapping from column name (or position) to one of those.
+
+    >>> IcebergOptions(var_length_contribution=16, iceberg="1.11").float_mode
+    '1.11'
+    """
+
+    var_length_contribution: int = PRIMITIVE_BUFFER_SIZE
+    max_output_size: Optional[int] = None
+    iceberg: str = "main"
+    spark: str = "4"
+    timestamp: TimestampOption = field(default=None, hash=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__  # frozen: normalise once, here
+        set_(self, "var_length_contribution",
+             check_positive(self.var_length_contribution, "var_length_contribution"))
+        if self.max_output_size is not None:
+            set_(self, "max_output_size", check_positive(self.max_output_size, "max_output_size"))
+        iceberg_mode(self.iceberg)
+        spark_mode(self.spark)
+        if isinstance(self.timestamp, Mapping):
+            for kind in self.timestamp.values():
+                timestamp_kind(kind)
+            set_(self, "timestamp", dict(self.timestamp))
+        else:
+            timestamp_kind(self.timestamp)
+
+    @property
+    def float_mode(self) -> str:
+        """'main' or '1.11': which float/double formula ``iceberg`` selects."""
+        return iceberg_mode(self.iceberg)
+
+    @property
+    def date_mode(self) -> str:
+        """'4' or '3.5': which DATE behaviour ``spark`` selects."""
+        return spark_mode(self.spark)
+
+    def timestamp_for(self, key: Any) -> Optional[str]:
+        """The ``timestamp`` kind for one column (its name or position)."""
+        if isinstance(self.timestamp, Mapping):
+            return self.timestamp.get(key)
+        return self.timestamp
+
+    def as_dict(self) -> dict:
+        """The options as plain keywords (for manifests and JSON); timestamp left out
+        when it is None, so an old record reads back the same."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if out["timestamp"] is None:
+            del out["timestamp"]
+        return out
+
+    @classmethod
+    def of(cls, options: Optional["IcebergOptions"] = None, **keywords: Any) -> "IcebergOptions":
+        """``options``, or the options the keywords name (a function's own keywords).
+
+        With ``options`` given, the keywords must be left at their defaults: one call
+        says its options once, and a keyword never silently loses to ``options``.
+        """
+        if options is None:
+            return cls(**keywords)
+        if not isinstance(options, IcebergOptions):
+            raise TypeError(f"options must be a zorder.IcebergOptions, not {type(options).__name__}")
+        default = cls()
+        clash = [k for k, v in keywords.items() if v != getattr(default, k)]
+        if clash:
+            raise TypeError(
+                f"pass either options= or the keyword {', '.join(clash)}, not both "
+                f"(options already says {', '.join(f'{k}={getattr(options, k)!r}' for k in clash)})"
+            )
+        return options
+
+    def replace(self, **changes: Any) -> "IcebergOptions":
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)

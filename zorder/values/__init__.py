@@ -1,0 +1,27 @@
+"""The values floor: Z-values of whole tables, their codec, the Z-order sort, and decoding.
+
+- ``table``: ``zorder_values`` (Iceberg's ``SparkZOrderUDF`` over a table) and
+  ``zorder_widths``; the columns of a DataFrame, Table or mapping, and their ordered bytes.
+- ``codec``: Z-values as a uint8 matrix, an Arrow ``FixedSizeBinary`` array or uint64
+  words, and Iceberg's internal column names.
+- ``sort``: ``sort_indices``, ``sort`` and ``argsort_zvalues`` over the radix sort
+  ``_radix``.
+- ``decode``: ``deinterleave_rows``/``deinterleave_bits``, the inverse of the interleave.
+
+Imports the ordered and interleave floors; the interleave backend comes from
+``zorder.interleave.rows_function`` (the face sets its default), never from the face.
+"""
+
+from zorder.values.decode import deinterleave_bits, deinterleave_rows
+from zorder.values.sort import argsort_zvalues, sort, sort_indices
+from zorder.values.table import zorder_values, zorder_widths
+
+__all__ = [
+    "argsort_zvalues",
+    "deinterleave_bits",
+    "deinterleave_rows",
+    "sort",
+    "sort_indices",
+    "zorder_values",
+    "zorder_widths",
+]
