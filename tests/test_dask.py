@@ -27,7 +27,7 @@ import dask.dataframe as dd  # noqa: E402
 
 import zorder  # noqa: E402
 from zorder import dask as zd  # noqa: E402
-from zorder.engines import dask as engine  # noqa: E402
+from zorder.engines import dask_stages as engine  # noqa: E402
 from zorder.values import codec  # noqa: E402
 from zorder.__main__ import main  # noqa: E402
 
@@ -218,7 +218,7 @@ def test_failed_job_leaves_no_partial_output(tmp_path, monkeypatch):
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({"a": rng.integers(0, 1000, 40_000), "b": rng.random(40_000)})
     ddf = dd.from_pandas(frame, npartitions=8)
-    real_write = engine._write
+    real_write = engine.write_range
     seen = []
 
     def write_then_fail(pdf, tmp_dir, *args):
@@ -228,7 +228,7 @@ def test_failed_job_leaves_no_partial_output(tmp_path, monkeypatch):
             raise RuntimeError("injected failure after two ranges were written")
         return info
 
-    monkeypatch.setattr(engine, "_write", write_then_fail)
+    monkeypatch.setattr(engine, "write_range", write_then_fail)
     out = str(tmp_path / "out")
     os.makedirs(out)
     with pytest.raises(RuntimeError, match="injected failure"):
@@ -344,16 +344,16 @@ def test_splits_are_weighted_by_partition_size():
     big = np.array([bytes([x]) for x in range(100, 200)], dtype="S1")
     small = np.array([bytes([x]) for x in range(0, 100)], dtype="S1")
     # 100 samples standing for 9,000 rows against 100 standing for 1,000 rows:
-    splits = engine._choose_splits([9000, 1000], [big, small], 10)
+    splits = engine.choose_splits([9000, 1000], [big, small], 10)
     assert len(splits) == 9
     # `small` holds the first tenth of all rows, so only the first split can fall in it.
     assert splits[0] >= b"\x63" and all(s >= b"\x64" for s in splits[1:])
-    assert engine._choose_splits([5], [small[:5]], 1).size == 0
+    assert engine.choose_splits([5], [small[:5]], 1).size == 0
 
 
 def test_file_cuts_keep_equal_keys_together():
     keys = np.array([b"a"] * 5 + [b"b"] * 5 + [b"c"] * 2, dtype="S1")
-    cuts = engine._file_cuts(keys, 3)
+    cuts = engine.file_cuts(keys, 3)
     assert cuts[0] == 0 and cuts[-1] == 12
     for c in cuts[1:-1]:
         assert keys[c - 1] != keys[c]

@@ -50,26 +50,22 @@ import os
 import re
 import shutil
 import sys
-import uuid
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
+from zorder.engines import dask_stages as stages
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import TimestampOption
 from zorder.parquet.files import parquet_files
 from zorder.parquet.safety import commit_dir, prepare_out_dir
 from zorder.parquet.sizes import parse_size
-from zorder.values.codec import ZVALUE_COLUMN, from_words, sort_keys, to_words
-from zorder.values.table import check_column_names, zvalue_matrix
+from zorder.values.codec import ZVALUE_COLUMN
+from zorder.values.table import check_column_names
 
 __all__ = ["ClusterResult", "FileInfo", "MANIFEST", "cluster", "require_dask"]
 
-_PART = "__zorder_part"
-_WORD = "__zorder_w{}"
-_SEED = 0x5A4F52
-_MAX_SAMPLE = 1_000_000
 MANIFEST = "_zorder.json"
 
 def require_dask(what: str = "zorder.dask") -> None:
@@ -84,150 +80,6 @@ def require_dask(what: str = "zorder.dask") -> None:
             f"{what} needs dask[dataframe] and pyarrow ({exc}); "
             "install them with: pip install 'zorder[dask]'"
         ) from exc
-
-
-# ---------------------------------------------------------------------------------------
-# Z-values as sortable keys
-
-
-def _zvalue_matrix(pdf, columns: Sequence[str], options: IcebergOptions) -> np.ndarray:
-    """(N, size) uint8 Z-values of a pandas partition, through pyarrow so that every column
-    arrives with its exact Arrow (= Parquet = Spark) type."""
-    import pyarrow as pa
-
-    table = pa.Table.from_pandas(pdf[list(columns)], preserve_index=False)
-    return zvalue_matrix(table, list(columns), options)[0]
-
-
-# ---------------------------------------------------------------------------------------
-# The three Dask steps: survey (sample + sizes), assign ranges, sort and write
-
-
-def _encoded_size(pdf, compression: str, head_rows: int = 50_000) -> float:
-    """Estimated Parquet bytes of a partition: the first rows encoded, scaled up."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    n = len(pdf)
-    if n == 0:
-        return 0.0
-    head = pdf.iloc[: min(n, head_rows)]
-    sink = pa.BufferOutputStream()
-    pq.write_table(pa.Table.from_pandas(head, preserve_index=False), sink, compression=compression)
-    return sink.getvalue().size * n / len(head)
-
-
-def _survey(pdf, index: int, columns, options, sample_rows: int, compression: str):
-    """(rows, sample of Z-value keys, estimated Parquet bytes) of one partition."""
-    n = len(pdf)
-    matrix = _zvalue_matrix(pdf, columns, options)
-    k = min(n, sample_rows)
-    if k < n:
-        rng = np.random.default_rng([_SEED, index])
-        pick = np.sort(rng.choice(n, size=k, replace=False))
-        matrix = matrix[pick]
-    return n, sort_keys(matrix).copy(), _encoded_size(pdf, compression)
-
-
-def _choose_splits(counts: Sequence[int], samples: Sequence[np.ndarray], nranges: int) -> np.ndarray:
-    """At most ``nranges - 1`` distinct split keys at the weighted quantiles of the samples.
-
-    Each sampled key stands for ``rows / sample size`` rows of its partition, so small and
-    large partitions count in proportion (Dask weighs its per-partition percentiles alike).
-    """
-    pairs = [(s, c / len(s)) for s, c in zip(samples, counts) if len(s)]
-    if nranges <= 1 or not pairs:
-        return np.array([], dtype=samples[0].dtype if samples else "S1")
-    keys = np.concatenate([s for s, _ in pairs])
-    weights = np.concatenate([np.full(len(s), w) for s, w in pairs])
-    order = np.argsort(keys, kind="stable")
-    keys, cum = keys[order], np.cumsum(weights[order])
-    targets = cum[-1] * np.arange(1, nranges) / nranges
-    pos = np.minimum(np.searchsorted(cum, targets, side="left"), len(keys) - 1)
-    # A split equal to the smallest key would only make an empty first range.
-    return np.unique(keys[pos][keys[pos] > keys[0]])
-
-
-def _assign(pdf, columns, options, splits: np.ndarray, nwords: int):
-    """The partition with its Z-value words and the number of its range."""
-    matrix = _zvalue_matrix(pdf, columns, options)
-    words = to_words(matrix)
-    out = pdf.copy(deep=False)
-    for j in range(nwords):
-        out[_WORD.format(j)] = words[:, j]
-    out[_PART] = np.searchsorted(splits, sort_keys(matrix), side="right").astype(np.int64)
-    return out
-
-
-_INFO_COLUMNS = ["range", "file", "rows", "bytes", "row_groups", "zmin", "zmax"]
-
-
-def _info_frame(rows):
-    import pandas as pd
-
-    frame = pd.DataFrame(rows, columns=_INFO_COLUMNS)
-    return frame.astype({"range": "int64", "file": object, "rows": "int64", "bytes": "int64",
-                         "row_groups": "int64", "zmin": object, "zmax": object})
-
-
-def _file_cuts(keys: np.ndarray, rows_per_file: int) -> List[int]:
-    """Row offsets [0, ..., n] splitting sorted keys into files of about rows_per_file rows,
-    each cut moved forward to where the key changes, so equal keys share a file."""
-    n = len(keys)
-    nfiles = max(1, round(n / max(1, rows_per_file)))
-    cuts = [0]
-    for i in range(1, nfiles):
-        at = i * n // nfiles
-        at = int(np.searchsorted(keys, keys[at - 1], side="right"))
-        if cuts[-1] < at < n:
-            cuts.append(at)
-    cuts.append(n)
-    return cuts
-
-
-def _write(pdf, tmp_dir: str, schema, size: int, nwords: int, keep_zvalue: bool,
-           zvalue_column: str, rows_per_file: int, row_group_rows: int, compression: str,
-           name_width: int):
-    """Sort one range by Z-value and write it as one or more Parquet files into tmp_dir."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if len(pdf) == 0:
-        return _info_frame([])
-    number = int(pdf.index[0])
-    word_cols = [_WORD.format(j) for j in range(nwords)]
-    words = pdf[word_cols].to_numpy(dtype=np.uint64)
-    order = np.lexsort(words.T[::-1])
-    words = words[order]
-    matrix = from_words(words, size)
-    keys = sort_keys(matrix)
-    data = pdf.drop(columns=word_cols).reset_index(drop=True)
-    table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
-    table = table.take(pa.array(order))
-    if keep_zvalue:
-        zarr = pa.FixedSizeBinaryArray.from_buffers(
-            pa.binary(size), len(matrix), [None, pa.py_buffer(matrix.tobytes())]
-        )
-        table = table.append_column(pa.field(zvalue_column, pa.binary(size), nullable=False), zarr)
-    rows = []
-    cuts = _file_cuts(keys, rows_per_file)
-    for j, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
-        name = f"part-{number:0{name_width}d}-{j:04d}.parquet"
-        final = os.path.join(tmp_dir, name)
-        partial = os.path.join(tmp_dir, f".{name}.{uuid.uuid4().hex}.partial")
-        piece = table.slice(a, b - a)
-        try:
-            pq.write_table(piece, partial, row_group_size=row_group_rows, compression=compression,
-                           write_statistics=True)
-            os.replace(partial, final)  # a retried task replaces a whole file, never half of one
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.remove(partial)
-            raise
-        rows.append((number, name, b - a, os.path.getsize(final),
-                     pq.ParquetFile(final).metadata.num_row_groups,
-                     matrix[a].tobytes().hex(), matrix[b - 1].tobytes().hex()))
-    return _info_frame(rows)
 
 
 # ---------------------------------------------------------------------------------------
@@ -409,7 +261,7 @@ def cluster(
         raise ValueError(f"zvalue_column {zvalue_column!r} is already a column of the data")
     options = opts  # (one name from here on)
     # Fail here, on fake rows of the right types, rather than in a task on a worker.
-    probe = _zvalue_matrix(ddf._meta_nonempty, columns, options)
+    probe = stages.zvalue_matrix_of(ddf._meta_nonempty, columns, options)
     size = probe.shape[1]
     nwords = max(1, -(-size // 8))
     if schema is None:
@@ -436,8 +288,8 @@ def cluster(
                     )
             parts = ddf.to_delayed()
             # At most ~1M sampled keys reach the client, however many partitions there are.
-            per_part = int(max(50, min(sample_rows, _MAX_SAMPLE // max(1, len(parts)))))
-            survey = dask.delayed(_survey, pure=True)
+            per_part = int(max(50, min(sample_rows, stages.MAX_SAMPLE // max(1, len(parts)))))
+            survey = dask.delayed(stages.survey, pure=True)
             stats = _compute(
                 [survey(p, i, columns, options, per_part, compression) for i, p in enumerate(parts)],
                 client, progress, f"sampling Z-values of {len(parts)} partitions",
@@ -447,7 +299,7 @@ def cluster(
             est_bytes = float(sum(s[2] for s in stats))
             bytes_per_row = est_bytes / total_rows if total_rows else 1.0
             nranges = max(1, min(math.ceil(est_bytes / target), max(1, total_rows)))
-            splits = _choose_splits(counts, [s[1] for s in stats], nranges)
+            splits = stages.choose_splits(counts, [s[1] for s in stats], nranges)
             if len(splits) == 0:
                 splits = np.array([], dtype=f"S{size}")
             nranges = len(splits) + 1
@@ -457,18 +309,18 @@ def cluster(
 
             meta = ddf._meta.copy()
             for j in range(nwords):
-                meta[_WORD.format(j)] = np.array([], np.uint64)
-            meta[_PART] = np.array([], np.int64)
-            keyed = ddf.map_partitions(_assign, columns, options, splits, nwords, meta=meta)
+                meta[stages.WORD.format(j)] = np.array([], np.uint64)
+            meta[stages.PART] = np.array([], np.int64)
+            keyed = ddf.map_partitions(stages.assign, columns, options, splits, nwords, meta=meta)
             # p2p needs a distributed client; a local scheduler shuffles with tasks, even
             # while some distributed Client happens to exist in the process.
             method = shuffle_method or ("p2p" if client is not None else "tasks")
             kwargs = {"shuffle_method": method}
-            ranged = keyed.set_index(_PART, divisions=list(range(nranges)) + [nranges - 1], **kwargs)
+            ranged = keyed.set_index(stages.PART, divisions=list(range(nranges)) + [nranges - 1], **kwargs)
             written = ranged.map_partitions(
-                _write, tmp, schema, size, nwords, keep_zvalue, zvalue_column, rows_per_file,
+                stages.write_range, tmp, schema, size, nwords, keep_zvalue, zvalue_column, rows_per_file,
                 group_rows, compression, max(5, len(str(nranges - 1))),
-                meta=_info_frame([]), enforce_metadata=False,
+                meta=stages.info_frame([]), enforce_metadata=False,
             )
             (info,) = _compute([written], client, progress,
                                f"range-partitioning {total_rows} rows into {nranges} ranges and writing")

@@ -132,6 +132,26 @@ cdef str buffer_problem(object obj):
     return ""
 
 
+cdef int require_bytes(Py_buffer* view, object obj, str name, int ndim, str dims,
+                       bint release) except -1:
+    """The one check of an exported buffer: uint8 bytes (TypeError otherwise) with `ndim`
+    dimensions (ValueError naming `dims`; ndim 0 checks only the bytes). With `release`,
+    the view is released before raising (for a caller that does not track it yet)."""
+    cdef object kind = None
+    cdef str message
+    if not is_byte_format(view.format) or view.itemsize != 1:
+        kind = TypeError
+        message = f"{name} must hold uint8 bytes, not {describe_format(obj, view.format)}"
+    elif ndim and view.ndim != ndim:
+        kind = ValueError
+        message = f"{name} must be {dims}, got {view.ndim}-D"
+    if kind is None:
+        return 0
+    if release:
+        PyBuffer_Release(view)
+    raise kind(message)
+
+
 cdef Py_ssize_t checked_size(object interleaved_size) except -2:
     """-1 for None (the default), else the size as a non-negative index."""
     cdef int overflow = 0
@@ -316,13 +336,7 @@ cdef object interleave_bits_with(RowsKernel kernel, object columns,
             except (BufferError, ValueError):
                 view_clear(&views[i])
                 raise ValueError(f"columns[{i}] must be a C-contiguous buffer") from None
-            if not is_byte_format(views[i].format) or views[i].itemsize != 1:
-                raise TypeError(
-                    f"columns[{i}] must hold uint8 bytes, not "
-                    f"{describe_format(item, views[i].format)}"
-                )
-            if views[i].ndim != 1:
-                raise ValueError(f"columns[{i}] must be 1-D, got {views[i].ndim}-D")
+            require_bytes(&views[i], item, f"columns[{i}]", 1, "1-D", False)
             cols[i].data = <const uint8_t*>views[i].buf
             cols[i].width = views[i].len
         size = resolve_size(requested, cols, n)
@@ -346,10 +360,7 @@ cdef object interleave_bits_with(RowsKernel kernel, object columns,
                         "out must be a writable, C-contiguous buffer, not "
                         f"{type(out).__name__}{buffer_problem(out)}"
                     ) from None
-                if not is_byte_format(out_view.format) or out_view.itemsize != 1:
-                    raise TypeError(
-                        f"out must hold uint8 bytes, not {describe_format(out, out_view.format)}"
-                    )
+                require_bytes(&out_view, out, "out", 0, "", False)
                 out_len = out_view.len
                 dest = <uint8_t*>out_view.buf
             if out_len < size:
@@ -425,15 +436,7 @@ cdef object take_2d_column(object item, Py_ssize_t i, Py_buffer* view, list keep
             f"columns[{i}] must be a 2-D uint8 array (rows, bytes), not {type(item).__name__}"
         )
     PyObject_GetBuffer(item, view, PyBUF_RECORDS_RO)
-    if not is_byte_format(view.format) or view.itemsize != 1:
-        message = (f"columns[{i}] must hold uint8 bytes, not "
-                   f"{describe_format(item, view.format)}")
-        PyBuffer_Release(view)
-        raise TypeError(message)
-    if view.ndim != 2:
-        message = f"columns[{i}] must be 2-D (rows, bytes), got {view.ndim}-D"
-        PyBuffer_Release(view)
-        raise ValueError(message)
+    require_bytes(view, item, f"columns[{i}]", 2, "2-D (rows, bytes)", True)
     if view.shape[1] > 1 and view.strides[1] != 1:
         # Bytes within a row are not adjacent: read a contiguous copy instead.
         PyBuffer_Release(view)
@@ -480,11 +483,7 @@ cdef object interleave_rows_with(RowsKernel kernel, object columns,
                 and not isinstance(columns, (bytes, bytearray, str))):
             # One block: (N, n, L).
             PyObject_GetBuffer(columns, &block_view, PyBUF_RECORDS_RO)
-            if not is_byte_format(block_view.format) or block_view.itemsize != 1:
-                raise TypeError(
-                    "columns must hold uint8 bytes, not "
-                    f"{describe_format(columns, block_view.format)}"
-                )
+            require_bytes(&block_view, columns, "columns", 0, "", False)
             if block_view.ndim != 3:
                 raise ValueError(
                     "columns must be a sequence of 2-D uint8 arrays or one 3-D uint8 array "
@@ -540,10 +539,7 @@ cdef object interleave_rows_with(RowsKernel kernel, object columns,
                 "out must be a writable 2-D uint8 array, not "
                 f"{type(out).__name__}{' (read-only)' if PyObject_CheckBuffer(out) else ''}"
             ) from None
-        if not is_byte_format(out_view.format) or out_view.itemsize != 1:
-            raise TypeError(f"out must hold uint8 bytes, not {describe_format(out, out_view.format)}")
-        if out_view.ndim != 2:
-            raise ValueError(f"out must be 2-D (rows, bytes), got {out_view.ndim}-D")
+        require_bytes(&out_view, out, "out", 2, "2-D (rows, bytes)", False)
         if out_view.shape[0] != nrows:
             raise ValueError(f"out has {out_view.shape[0]} rows, columns have {nrows}")
         if out_view.shape[1] < size:

@@ -1,0 +1,169 @@
+"""The three Dask stages of ``cluster``, each run on one partition: survey (row count, a
+sample of Z-values, an encoded-size estimate), assign (each row's Z-range number and its
+Z-value as words for the shuffle), and write (one range sorted and written as Parquet
+files of about the target size). Plus the pure pieces between them: the split points and
+the file cuts."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from typing import List, Sequence
+
+import numpy as np
+
+from zorder.ordered import IcebergOptions
+from zorder.values.codec import from_words, sort_keys, to_words
+from zorder.values.table import zvalue_matrix
+
+PART = "__zorder_part"
+WORD = "__zorder_w{}"
+SEED = 0x5A4F52
+MAX_SAMPLE = 1_000_000
+
+
+# ---------------------------------------------------------------------------------------
+# Z-values as sortable keys
+
+
+def zvalue_matrix_of(pdf, columns: Sequence[str], options: IcebergOptions) -> np.ndarray:
+    """(N, size) uint8 Z-values of a pandas partition, through pyarrow so that every column
+    arrives with its exact Arrow (= Parquet = Spark) type."""
+    import pyarrow as pa
+
+    table = pa.Table.from_pandas(pdf[list(columns)], preserve_index=False)
+    return zvalue_matrix(table, list(columns), options)[0]
+
+
+# ---------------------------------------------------------------------------------------
+# The three Dask steps: survey (sample + sizes), assign ranges, sort and write
+
+
+def _encoded_size(pdf, compression: str, head_rows: int = 50_000) -> float:
+    """Estimated Parquet bytes of a partition: the first rows encoded, scaled up."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = len(pdf)
+    if n == 0:
+        return 0.0
+    head = pdf.iloc[: min(n, head_rows)]
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pandas(head, preserve_index=False), sink, compression=compression)
+    return sink.getvalue().size * n / len(head)
+
+
+def survey(pdf, index: int, columns, options, sample_rows: int, compression: str):
+    """(rows, sample of Z-value keys, estimated Parquet bytes) of one partition."""
+    n = len(pdf)
+    matrix = zvalue_matrix_of(pdf, columns, options)
+    k = min(n, sample_rows)
+    if k < n:
+        rng = np.random.default_rng([SEED, index])
+        pick = np.sort(rng.choice(n, size=k, replace=False))
+        matrix = matrix[pick]
+    return n, sort_keys(matrix).copy(), _encoded_size(pdf, compression)
+
+
+def choose_splits(counts: Sequence[int], samples: Sequence[np.ndarray], nranges: int) -> np.ndarray:
+    """At most ``nranges - 1`` distinct split keys at the weighted quantiles of the samples.
+
+    Each sampled key stands for ``rows / sample size`` rows of its partition, so small and
+    large partitions count in proportion (Dask weighs its per-partition percentiles alike).
+    """
+    pairs = [(s, c / len(s)) for s, c in zip(samples, counts) if len(s)]
+    if nranges <= 1 or not pairs:
+        return np.array([], dtype=samples[0].dtype if samples else "S1")
+    keys = np.concatenate([s for s, _ in pairs])
+    weights = np.concatenate([np.full(len(s), w) for s, w in pairs])
+    order = np.argsort(keys, kind="stable")
+    keys, cum = keys[order], np.cumsum(weights[order])
+    targets = cum[-1] * np.arange(1, nranges) / nranges
+    pos = np.minimum(np.searchsorted(cum, targets, side="left"), len(keys) - 1)
+    # A split equal to the smallest key would only make an empty first range.
+    return np.unique(keys[pos][keys[pos] > keys[0]])
+
+
+def assign(pdf, columns, options, splits: np.ndarray, nwords: int):
+    """The partition with its Z-value words and the number of its range."""
+    matrix = zvalue_matrix_of(pdf, columns, options)
+    words = to_words(matrix)
+    out = pdf.copy(deep=False)
+    for j in range(nwords):
+        out[WORD.format(j)] = words[:, j]
+    out[PART] = np.searchsorted(splits, sort_keys(matrix), side="right").astype(np.int64)
+    return out
+
+
+INFO_COLUMNS = ["range", "file", "rows", "bytes", "row_groups", "zmin", "zmax"]
+
+
+def info_frame(rows):
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=INFO_COLUMNS)
+    return frame.astype({"range": "int64", "file": object, "rows": "int64", "bytes": "int64",
+                         "row_groups": "int64", "zmin": object, "zmax": object})
+
+
+def file_cuts(keys: np.ndarray, rows_per_file: int) -> List[int]:
+    """Row offsets [0, ..., n] splitting sorted keys into files of about rows_per_file rows,
+    each cut moved forward to where the key changes, so equal keys share a file."""
+    n = len(keys)
+    nfiles = max(1, round(n / max(1, rows_per_file)))
+    cuts = [0]
+    for i in range(1, nfiles):
+        at = i * n // nfiles
+        at = int(np.searchsorted(keys, keys[at - 1], side="right"))
+        if cuts[-1] < at < n:
+            cuts.append(at)
+    cuts.append(n)
+    return cuts
+
+
+def write_range(pdf, tmp_dir: str, schema, size: int, nwords: int, keep_zvalue: bool,
+           zvalue_column: str, rows_per_file: int, row_group_rows: int, compression: str,
+           name_width: int):
+    """Sort one range by Z-value and write it as one or more Parquet files into tmp_dir."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if len(pdf) == 0:
+        return info_frame([])
+    number = int(pdf.index[0])
+    word_cols = [WORD.format(j) for j in range(nwords)]
+    words = pdf[word_cols].to_numpy(dtype=np.uint64)
+    order = np.lexsort(words.T[::-1])
+    words = words[order]
+    matrix = from_words(words, size)
+    keys = sort_keys(matrix)
+    data = pdf.drop(columns=word_cols).reset_index(drop=True)
+    table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
+    table = table.take(pa.array(order))
+    if keep_zvalue:
+        zarr = pa.FixedSizeBinaryArray.from_buffers(
+            pa.binary(size), len(matrix), [None, pa.py_buffer(matrix.tobytes())]
+        )
+        table = table.append_column(pa.field(zvalue_column, pa.binary(size), nullable=False), zarr)
+    rows = []
+    cuts = file_cuts(keys, rows_per_file)
+    for j, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        name = f"part-{number:0{name_width}d}-{j:04d}.parquet"
+        final = os.path.join(tmp_dir, name)
+        partial = os.path.join(tmp_dir, f".{name}.{uuid.uuid4().hex}.partial")
+        piece = table.slice(a, b - a)
+        try:
+            pq.write_table(piece, partial, row_group_size=row_group_rows, compression=compression,
+                           write_statistics=True)
+            os.replace(partial, final)  # a retried task replaces a whole file, never half of one
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.remove(partial)
+            raise
+        rows.append((number, name, b - a, os.path.getsize(final),
+                     pq.ParquetFile(final).metadata.num_row_groups,
+                     matrix[a].tobytes().hex(), matrix[b - 1].tobytes().hex()))
+    return info_frame(rows)
+
+
