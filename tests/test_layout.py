@@ -60,7 +60,7 @@ def upward_imports(package=None):
         for line, target in imports(path):
             if target == "zorder" and here != "face" and path.name != "__main__.py":
                 # `from zorder import cpu` names a floor; `import zorder` is the face.
-                names = re.search(rf"from zorder c?import ([\w, ()]+)", path.read_text().splitlines()[line - 1])
+                names = re.search(r"from zorder c?import ([\w, ()]+)", path.read_text().splitlines()[line - 1])
                 floors = [n.strip() for n in names.group(1).strip("()").split(",")] if names else ["face"]
                 targets = [f"zorder.{n}" if n in RANK else "zorder" for n in floors]
             else:

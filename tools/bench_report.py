@@ -19,6 +19,7 @@ import sys
 from typing import Any, Dict, List
 
 from zorder.cli import bench as _bench
+from zorder.cli.plot import plot_bench, require_matplotlib
 
 
 def load(path: str) -> Dict[str, Any]:
@@ -123,8 +124,8 @@ def main(argv=None) -> int:
     elif args.command == "markdown":
         sys.stdout.write(markdown(load(args.report)))
     else:
-        _bench._require_matplotlib()
-        _bench.plot_report(load(args.report), args.png)
+        require_matplotlib("tools/bench_report.py --png")
+        plot_bench(load(args.report), args.png)
     return 0
 
 
