@@ -17,6 +17,7 @@ import numpy
 
 from zorder.ordered.arrow_columns import arrow_column, arrow_module, is_arrow
 from zorder.ordered.errors import ColumnTypeError
+from zorder.ordered.numbers import all_python_ints, python_ints
 from zorder.ordered.numpy_columns import numpy_column
 from zorder.ordered.options import (
     PRIMITIVE_BUFFER_SIZE, check_length, iceberg_mode, spark_mode, timestamp_kind,
@@ -128,11 +129,24 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = "
                     f"must be a 1-D array or sequence, not "
                     f"{type(values).__name__} (use the scalar *_to_ordered_bytes functions)"
                 )
-            as_array = numpy.asarray(values)
-            # numpy turns [1, "a"] into strings: keep the objects, so mixed types are
-            # an error rather than the string "1".
-            values = (numpy.asarray(values, dtype=object) if as_array.dtype.kind in "US"
-                      else as_array)
+            items = list(values)
+            try:
+                as_array = numpy.asarray(items)
+            except ValueError as exc:  # ragged nesting, e.g. [[1, 2], [3]]
+                raise ColumnTypeError(
+                    f"must be a 1-D sequence of values, one per row; numpy could not "
+                    f"read it as one array ({exc})"
+                ) from None
+            if as_array.dtype != numpy.int64 and all_python_ints(items):
+                # numpy makes [-1, 2**63] float64 and [2**63] uint64: Python ints are a
+                # BIGINT column, exact, with a clear error past the long range.
+                values = python_ints(items)
+            elif as_array.dtype.kind in "US":
+                # numpy turns [1, "a"] into strings: keep the objects, so mixed types are
+                # an error rather than the string "1".
+                values = numpy.asarray(items, dtype=object)
+            else:
+                values = as_array
         if values.ndim != 1:
             raise ColumnTypeError(
                 f"must be 1-D (one column), got shape {values.shape}"

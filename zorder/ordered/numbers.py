@@ -99,3 +99,31 @@ def datetime64(v: numpy.ndarray, spark: str, kind: Optional[str]) -> Tuple[numpy
     longs = timestamps(ticks, TICKS_PER_SECOND.get(unit), SECONDS_PER_TICK.get(unit, 0),
                         kind or "ntz", valid)
     return whole_numbers(longs), nat
+
+
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def python_ints(items: list, nulls: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+    """Python ints (a BIGINT column) as an int64 array, exactly: never through float64.
+
+    An int outside the long range is a ColumnValueError naming it (Iceberg has no
+    unsigned 64-bit type); entries flagged in ``nulls`` become 0.
+    """
+    out = numpy.zeros(len(items), dtype=numpy.int64)
+    for i, v in enumerate(items):
+        if nulls is not None and nulls[i]:
+            continue
+        if not _LONG_MIN <= v <= _LONG_MAX:
+            raise ColumnValueError(
+                f"value {v} at index {i} is outside the long range [-2**63, 2**63 - 1] "
+                f"(Iceberg has no unsigned 64-bit type)"
+            )
+        out[i] = v
+    return out
+
+
+def all_python_ints(items: list) -> bool:
+    """Whether every item is a Python int (bool excluded: BOOLEAN has its own bytes)."""
+    return bool(items) and all(type(v) is int or (isinstance(v, int) and not isinstance(v, bool))
+                               for v in items)

@@ -20,6 +20,12 @@ def numpy_column(v: numpy.ndarray, length: int, mode: str, spark: str,
     if k == "u":
         return be8(v.astype(numpy.uint64, copy=False)), None
     if k == "f":
+        if v.dtype.itemsize > 8:
+            raise ColumnTypeError(
+                f"unsupported dtype {v.dtype} (long double): Iceberg's DOUBLE has 64 bits, and "
+                f"rounding would give different values the same bytes; convert to float64 "
+                f"yourself if that is what you mean"
+            )
         return floats(v, mode), None
     if k == "b":
         return booleans(v), None

@@ -8,6 +8,7 @@ import numpy
 
 from zorder.ordered.arrow_columns import arrow_module
 from zorder.ordered.errors import ColumnTypeError
+from zorder.ordered.numbers import all_python_ints, python_ints
 from zorder.ordered.strings import is_null_object
 
 
@@ -29,10 +30,19 @@ def pandas_to_column(values: Any):
     import pandas
 
     dtype = values.dtype
+    if isinstance(dtype, pandas.StringDtype) and getattr(dtype, "storage", "") == "python":
+        # Python str objects, which may hold lone surrogates (Arrow could not): the
+        # object path, with Iceberg's rule of stopping at the first one.
+        return values.to_numpy(dtype=object, na_value=None), None
     if isinstance(dtype, numpy.dtype) and dtype.kind == "O":
         objects = numpy.asarray(values)
-        first = next((x for x in objects if not is_null_object(x)), None)
+        nulls = numpy.fromiter(map(is_null_object, objects), dtype=bool, count=len(objects))
+        first = next((x for x, null in zip(objects, nulls) if not null), None)
         pa = arrow_module()
+        if isinstance(first, int) and not isinstance(first, bool) and \
+                all_python_ints([x for x, null in zip(objects, nulls) if not null]):
+            # A BIGINT column of Python ints: exact, with a clear error past the long range.
+            return python_ints(list(objects), nulls), (nulls if nulls.any() else None)
         if first is None or isinstance(first, (str, bytes)) or pa is None:
             # Strings and binary: the object path finds None/NaN/NA/NaT itself, and lone
             # surrogates keep Iceberg's behaviour (Arrow could not hold them).
