@@ -68,10 +68,39 @@ def parse_shapes(text: str) -> List[Tuple[int, int]]:
             raise argparse.ArgumentTypeError(
                 f"bad shape {part!r}: need 1 <= bytes <= {COLUMN_BYTES} x columns"
             )
+        if (cols, size) in shapes:
+            raise argparse.ArgumentTypeError(f"shape {cols}x{size} is given twice")
         shapes.append((cols, size))
     if not shapes:
         raise argparse.ArgumentTypeError("no shapes given")
     return shapes
+
+
+def shape_bytes(cols: int, size: int, rows: int) -> int:
+    """Memory one shape needs: its input block, the copy baseline's copy, and the output."""
+    return rows * (2 * cols * COLUMN_BYTES + size)
+
+
+def memory_limit() -> int:
+    """The most one shape may use: half of this machine's memory (8 GiB if unknown)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def check_shapes_fit(shapes: Sequence[Tuple[int, int]], rows: int,
+                     limit: Optional[int] = None) -> None:
+    """ValueError naming --shapes when a shape would need more than ``limit`` bytes."""
+    limit = memory_limit() if limit is None else limit
+    for cols, size in shapes:
+        need = shape_bytes(cols, size, rows)
+        if need > limit:
+            raise ValueError(
+                f"--shapes {cols}x{size} needs {need / 2**30:,.1f} GiB at --rows {rows:,}, "
+                f"more than the {limit / 2**30:,.1f} GiB allowed (half this machine's "
+                "memory); use fewer columns or --rows"
+            )
 
 
 def thread_counts(max_threads: int) -> List[int]:
@@ -210,7 +239,10 @@ def _x_baseline(ns: Dict[str, float]) -> Dict[str, Optional[float]]:
 def run_bench(shapes: Sequence[Tuple[int, int]] = DEFAULT_SHAPES, rows: int = DEFAULT_ROWS,
               repeat: int = 7, max_threads: int = 1, calls: int = DEFAULT_CALLS,
               backends: Optional[Sequence[str]] = None, progress: bool = True) -> Dict[str, Any]:
-    """Times every backend on every shape; returns the report as a JSON-ready dict."""
+    """Times every backend on every shape; returns the report as a JSON-ready dict.
+
+    Raises ValueError before timing anything when a shape would not fit in memory."""
+    check_shapes_fit(shapes, rows)
     backends = list(backends or zorder.available_backends())
     threads = thread_counts(max_threads) if max_threads > 1 else [1]
     fast = [b for b in backends if b != REFERENCE]
@@ -379,6 +411,11 @@ def run(args: argparse.Namespace) -> int:
     if args.rows < 1 or args.calls < 1 or args.repeat < 1 or args.threads < 1:
         print("python -m zorder bench: --rows, --calls, --repeat and --threads must be >= 1",
               file=sys.stderr)
+        return 2
+    try:
+        check_shapes_fit(args.shapes, args.rows)
+    except ValueError as exc:
+        print(f"python -m zorder bench: {exc}", file=sys.stderr)
         return 2
     backends = None
     if args.backends:

@@ -29,7 +29,20 @@ SLOW_PDEP_VENDORS = ("AuthenticAMD", "HygonGenuine")
 
 
 def _flags(cpu_info: Mapping) -> frozenset:
-    return frozenset(str(f).lower() for f in cpu_info.get("flags") or ())
+    flags = cpu_info.get("flags")
+    if flags is None:
+        return frozenset()
+    # A string is iterable too, and would silently become a set of letters.
+    if not isinstance(flags, (list, tuple, set, frozenset)):
+        raise TypeError(
+            "cpu_info['flags'] must be a list, tuple or set of flag names such as "
+            f"['avx2', 'bmi2'], not {type(flags).__name__}"
+        )
+    bad = [f for f in flags if not isinstance(f, str)]
+    if bad:
+        raise TypeError(f"cpu_info['flags'] must hold str flag names, found "
+                        f"{type(bad[0]).__name__} {bad[0]!r}")
+    return frozenset(f.lower() for f in flags)
 
 
 def is_x86_64(cpu_info: Mapping) -> bool:
@@ -108,4 +121,5 @@ def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = Non
     """
     if not isinstance(cpu_info, Mapping):
         raise TypeError(f"cpu_info must be a dict like py-cpuinfo's, not {type(cpu_info).__name__}")
+    _flags(cpu_info)  # checked even on a CPU where no flag is ever looked at
     return explain_choice(cpu_info, available)[0]

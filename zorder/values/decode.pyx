@@ -6,16 +6,20 @@ widths are known (bit 7 of byte 0 of every column, then bit 6, ..., then byte 1;
 column without a byte at the current index is skipped), so decoding reads the bits
 back in the same order. Ragged widths work the same way as uniform ones.
 
-Up to 8 columns, the Z-value is read in groups: byte index i of the k columns that
-have one fills exactly k Z bytes, and a 256-entry table of 64-bit words per (k, byte of
-the group) gives the bits each byte value puts in each column, one lane per column; a
-group costs k lookups (70 ms for 1M rows of 4 x 8 bytes here). With more columns, each
-Z byte's bits go to at most 8 (column, byte) targets through one 256-entry table per
-target. The plans are built from the widths once and cached.
+The Z-value is read in groups: byte index i of the k columns that have one fills exactly
+k Z bytes. Up to 8 columns, a 256-entry table of 64-bit words per (k, byte of the group)
+gives the bits each byte value puts in each column, one lane per column; a group costs k
+lookups (70 ms for 1M rows of 4 x 8 bytes here). A wider group is read 8 columns at a
+time, bit plane by bit plane (plane t holds bit 7 - t of every column: k consecutive
+bits), 8 lookups per 8 columns. The plan (where each group's lanes
+go) is built from the widths in linear memory and cached within a byte budget.
 """
 
 from libc.stdint cimport uint8_t, uint64_t
 from libc.string cimport memset
+
+import threading
+from collections import OrderedDict
 
 import numpy
 
@@ -48,90 +52,65 @@ def _check_widths(widths):
     return checked
 
 
-cdef dict _table_cache = {}
-cdef Py_ssize_t TABLE_CACHE_SIZE = 64
+# Plans are cached by (widths, size), least recently used first out, within a byte budget:
+# a plan costs about 8 bytes per output byte, so a count of entries would not bound it.
+PLAN_CACHE_BYTES = 16 << 20
+_plan_cache = OrderedDict()
+_plan_cache_bytes = 0
+_plan_lock = threading.Lock()
 
 
-def _tables(widths, Py_ssize_t size):
-    """Per interleaved byte j: targets[starts[j]:starts[j+1]] (flat offsets into an
-    output row of sum(widths) bytes) and each target's 256-entry table of output bits."""
+def _plan_nbytes(plan):
+    return sum(a.nbytes for a in plan)
+
+
+def _plan(widths, Py_ssize_t size):
+    """Per group g (byte index g, shared by the ks[g] columns at least g + 1 bytes wide):
+    how many of its Z bytes exist (avail, fewer in a truncated last group), its first Z
+    byte, and where dest[dstart[g]:dstart[g] + ks[g]] its lanes go in an output row.
+
+    Linear memory: one entry per output byte (the lane order is a stable sort of the
+    output positions by byte index), and only the groups that ``size`` reaches."""
+    global _plan_cache_bytes
     key = (tuple(widths), size)
-    hit = _table_cache.get(key)
-    if hit is not None:
-        return hit
-    cdef Py_ssize_t ncols = len(widths), c, j, k, t, v, dest, byte_index = 0, produced = 0
-    cdef Py_ssize_t longest = max(widths)
-    cdef int bit
-    offsets = numpy.zeros(ncols, dtype=numpy.intp)
-    cdef Py_ssize_t[::1] off = offsets
-    cdef Py_ssize_t[::1] wid = numpy.asarray(widths, dtype=numpy.intp)
-    for c in range(1, ncols):
-        off[c] = off[c - 1] + wid[c - 1]
-    # dest[k], bitpos[k] for interleaved bit k: Iceberg's source order.
-    dests = numpy.empty(size * 8, dtype=numpy.intp)
-    bits = numpy.empty(size * 8, dtype=numpy.intp)
-    cdef Py_ssize_t[::1] d = dests
-    cdef Py_ssize_t[::1] b = bits
-    while produced < size * 8 and byte_index < longest:
-        bit = 7
-        while bit >= 0 and produced < size * 8:
-            for c in range(ncols):
-                if byte_index < wid[c] and produced < size * 8:
-                    d[produced] = off[c] + byte_index
-                    b[produced] = bit
-                    produced += 1
-            bit -= 1
-        byte_index += 1
-    starts_arr = numpy.zeros(size + 1, dtype=numpy.intp)
-    targets_arr = numpy.empty(size * 8, dtype=numpy.intp)
-    table_arr = numpy.zeros((size * 8, 256), dtype=numpy.uint8)
-    cdef Py_ssize_t[::1] starts = starts_arr
-    cdef Py_ssize_t[::1] targets = targets_arr
-    cdef uint8_t[:, ::1] table = table_arr
-    cdef Py_ssize_t ntargets = 0, first
-    for j in range(size):
-        first = ntargets
-        for k in range(8):
-            dest = d[j * 8 + k]
-            t = first
-            while t < ntargets and targets[t] != dest:
-                t += 1
-            if t == ntargets:
-                targets[t] = dest
-                ntargets += 1
-            for v in range(256):
-                if v & (0x80 >> k):
-                    table[t, v] |= <uint8_t>(1 << b[j * 8 + k])
-        starts[j + 1] = ntargets
-    result = (starts_arr, targets_arr[:ntargets].copy(), table_arr[:ntargets].copy())
-    if len(_table_cache) >= TABLE_CACHE_SIZE:
-        _table_cache.clear()
-    _table_cache[key] = result
-    return result
-
-
-cdef void decode_rows(const uint8_t[:, :] values, const Py_ssize_t[:] starts,
-                      const Py_ssize_t[:] targets, const uint8_t[:, :] table,
-                      uint8_t[:, ::1] out) noexcept nogil:
-    cdef Py_ssize_t r, j, t, nrows = values.shape[0], size = values.shape[1]
-    cdef Py_ssize_t width = out.shape[1]
-    cdef uint8_t v
-    cdef uint8_t* row
-    for r in range(nrows):
-        row = &out[r, 0] if width else NULL
-        if width:
-            memset(row, 0, width)
-        for j in range(size):
-            v = values[r, j]
-            if v == 0:
-                continue
-            for t in range(starts[j], starts[j + 1]):
-                row[targets[t]] |= table[t, v]
+    with _plan_lock:
+        hit = _plan_cache.get(key)
+        if hit is not None:
+            _plan_cache.move_to_end(key)
+            return hit
+    # A column's bytes past index size - 1 are never in a Z-value of size bytes.
+    clipped = numpy.minimum(numpy.asarray(widths, dtype=numpy.intp), size)
+    position = numpy.arange(int(clipped.sum()), dtype=numpy.intp)
+    starts = numpy.repeat(numpy.cumsum(clipped) - clipped, clipped)
+    full_starts = numpy.repeat(numpy.cumsum(widths) - numpy.asarray(widths, numpy.intp), clipped)
+    byte_index = position - starts
+    order = numpy.argsort(byte_index, kind="stable")   # by byte index, then column order
+    dest = (full_starts + byte_index)[order]
+    ks = numpy.bincount(byte_index, minlength=1).astype(numpy.intp)
+    ends = numpy.cumsum(ks)
+    ngroups = int(numpy.searchsorted(ends, size, side="left")) + 1
+    ks = ks[:ngroups]
+    zstart = ends[:ngroups] - ks
+    avail = numpy.minimum(ks, size - zstart)
+    dest = numpy.ascontiguousarray(dest[:int(ends[ngroups - 1])])
+    plan = (ks, avail, numpy.ascontiguousarray(zstart), dest)
+    nbytes = _plan_nbytes(plan)
+    if nbytes <= PLAN_CACHE_BYTES // 4:
+        with _plan_lock:
+            if key not in _plan_cache:
+                _plan_cache[key] = plan
+                _plan_cache_bytes += nbytes
+            while _plan_cache_bytes > PLAN_CACHE_BYTES:
+                _, old = _plan_cache.popitem(last=False)
+                _plan_cache_bytes -= _plan_nbytes(old)
+    return plan
 
 
 # GROUP[k - 1][j][v]: the bits that byte value v at position j of a k-byte group (the
 # byte index shared by k columns) gives each column: column lane c in byte c of the word.
 cdef uint64_t GROUP[8][8][256]
+# SPREAD[v]: bit 7 - c of v moved to bit 0 of byte c (lane c), for the wider groups.
+cdef uint64_t SPREAD[256]
 
 
 cdef void _fill_group_tables() noexcept:
@@ -148,60 +127,68 @@ cdef void _fill_group_tables() noexcept:
                         bit = 7 - p // k
                         w |= (<uint64_t>1) << (8 * lane + bit)
                 GROUP[k - 1][j][v] = w
+    for v in range(256):
+        w = 0
+        for q in range(8):
+            if v & (0x80 >> q):
+                w |= (<uint64_t>1) << (8 * q)
+        SPREAD[v] = w
 
 
 _fill_group_tables()
 
 
-def _group_plan(widths, Py_ssize_t size):
-    """Per byte index i (a group): its column count k, the Z bytes it has (fewer in a
-    truncated last group), its first Z byte, and where each lane goes in an output row."""
-    key = ("groups", tuple(widths), size)
-    hit = _table_cache.get(key)
-    if hit is not None:
-        return hit
-    offsets = []
-    running = 0
-    for w in widths:
-        offsets.append(running)
-        running += w
-    ks, avail, zstart, dest = [], [], [], []
-    start = 0
-    i = 0
-    while start < size:
-        cols = [c for c, w in enumerate(widths) if w > i]
-        ks.append(len(cols))
-        avail.append(min(len(cols), size - start))
-        zstart.append(start)
-        dest.extend([offsets[c] + i for c in cols] + [0] * (8 - len(cols)))
-        start += len(cols)
-        i += 1
-    result = (numpy.asarray(ks, dtype=numpy.intp), numpy.asarray(avail, dtype=numpy.intp),
-              numpy.asarray(zstart, dtype=numpy.intp), numpy.asarray(dest, dtype=numpy.intp))
-    if len(_table_cache) >= TABLE_CACHE_SIZE:
-        _table_cache.clear()
-    _table_cache[key] = result
-    return result
+cdef inline uint64_t _wide_lanes(const uint8_t* z, Py_ssize_t k, Py_ssize_t avail,
+                                 Py_ssize_t first, Py_ssize_t lanes) noexcept nogil:
+    """Lanes first .. first + lanes - 1 (at most 8) of a group of k > 8 columns: bit
+    plane t holds bit 7 - t of every column, k bits from group bit t * k, so each plane
+    gives these lanes one 8-bit field (from two bytes at most), spread by SPREAD.
+    Kept in a register: OR-ing lanes into memory a Z byte at a time was 5x slower."""
+    cdef Py_ssize_t t, s, q
+    cdef unsigned int window, field
+    cdef unsigned int keep = (0xFF00 >> lanes) & 0xFF
+    cdef uint64_t w = 0
+    for t in range(8):
+        s = t * k + first
+        q = s >> 3
+        window = (<unsigned int>z[q] << 8) if q < avail else 0
+        if q + 1 < avail:
+            window |= z[q + 1]
+        field = ((window << (s & 7)) >> 8) & keep
+        w |= SPREAD[field] << (7 - t)
+    return w
 
 
-cdef void decode_groups(const uint8_t[:, :] values, const Py_ssize_t[::1] ks,
-                        const Py_ssize_t[::1] avail, const Py_ssize_t[::1] zstart,
-                        const Py_ssize_t[::1] dest, uint8_t[:, ::1] out) noexcept nogil:
-    """At most 8 columns: each group's bytes looked up as one 64-bit word of lanes."""
-    cdef Py_ssize_t r, g, j, c, k, nrows = values.shape[0], ngroups = ks.shape[0]
+cdef void decode_plan(const uint8_t[:, :] values, const Py_ssize_t[::1] ks,
+                      const Py_ssize_t[::1] avail, const Py_ssize_t[::1] zstart,
+                      const Py_ssize_t[::1] dest, uint8_t[:, ::1] out) noexcept nogil:
+    """Each group's bytes into its lanes, one table lookup per Z byte: by GROUP (lanes as
+    one 64-bit word) for up to 8 columns, 8 lanes per 8 bit planes (_wide_lanes) for more."""
+    cdef Py_ssize_t r, g, j, c, k, d, m, lanes, nrows = values.shape[0], ngroups = ks.shape[0]
     cdef Py_ssize_t width = out.shape[1]
     cdef uint64_t w
     cdef uint8_t* row
+    cdef const uint8_t* z
     for r in range(nrows):
         row = &out[r, 0]
         memset(row, 0, width)
+        d = 0
         for g in range(ngroups):
             k = ks[g]
-            w = 0
-            for j in range(avail[g]):
-                w |= GROUP[k - 1][j][values[r, zstart[g] + j]]
-            for c in range(k):
-                row[dest[g * 8 + c]] = <uint8_t>(w >> (8 * c))
+            z = &values[r, zstart[g]]
+            if k <= 8:
+                w = 0
+                for j in range(avail[g]):
+                    w |= GROUP[k - 1][j][z[j]]
+                for c in range(k):
+                    row[dest[d + c]] = <uint8_t>(w >> (8 * c))
+            else:
+                for m in range(0, k, 8):
+                    lanes = k - m if k - m < 8 else 8
+                    w = _wide_lanes(z, k, avail[g], m, lanes)
+                    for c in range(lanes):
+                        row[dest[d + m + c]] = <uint8_t>(w >> (8 * c))
+            d += k
 
 
 def deinterleave_rows(values, widths):
@@ -246,13 +233,9 @@ def deinterleave_rows(values, widths):
             out[...] = 0
         else:
             if arr.shape[1] > 1 and arr.strides[1] != 1:
-                arr = numpy.ascontiguousarray(arr)
-            if len(w) <= 8:
-                ks, avail, zstart, dest = _group_plan(w, size)
-                decode_groups(arr, ks, avail, zstart, dest, out)
-            else:
-                starts, targets, table = _tables(w, size)
-                decode_rows(arr, starts, targets, table, out)
+                arr = numpy.ascontiguousarray(arr)  # the decoder walks a row by pointer
+            ks, avail, zstart, dest = _plan(w, size)
+            decode_plan(arr, ks, avail, zstart, dest, out)
     columns = []
     offset = 0
     for width in w:

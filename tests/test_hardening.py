@@ -1,0 +1,635 @@
+"""Issue 12, items 3-12: nothing lost, nothing hung, nothing silently wrong.
+
+Only public interfaces: zorder.* functions, zorder.dask.cluster, and the CLI (in process
+through zorder.__main__.main, or as `python -m zorder` in a child process when signals,
+exit codes or timeouts are the point). Faults are injected at named steps (os.rename,
+os.replace, pyarrow's writers); subprocesses are bounded by timeouts so nothing can hang CI.
+"""
+
+import errno
+import glob
+import http.server
+import inspect
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import zorder
+from zorder.__main__ import main
+
+WORKTREE = str(pathlib.Path(zorder.__file__).resolve().parent.parent)
+ROWS = 200
+
+
+def one_error_line(rc, err):
+    """The command ended with exactly one `error:` line (no traceback) and a non-zero code."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert "Traceback" not in err, f"a raw traceback:\n{err}"
+    assert rc not in (0, None), f"exit code {rc}: {err!r}"
+    assert len(lines) == 1 and lines[0].startswith("error:"), f"not one error line: {err!r}"
+    return lines[0]
+
+
+def cli(capsys, *argv):
+    """(exit code, stderr) of `zorder ARGV` in process; an escaping exception fails."""
+    try:
+        rc = main(list(argv))
+    except SystemExit as exc:
+        rc = exc.code
+    except Exception as exc:  # noqa: BLE001
+        pytest.fail(f"zorder {' '.join(argv)}: raw {type(exc).__name__}: {exc}")
+    return rc, capsys.readouterr().err
+
+
+def snapshot(path):
+    path = str(path)
+    if not os.path.lexists(path):
+        return None
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            return f.read()
+    found = {}
+    for root, _, files in os.walk(path):
+        for name in files:
+            full = os.path.join(root, name)
+            with open(full, "rb") as f:
+                found[os.path.relpath(full, path)] = f.read()
+    return found
+
+
+def leftovers(folder):
+    return sorted(n for n in os.listdir(folder) if ".zorder-" in n)
+
+
+def child_env():
+    env = dict(os.environ)
+    env.pop("ZORDER_BACKEND", None)
+    env["PYTHONPATH"] = WORKTREE + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run_child(args, cwd, timeout, **kw):
+    """`python ARGS` in its own session; on timeout the whole group is killed."""
+    proc = subprocess.Popen([sys.executable, *args], cwd=cwd, env=child_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, **kw)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"python {' '.join(args)} was still running after {timeout} s")
+    return proc.returncode, out, err
+
+
+# ---------------------------------------------------------------------------------------
+# Data
+
+
+@pytest.fixture
+def parquet_dir(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(3)
+    (tmp_path / "data").mkdir()
+    for i in range(2):
+        pq.write_table(pa.table({"a": rng.integers(-1000, 1000, ROWS),
+                                 "b": rng.normal(size=ROWS)}),
+                       tmp_path / "data" / f"part-{i}.parquet")
+    pq.write_table(pa.table({"a": rng.integers(-1000, 1000, ROWS)}), tmp_path / "in.parquet")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.parquet").write_bytes(b"old output")
+    (out / "notes.txt").write_bytes(b"old notes")
+    pq.write_table(pa.table({"x": [1, 2]}), tmp_path / "out.parquet")
+    return tmp_path
+
+
+def is_complete_cluster_output(path, rows):
+    import pyarrow.parquet as pq
+
+    return (os.path.isfile(os.path.join(path, "_zorder.json"))
+            and pq.read_table(path).num_rows == rows)
+
+
+# ---------------------------------------------------------------------------------------
+# Item 3: every exit leaves the output old or complete
+
+
+def _commit_fault(monkeypatch, parent, nth, when, error=KeyboardInterrupt):
+    """os.rename/os.replace calls touching `parent` (the commit's, not the tasks') raise
+    `error` on the nth such call, before or after the rename takes effect."""
+    calls = []
+    for name in ("rename", "replace"):
+        real = getattr(os, name)
+
+        def fake(src, dst, *a, _real=real, **k):
+            if os.path.dirname(os.path.abspath(dst)) != str(parent) and \
+                    os.path.dirname(os.path.abspath(src)) != str(parent):
+                return _real(src, dst, *a, **k)
+            calls.append((src, dst))
+            if len(calls) == nth and when == "before":
+                raise error("injected")
+            result = _real(src, dst, *a, **k)
+            if len(calls) == nth and when == "after":
+                raise error("injected")
+            return result
+
+        monkeypatch.setattr(os, name, fake)
+    return calls
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, OSError])
+@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("nth", [1, 2])
+def test_cluster_overwrite_fault_in_commit_keeps_out_dir(parquet_dir, monkeypatch, nth, when,
+                                                         error):
+    pytest.importorskip("dask.dataframe")
+    from zorder.dask import cluster
+
+    out = parquet_dir / "out"
+    before = snapshot(out)
+    calls = _commit_fault(monkeypatch, parquet_dir, nth, when, error)
+    raised = None
+    try:
+        cluster(str(parquet_dir / "data"), str(out), ["a"], overwrite=True, scheduler="sync")
+    except BaseException as exc:  # noqa: B036 - what matters is what is left
+        raised = exc
+    monkeypatch.undo()
+    assert len(calls) >= nth, f"the commit made only {len(calls)} renames: {calls}"
+    assert raised is not None
+    assert os.path.isdir(out), f"OUT_DIR is gone; its old content is in {leftovers(parquet_dir)}"
+    assert snapshot(out) == before or is_complete_cluster_output(out, 2 * ROWS), \
+        "OUT_DIR is neither its old content nor complete"
+    named = str(raised) + "\n".join(getattr(raised, "__notes__", []))
+    unnamed = [n for n in leftovers(parquet_dir) if n not in named]
+    assert unnamed == [], f"leftovers not named in the error: {unnamed}"
+
+
+def test_cluster_overwrite_fault_removing_old_copy(parquet_dir, monkeypatch):
+    """An interrupt while the old copy is deleted: OUT_DIR is complete, nothing is left."""
+    pytest.importorskip("dask.dataframe")
+    import shutil
+
+    from zorder.dask import cluster
+
+    real = shutil.rmtree
+    interrupted = []
+
+    def rmtree(path, *a, **k):
+        if "zorder-old" in os.path.basename(str(path)) and not interrupted:
+            interrupted.append(path)
+            raise KeyboardInterrupt("injected")  # ignore_errors does not stop an interrupt
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(shutil, "rmtree", rmtree)
+    try:
+        cluster(str(parquet_dir / "data"), str(parquet_dir / "out"), ["a"], overwrite=True,
+                scheduler="sync")
+    except KeyboardInterrupt:
+        pass
+    monkeypatch.undo()
+    assert interrupted, "the old copy was never removed"
+    assert is_complete_cluster_output(parquet_dir / "out", 2 * ROWS)
+    assert leftovers(parquet_dir) == []
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_sort_overwrite_fault_at_replace_keeps_output(parquet_dir, monkeypatch, capsys, when):
+    pq = pytest.importorskip("pyarrow.parquet")
+    before = snapshot(parquet_dir / "out.parquet")
+    _commit_fault(monkeypatch, parquet_dir, 1, when)
+    with pytest.raises(KeyboardInterrupt):
+        main(["sort", str(parquet_dir / "in.parquet"), str(parquet_dir / "out.parquet"),
+              "--columns", "a", "--overwrite", "--no-report"])
+    monkeypatch.undo()
+    after = snapshot(parquet_dir / "out.parquet")
+    assert after == before or pq.read_table(parquet_dir / "out.parquet").num_rows == ROWS
+    assert leftovers(parquet_dir) == []
+
+
+SIGTERM_SORT = """
+import os, signal, sys
+import pyarrow.parquet as pq
+real = pq.ParquetWriter.write_table
+def write_table(self, *a, **k):
+    real(self, *a, **k)
+    os.kill(os.getpid(), signal.SIGTERM)   # a `kill` arriving mid-write
+pq.ParquetWriter.write_table = write_table
+from zorder.__main__ import main
+sys.exit(main(["sort", "in.parquet", "out.parquet", "--columns", "a", "--overwrite",
+               "--no-report"]))
+"""
+
+SIGTERM_CLUSTER = """
+import os, signal, sys
+import pyarrow.parquet as pq
+real = pq.write_table
+def write_table(*a, **k):
+    real(*a, **k)
+    os.kill(os.getpid(), signal.SIGTERM)   # a `kill` arriving mid-job
+pq.write_table = write_table
+from zorder.__main__ import main
+sys.exit(main(["cluster", "data", "out", "--columns", "a", "--overwrite", "--scheduler",
+               "sync", "--quiet", "--no-report"]))
+"""
+
+
+@pytest.mark.parametrize("script, output", [(SIGTERM_SORT, "out.parquet"),
+                                            (SIGTERM_CLUSTER, "out")], ids=["sort", "cluster"])
+def test_sigterm_mid_write_cleans_up_and_keeps_output(parquet_dir, script, output):
+    if output == "out":
+        pytest.importorskip("dask.dataframe")
+    before = snapshot(parquet_dir / output)
+    rc, _, err = run_child(["-c", textwrap.dedent(script)], parquet_dir, timeout=60)
+    assert snapshot(parquet_dir / output) == before
+    assert leftovers(parquet_dir) == [], f"left behind by SIGTERM: {leftovers(parquet_dir)}"
+    assert rc == 143, f"exit code {rc} (143 = 128 + SIGTERM expected): {err[-300:]!r}"
+
+
+# ---------------------------------------------------------------------------------------
+# Item 4: an interrupt ends `cluster` within seconds on every scheduler
+
+
+@pytest.fixture(scope="module")
+def big_dir(tmp_path_factory):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("dask.dataframe")
+    root = tmp_path_factory.mktemp("big")
+    rng = np.random.default_rng(0)
+    (root / "data").mkdir()
+    for i in range(4):
+        pq.write_table(pa.table({"a": rng.integers(0, 10**9, 100_000),
+                                 "b": rng.normal(size=100_000)}),
+                       root / "data" / f"part-{i}.parquet")
+    return root
+
+
+@pytest.mark.parametrize("scheduler, delay", [("processes", 0.3), ("processes", 1.5),
+                                              ("threads", 0.3)])
+def test_sigint_ends_cluster_quickly_and_cleanly(big_dir, tmp_path, scheduler, delay):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.txt").write_bytes(b"old")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zorder", "cluster", str(big_dir / "data"), str(out),
+         "--columns", "a,b", "--scheduler", scheduler, "--overwrite", "--quiet", "--no-report"],
+        cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=True)
+    try:
+        start = time.monotonic()
+        while not glob.glob(str(tmp_path / ".out.zorder-tmp-*")):
+            assert proc.poll() is None, "the command ended before its job started"
+            assert time.monotonic() - start < 60, "no temporary folder after 60 s"
+            time.sleep(0.02)
+        time.sleep(delay)
+        assert proc.poll() is None, "the job ended before the interrupt: make the data larger"
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+        sent = time.monotonic()
+        try:
+            _, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"still running 10 s after SIGINT ({scheduler} scheduler)")
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert snapshot(out) == {"old.txt": b"old"}
+    assert leftovers(tmp_path) == []
+    assert proc.returncode == 130, f"exit code {proc.returncode} after {took:.1f} s: {err[-400:]!r}"
+    assert "Traceback" not in err, err[-400:]
+
+
+# ---------------------------------------------------------------------------------------
+# Item 5: a scheduler address that is not a Dask scheduler fails fast and clearly
+
+
+@pytest.fixture
+def http_server():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             http.server.SimpleHTTPRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:1", "tcp://no-such-host.invalid:8786",
+                                     "http"])
+def test_bad_scheduler_address_fails_fast_with_one_line(parquet_dir, request, address):
+    pytest.importorskip("distributed")
+    if address == "http":
+        address = request.getfixturevalue("http_server")
+    start = time.monotonic()
+    rc, _, err = run_child(["-m", "zorder", "cluster", "data", "new_out", "--columns", "a",
+                            "--scheduler", address, "--quiet", "--no-report"],
+                           parquet_dir, timeout=25)
+    took = time.monotonic() - start
+    line = one_error_line(rc, err)
+    assert address in line, line
+    assert took < 15, f"took {took:.0f} s to fail"
+    assert not os.path.exists(parquet_dir / "new_out") and leftovers(parquet_dir) == []
+
+
+def test_connect_timeout_is_an_option(capsys):
+    pytest.importorskip("dask.dataframe")
+    from zorder.dask import cluster
+
+    assert "connect_timeout" in inspect.signature(cluster).parameters
+    with pytest.raises(SystemExit):
+        main(["cluster", "--help"])
+    assert "--connect-timeout" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------
+# Item 6: Python ints never become floats; out-of-range ints are a clear ValueError
+
+LONG_MINUS_1 = [0x7F] + [0xFF] * 7
+
+
+@pytest.mark.parametrize("values", [[-1, 2**63], [2**63], [-2**63 - 1, 0], [2**64 + 5, -1]])
+def test_ordered_bytes_int_list_out_of_range(values):
+    with pytest.raises(ValueError, match=str(max(values, key=abs))):
+        zorder.ordered_bytes(values)
+
+
+def test_zorder_values_int_list_out_of_range_names_column_and_value():
+    with pytest.raises(ValueError) as info:
+        zorder.zorder_values({"count": [-1, 2**63]}, columns=["count"])
+    assert "count" in str(info.value) and str(2**63) in str(info.value)
+
+
+def test_object_series_int_out_of_range_is_a_value_error():
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(ValueError, match=str(2**63)):
+        zorder.ordered_bytes(pd.Series([2**63, 1], dtype=object))
+
+
+def test_int_list_in_range_stays_long():
+    got = zorder.ordered_bytes([-1, 2**63 - 1, 2**53 + 1])
+    assert got[0].tolist() == LONG_MINUS_1
+    assert got[1].tolist() == [0xFF] * 8
+    assert bytes(got[2]) == (2**53 + 1 + 2**63).to_bytes(8, "big")  # a double would round
+
+
+# ---------------------------------------------------------------------------------------
+# Item 7: long double is refused, never rounded
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant <= 52, reason="long double is double here")
+def test_longdouble_is_refused():
+    ld = np.array([1, 1 + np.finfo(np.longdouble).eps, np.finfo(np.longdouble).max],
+                  dtype=np.longdouble)
+    with pytest.raises(TypeError, match="longdouble|float128|float96"):
+        zorder.ordered_bytes(ld)
+    with pytest.raises(TypeError, match="longdouble|float128|float96"):
+        zorder.zorder_values({"x": ld}, columns=["x"])
+
+
+def test_longdouble_is_refused_even_where_it_is_double():
+    with pytest.raises(TypeError, match="longdouble|float128|float96|float64"):
+        zorder.ordered_bytes(np.zeros(2, dtype=np.longdouble))
+
+
+# ---------------------------------------------------------------------------------------
+# Item 8: sets and mappings are refused wherever a column order is taken
+
+
+def _frame():
+    pd = pytest.importorskip("pandas")
+    return pd.DataFrame({"a": [1, 2], "b": [3, 4]})
+
+
+@pytest.mark.parametrize("columns", [{"a", "b"}, frozenset({"a", "b"}), {"a": 0, "b": 1}],
+                         ids=["set", "frozenset", "dict"])
+@pytest.mark.parametrize("fn", ["zorder_values", "sort_indices", "zorder_widths", "sort"])
+def test_unordered_columns_are_refused(fn, columns):
+    with pytest.raises(TypeError, match="columns"):
+        getattr(zorder, fn)(_frame(), columns=columns)
+
+
+# ---------------------------------------------------------------------------------------
+# Item 9: a lone surrogate gives Iceberg's bytes for every string input kind
+
+SURROGATE = "a\ud800b"
+ICEBERG_SURROGATE = [0x61] + [0] * 7  # Java's encoder stops at the lone surrogate
+
+
+@pytest.mark.parametrize("kind", ["list", "numpy", "object", "string[python]"])
+def test_lone_surrogate_iceberg_bytes_for_every_kind(kind):
+    pd = pytest.importorskip("pandas")
+    values = {
+        "list": lambda: [SURROGATE, "x"],
+        "numpy": lambda: np.array([SURROGATE, "x"]),
+        "object": lambda: pd.Series([SURROGATE, "x"], dtype=object),
+        "string[python]": lambda: pd.Series([SURROGATE, "x"], dtype="string[python]"),
+    }[kind]()
+    assert zorder.ordered_bytes(values)[0].tolist() == ICEBERG_SURROGATE
+    frame = pd.DataFrame({"s": values})
+    z = zorder.zorder_values(frame, columns=["s"])
+    assert np.asarray(z)[0].tolist() == ICEBERG_SURROGATE
+
+
+# ---------------------------------------------------------------------------------------
+# Item 10: one error line, never a traceback, and nothing touched
+
+
+@pytest.mark.parametrize("fault", ["ENOSPC", "EROFS"])
+def test_sort_file_system_errors_are_one_line(parquet_dir, monkeypatch, capsys, fault):
+    pq = pytest.importorskip("pyarrow.parquet")
+    code = getattr(errno, fault)
+    before = snapshot(parquet_dir / "out.parquet"), snapshot(parquet_dir / "in.parquet")
+    if fault == "ENOSPC":
+        def fail(self, *a, **k):
+            raise OSError(code, os.strerror(code))
+        monkeypatch.setattr(pq.ParquetWriter, "write_table", fail)
+    else:
+        real_init = pq.ParquetWriter.__init__
+
+        def fail(self, where, *a, **k):  # the folder is read-only: creating the file fails
+            raise OSError(code, os.strerror(code), str(where))
+        monkeypatch.setattr(pq.ParquetWriter, "__init__", fail)
+        assert real_init
+    rc, err = cli(capsys, "sort", str(parquet_dir / "in.parquet"),
+                  str(parquet_dir / "out.parquet"), "--columns", "a", "--overwrite",
+                  "--no-report")
+    line = one_error_line(rc, err)
+    assert os.strerror(code) in line, line
+    assert (snapshot(parquet_dir / "out.parquet"), snapshot(parquet_dir / "in.parquet")) == before
+    assert leftovers(parquet_dir) == []
+
+
+def test_sort_output_is_an_existing_folder(parquet_dir, capsys):
+    rc, err = cli(capsys, "sort", str(parquet_dir / "in.parquet"), str(parquet_dir / "out"),
+                  "--columns", "a", "--overwrite", "--no-report")
+    line = one_error_line(rc, err)
+    assert "folder" in line or "directory" in line, line
+    assert snapshot(parquet_dir / "out") == {"old.parquet": b"old output",
+                                             "notes.txt": b"old notes"}
+    assert leftovers(parquet_dir) == []
+
+
+@pytest.mark.parametrize("command", ["sort", "cluster"])
+def test_unknown_compression_is_a_usage_error(parquet_dir, capsys, command):
+    if command == "cluster":
+        pytest.importorskip("dask.dataframe")
+        argv = ["cluster", str(parquet_dir / "data"), str(parquet_dir / "new_out"),
+                "--scheduler", "sync", "--quiet"]
+    else:
+        argv = ["sort", str(parquet_dir / "in.parquet"), str(parquet_dir / "new.parquet")]
+    rc, err = cli(capsys, *argv, "--columns", "a", "--compression", "bogus", "--no-report")
+    line = one_error_line(rc, err)
+    assert rc == 2 and "compression" in line and "bogus" in line, (rc, line)
+    assert not os.path.exists(parquet_dir / "new_out")
+    assert not os.path.exists(parquet_dir / "new.parquet")
+    assert leftovers(parquet_dir) == []
+
+
+@pytest.mark.parametrize("fault", ["ENOSPC", "EROFS"])
+def test_cluster_file_system_errors_are_one_line(parquet_dir, monkeypatch, capsys, fault):
+    pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("dask.dataframe")
+    code = getattr(errno, fault)
+    before = snapshot(parquet_dir / "out"), snapshot(parquet_dir / "data")
+    if fault == "ENOSPC":
+        def write_table(*a, **k):
+            raise OSError(code, os.strerror(code))
+        monkeypatch.setattr(pq, "write_table", write_table)
+    else:
+        real_mkdir = os.mkdir
+
+        def mkdir(path, *a, **k):
+            if os.path.dirname(os.path.abspath(path)) == str(parquet_dir):
+                raise OSError(code, os.strerror(code), str(path))
+            return real_mkdir(path, *a, **k)
+        monkeypatch.setattr(os, "mkdir", mkdir)
+    rc, err = cli(capsys, "cluster", str(parquet_dir / "data"), str(parquet_dir / "out"),
+                  "--columns", "a", "--overwrite", "--scheduler", "sync", "--quiet",
+                  "--no-report")
+    monkeypatch.undo()
+    line = one_error_line(rc, err)
+    assert os.strerror(code) in line, line
+    assert (snapshot(parquet_dir / "out"), snapshot(parquet_dir / "data")) == before
+    assert leftovers(parquet_dir) == []
+
+
+# ---------------------------------------------------------------------------------------
+# Item 11: validation that names the argument
+
+
+def test_ragged_list_names_the_argument():
+    with pytest.raises(ValueError, match="values") as info:
+        zorder.ordered_bytes([[1, 2], [3]])
+    assert "ragged" in str(info.value) or "same length" in str(info.value) or \
+        "nested" in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("flags", [5, "bmi2 avx2", b"bmi2", [1, 2], ["bmi2", 3]])
+def test_choose_backend_checks_flags(flags):
+    with pytest.raises(TypeError, match=r"cpu_info\['flags'\]"):
+        zorder.choose_backend({"arch": "X86_64", "vendor_id_raw": "GenuineIntel",
+                               "family": 6, "flags": flags})
+
+
+@pytest.mark.parametrize("flags", [["bmi2", "avx2"], ("bmi2",), {"bmi2"}, frozenset({"bmi2"})])
+def test_choose_backend_accepts_flag_collections(flags):
+    assert zorder.choose_backend({"arch": "X86_64", "vendor_id_raw": "GenuineIntel",
+                                  "family": 6, "flags": flags}) == "pdep"
+
+
+def _limit_memory():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # never thrash the machine
+
+
+@pytest.mark.parametrize("shapes, extra, words", [
+    ("100000x8", [], ["--shapes", "100000x8", "GiB"]),        # 1M rows: 1.5 TB
+    ("2x8,3x8,2x8", ["--rows", "1000"], ["--shapes", "2x8", "twice"]),
+])
+def test_bench_refuses_bad_shapes(tmp_path, shapes, extra, words):
+    rc, _, err = run_child(["-m", "zorder", "bench", "--shapes", shapes, *extra,
+                            "--calls", "10", "--repeat", "1", "--threads", "1", "--quiet",
+                            "--backends", "table"],
+                           tmp_path, timeout=60, preexec_fn=_limit_memory)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 2, f"exit code {rc}: {err[-400:]!r}"
+    assert "Traceback" not in err, err
+    for word in words:
+        assert word in lines[-1], err
+
+
+# ---------------------------------------------------------------------------------------
+# Item 12: deinterleave_rows with more than 8 columns: bounded memory, same results
+
+
+def _traced(fn):
+    """(result, peak bytes, bytes still held after the call) of fn() under tracemalloc."""
+    import gc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        result = fn()
+        peak = tracemalloc.get_traced_memory()[1] - base
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    return result, peak, kept
+
+
+def test_deinterleave_nine_wide_columns_memory():
+    widths = [16384] * 9
+    values = np.zeros((1, sum(widths)), np.uint8)
+    # Output 147 KB: allow the output, a plan of a few bytes per Z byte, and slack.
+    cols, peak, kept = _traced(lambda: zorder.deinterleave_rows(values, widths))
+    held = sum(c.nbytes for c in cols[:1]) * 9  # the output block the columns view
+    del cols
+    assert peak < 32 << 20, f"peak {peak / 2**20:.0f} MB for a 147 KB output"
+    assert kept - held < 16 << 20, f"{(kept - held) / 2**20:.0f} MB kept after the call"
+
+
+def test_deinterleave_plan_cache_is_bounded_by_bytes():
+    values = np.zeros((1, 9 * 4096), np.uint8)
+
+    def many():
+        for k in range(20):
+            widths = [4096] * 8 + [4096 + k]
+            zorder.deinterleave_rows(values[:, :sum(widths) - k], widths)
+
+    _, _, kept = _traced(many)
+    assert kept < 64 << 20, f"{kept / 2**20:.0f} MB kept by 20 calls"
+
+
+@pytest.mark.parametrize("widths", [[3] * 9, [1, 5, 2, 8, 3, 1, 4, 6, 2, 7], [2] * 17,
+                                    [16] * 12, [9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]])
+@pytest.mark.parametrize("truncate", [0, 1, 5])
+def test_deinterleave_many_columns_round_trips(widths, truncate):
+    rng = np.random.default_rng(sum(widths) + truncate)
+    rows = 64
+    cols = [rng.integers(0, 256, (rows, w), dtype=np.uint8) for w in widths]
+    size = sum(widths) - truncate
+    z = np.stack([np.frombuffer(zorder.interleave_bits([c[r].tobytes() for c in cols], size),
+                                np.uint8) for r in range(rows)])
+    back = zorder.deinterleave_rows(z, widths)
+    again = np.stack([np.frombuffer(zorder.interleave_bits([c[r].tobytes() for c in back],
+                                                           size), np.uint8)
+                      for r in range(rows)])
+    assert np.array_equal(again, z)
+    if truncate == 0:
+        for a, b in zip(cols, back):
+            assert np.array_equal(a, b)

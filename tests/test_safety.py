@@ -1,0 +1,299 @@
+"""zorder._safety: an output is never the input, and every exit leaves it old or complete."""
+
+import os
+import signal
+import threading
+
+import pytest
+
+from zorder import _safety
+
+
+def tree(path):
+    """{relative path: bytes} of every file under a folder (or the file's bytes)."""
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            return f.read()
+    found = {}
+    for root, _, files in os.walk(path):
+        for name in files:
+            full = os.path.join(root, name)
+            with open(full, "rb") as f:
+                found[os.path.relpath(full, path)] = f.read()
+    return found
+
+
+def leftovers(folder):
+    return sorted(n for n in os.listdir(folder) if ".zorder-" in n)
+
+
+@pytest.fixture
+def layout(tmp_path):
+    """data/ (with a file), data/sub/, out/ (with a file), and links to them."""
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    (data / "part.parquet").write_bytes(b"input")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.parquet").write_bytes(b"old output")
+    os.symlink(data, tmp_path / "data_link")
+    os.symlink(tmp_path, tmp_path / "here")
+    os.link(data / "part.parquet", tmp_path / "hard.parquet")
+    return tmp_path
+
+
+@pytest.mark.parametrize("output, input, how", [
+    ("data", "data", "is the input"),
+    ("data_link", "data", "is the input"),
+    ("here/data", "data", "is the input"),
+    ("data/sub/../", "data", "is the input"),
+    ("hard.parquet", "data/part.parquet", "is the input"),
+    ("here/hard.parquet", "data_link/part.parquet", "is the input"),
+    ("data/sub", "data", "is inside the input"),
+    ("data_link/new", "data", "is inside the input"),
+    ("data/new", "data_link", "is inside the input"),
+    (".", "data", "holds the input"),
+    ("here", "data_link", "holds the input"),
+    ("data", "data_link/part.parquet", "holds the input"),
+])
+def test_overlap_sees_every_name_of_the_input(layout, monkeypatch, output, input, how):
+    monkeypatch.chdir(layout)
+    assert _safety.overlap(output, input) == how
+    with pytest.raises(ValueError, match=how):
+        _safety.check_apart(output, input)
+
+
+@pytest.mark.parametrize("output, input", [
+    ("out", "data"), ("out/new.parquet", "data/part.parquet"), ("data_other", "data"),
+    ("datafile", "data"),
+])
+def test_overlap_none_when_apart(layout, monkeypatch, output, input):
+    monkeypatch.chdir(layout)
+    assert _safety.overlap(output, input) is None
+    _safety.check_apart(output, input)
+
+
+def test_bind_mount_like_identity_is_seen(layout, monkeypatch):
+    # Two different real paths of one folder (as a bind mount gives) are caught by inode.
+    real_stat = os.stat
+    data_id = real_stat(layout / "data")
+
+    def stat(path, *a, **k):
+        if os.path.realpath(path) == str(layout / "out"):
+            return data_id
+        return real_stat(path, *a, **k)
+
+    monkeypatch.setattr(_safety.os, "stat", stat)
+    assert _safety.overlap(str(layout / "out" / "x"), str(layout / "data")) == "is inside the input"
+
+
+def test_check_file_output_refuses_non_regular_files(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="fifo"):
+        _safety.check_file_output(str(fifo), overwrite=True)
+    with pytest.raises(ValueError, match="folder"):
+        _safety.check_file_output(str(tmp_path), overwrite=True)
+    with pytest.raises(ValueError, match="character device"):
+        _safety.check_file_output("/dev/null", overwrite=True)
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(FileExistsError, match="overwrite"):
+        _safety.check_file_output(str(tmp_path / "f"), overwrite=False)
+    _safety.check_file_output(str(tmp_path / "f"), overwrite=True)
+    _safety.check_file_output(str(tmp_path / "new"), overwrite=False)
+    with pytest.raises(FileNotFoundError, match="folder"):
+        _safety.check_file_output(str(tmp_path / "missing" / "f"), overwrite=True)
+
+
+def test_check_folder_output(tmp_path):
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(ValueError, match="not a folder"):
+        _safety.check_folder_output(str(tmp_path / "f"), overwrite=True)
+    with pytest.raises(ValueError, match="not empty"):
+        _safety.check_folder_output(str(tmp_path), overwrite=False)
+    _safety.check_folder_output(str(tmp_path), overwrite=True)
+    _safety.check_folder_output(str(tmp_path / "new"), overwrite=False)
+
+
+# ---------------------------------------------------------------------------------------
+# atomic_file
+
+
+def test_atomic_file_replaces_only_when_complete(tmp_path):
+    out = tmp_path / "out.parquet"
+    out.write_bytes(b"old")
+    with _safety.atomic_file(str(out)) as tmp:
+        assert os.path.dirname(tmp) == str(tmp_path)
+        with open(tmp, "wb") as f:
+            f.write(b"new")
+        assert out.read_bytes() == b"old"
+    assert out.read_bytes() == b"new"
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError, OSError])
+@pytest.mark.parametrize("step", ["write", *_safety.FILE_STEPS])
+def test_atomic_file_fault_at_each_step(tmp_path, monkeypatch, step, error):
+    out = tmp_path / "out.parquet"
+    out.write_bytes(b"old")
+
+    def hook(name):
+        if name == step:
+            raise error("injected")
+
+    monkeypatch.setattr(_safety, "fault_hook", hook)
+    with pytest.raises(error):
+        with _safety.atomic_file(str(out)) as tmp:
+            with open(tmp, "wb") as f:
+                f.write(b"new")
+            if step == "write":
+                raise error("injected")
+    # Old or complete, never missing or partial; no temporary file left.
+    assert out.read_bytes() == (b"new" if step == "fsync_folder" else b"old")
+    assert leftovers(tmp_path) == []
+
+
+def test_atomic_file_names_a_temp_file_it_cannot_remove(tmp_path, monkeypatch):
+    out = tmp_path / "out.parquet"
+    monkeypatch.setattr(_safety, "_remove", lambda path: False)
+    with pytest.raises(RuntimeError) as info:
+        with _safety.atomic_file(str(out)) as tmp:
+            raise RuntimeError("disk on fire")
+    assert tmp in "\n".join(getattr(info.value, "__notes__", []))
+
+
+# ---------------------------------------------------------------------------------------
+# replace_folder
+
+
+@pytest.fixture
+def folders(tmp_path):
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "a.parquet").write_bytes(b"old a")
+    (target / "keep.txt").write_bytes(b"old keep")
+    new = tmp_path / ".out.zorder-tmp-123"
+    new.mkdir()
+    (new / "part-0.parquet").write_bytes(b"new 0")
+    (new / "_zorder.json").write_bytes(b"{}")
+    return tmp_path, str(new), str(target), tree(target), tree(new)
+
+
+def test_replace_folder_success(folders):
+    root, new, target, _, new_tree = folders
+    _safety.replace_folder(new, target)
+    assert tree(target) == new_tree
+    assert leftovers(root) == []
+
+
+def test_replace_folder_into_missing_target(tmp_path):
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "x").write_bytes(b"x")
+    _safety.replace_folder(str(new), str(tmp_path / "out"))
+    assert tree(tmp_path / "out") == {"x": b"x"}
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("error", [KeyboardInterrupt, OSError, _safety.Terminated])
+@pytest.mark.parametrize("step", _safety.FOLDER_STEPS)
+def test_replace_folder_fault_at_each_step(folders, monkeypatch, step, error, when):
+    """A fault before a step, or (for the renames) just after it took effect."""
+    root, new, target, old_tree, new_tree = folders
+    real_rename = os.rename
+    real_rmtree = _safety.shutil.rmtree
+    armed = {}
+
+    def hook(name):
+        armed["step"] = name
+        if name == step and when == "before":
+            raise error() if error is _safety.Terminated else error("injected")
+
+    def rename(src, dst):
+        real_rename(src, dst)
+        if armed.pop("step", None) == step and when == "after":
+            raise error() if error is _safety.Terminated else error("injected")
+
+    def rmtree(path, *a, **k):
+        real_rmtree(path, *a, **k)
+        if armed.pop("step", None) == step and when == "after":
+            raise error() if error is _safety.Terminated else error("injected")
+
+    monkeypatch.setattr(_safety, "fault_hook", hook)
+    monkeypatch.setattr(_safety.os, "rename", rename)
+    monkeypatch.setattr(_safety.shutil, "rmtree", rmtree)
+    raised = None
+    try:
+        _safety.replace_folder(new, target)
+    except BaseException as exc:  # noqa: B036 - the point is what is left, whatever raised
+        raised = exc
+    monkeypatch.undo()
+    assert tree(target) in (old_tree, new_tree), "the output is neither old nor complete"
+    if tree(target) == old_tree:
+        assert raised is not None and tree(new) == new_tree  # the caller still has the result
+    # Only the caller's own temporary folder may remain (it removes it); nothing else.
+    assert [n for n in leftovers(root) if "zorder-old" in n] == []
+    if step == "remove_old" and isinstance(raised, Exception):
+        pytest.fail(f"a failed first removal of the old copy should be retried, got {raised!r}")
+
+
+def test_replace_folder_names_an_old_copy_it_cannot_put_back(folders, monkeypatch):
+    root, new, target, old_tree, _ = folders
+    real_rename = os.rename
+    calls = []
+
+    def rename(src, dst):
+        calls.append((src, dst))
+        if len(calls) >= 2:
+            raise OSError(5, "I/O error")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(_safety.os, "rename", rename)
+    with pytest.raises(_safety.LeftoverError) as info:
+        _safety.replace_folder(new, target)
+    monkeypatch.undo()
+    (old,) = info.value.leftovers
+    assert old in str(info.value) and tree(old) == old_tree
+
+
+def test_replace_folder_names_an_old_copy_it_cannot_remove(folders, monkeypatch):
+    root, new, target, _, new_tree = folders
+
+    def rmtree(path, *a, **k):
+        raise OSError(13, "Permission denied")
+
+    monkeypatch.setattr(_safety.shutil, "rmtree", rmtree)
+    monkeypatch.setattr(_safety, "_remove", lambda path: False)
+    with pytest.raises(_safety.LeftoverError) as info:
+        _safety.replace_folder(new, target)
+    assert tree(target) == new_tree
+    assert info.value.leftovers[0] in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------
+# sigterm_as_exception
+
+
+def test_sigterm_becomes_an_exception_and_the_handler_comes_back():
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(_safety.Terminated) as info:
+        with _safety.sigterm_as_exception():
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # the handler runs between bytecodes
+                pass
+    assert info.value.code == 143
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_sigterm_as_exception_is_a_no_op_off_the_main_thread():
+    seen = []
+
+    def work():
+        with _safety.sigterm_as_exception():
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    before = signal.getsignal(signal.SIGTERM)
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert seen == [before]
