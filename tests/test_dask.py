@@ -317,7 +317,7 @@ def test_bad_data_and_out_dir(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         zd.cluster(str(tmp_path / "missing"), str(tmp_path / "o"), ["a"])
     src = _write_dataset(str(tmp_path / "in"), 1000, 1)
-    with pytest.raises(ValueError, match="must be apart from the input"):
+    with pytest.raises(ValueError, match="is inside the input"):
         zd.cluster(src, os.path.join(src, "z"), ["a"])
     full = tmp_path / "full"
     full.mkdir()

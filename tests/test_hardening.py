@@ -208,9 +208,9 @@ def test_sort_overwrite_fault_at_replace_keeps_output(parquet_dir, monkeypatch, 
     pq = pytest.importorskip("pyarrow.parquet")
     before = snapshot(parquet_dir / "out.parquet")
     _commit_fault(monkeypatch, parquet_dir, 1, when)
-    with pytest.raises(KeyboardInterrupt):
-        main(["sort", str(parquet_dir / "in.parquet"), str(parquet_dir / "out.parquet"),
-              "--columns", "a", "--overwrite", "--no-report"])
+    # The command turns the interrupt into exit status 130, after its cleanup.
+    assert main(["sort", str(parquet_dir / "in.parquet"), str(parquet_dir / "out.parquet"),
+                 "--columns", "a", "--overwrite", "--no-report"]) == 130
     monkeypatch.undo()
     after = snapshot(parquet_dir / "out.parquet")
     assert after == before or pq.read_table(parquet_dir / "out.parquet").num_rows == ROWS
@@ -437,7 +437,10 @@ def test_lone_surrogate_iceberg_bytes_for_every_kind(kind):
         "string[python]": lambda: pd.Series([SURROGATE, "x"], dtype="string[python]"),
     }[kind]()
     assert zorder.ordered_bytes(values)[0].tolist() == ICEBERG_SURROGATE
-    frame = pd.DataFrame({"s": values})
+    # (pandas 3 would store a list or numpy array of str as Arrow strings, which cannot
+    # hold a lone surrogate at all; as Python objects it is zorder's to convert.)
+    column = values if isinstance(values, pd.Series) else pd.Series(values, dtype=object)
+    frame = pd.DataFrame({"s": column})
     z = zorder.zorder_values(frame, columns=["s"])
     assert np.asarray(z)[0].tolist() == ICEBERG_SURROGATE
 

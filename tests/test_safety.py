@@ -1,4 +1,4 @@
-"""zorder._safety: an output is never the input, and every exit leaves it old or complete."""
+"""zorder.parquet.safety: an output is never the input, and every exit leaves it old or complete."""
 
 import os
 import signal
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from zorder import _safety
+from zorder.parquet import safety as _safety
 
 
 def tree(path):

@@ -62,7 +62,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return FAILURE
     except KeyboardInterrupt:
-        print(f"{prog} {name}: interrupted", file=sys.stderr)
+        print("error: interrupted; the output was left as it was", file=sys.stderr)
         return INTERRUPTED
     except (ImportError, TypeError, ValueError, FileNotFoundError, FileExistsError,
             IsADirectoryError, NotADirectoryError) as exc:

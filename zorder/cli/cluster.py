@@ -31,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", default="threads",
                         help="threads (default), processes, sync, or a Dask scheduler address "
                         "such as tcp://HOST:8786")
+    parser.add_argument("--connect-timeout", type=float, default=3.0, metavar="SECONDS",
+                        help="seconds to reach a scheduler address (default 3)")
     parser.add_argument("--compression", default="zstd", help="Parquet codec (default zstd)")
     parser.add_argument("--keep-zvalue", action="store_true",
                         help=f"keep the Z-values as a binary column {ZVALUE_COLUMN}")
@@ -54,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         target_file_size=args.target_file_size, row_group_size=args.row_group_size,
         row_group_bytes=args.row_group_bytes, keep_zvalue=args.keep_zvalue,
         compression=args.compression, overwrite=args.overwrite, scheduler=args.scheduler,
+        connect_timeout=args.connect_timeout,
         progress=not args.quiet,
     )
     print(f"wrote {result.rows} rows in {len(result.files)} files ({result.ranges} Z-ranges) "

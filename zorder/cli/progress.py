@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Optional, TextIO, Union
+from typing import TextIO, Union
 
 
 class Progress:

@@ -51,7 +51,7 @@ import re
 import shutil
 import sys
 from dataclasses import asdict, dataclass, field
-from typing import List, Optional, Sequence, Union
+from typing import Any, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -59,7 +59,11 @@ from zorder.engines import dask_stages as stages
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import TimestampOption
 from zorder.parquet.files import parquet_files
-from zorder.parquet.safety import commit_dir, prepare_out_dir
+from zorder.parquet.safety import (
+    check_apart, check_folder_output, check_no_shared_files, physical, replace_folder,
+    sibling, sigterm_as_exception,
+)
+from zorder.parquet.sort import check_compression
 from zorder.parquet.sizes import parse_size
 from zorder.values.codec import ZVALUE_COLUMN
 from zorder.values.table import check_column_names
@@ -114,38 +118,146 @@ class ClusterResult:
         return asdict(self)
 
 
-def _scheduler_context(scheduler):
-    """(context manager, distributed client or None) for the scheduler argument."""
+_SCHEDULERS = ("scheduler must be None, 'threads', 'processes', 'sync', an address string "
+               "or a distributed.Client")
+
+
+@contextlib.contextmanager
+def _scheduler(scheduler, connect_timeout: float) -> Iterator[Any]:
+    """Runs the block on the scheduler asked for; yields a distributed Client or None.
+
+    ``processes`` gets a process pool owned here, so that an interrupt can end its workers
+    at once (Dask's own pool waits for running tasks on shutdown, which can hang).
+    """
     if scheduler is None:
         try:
             from distributed import default_client
 
-            return contextlib.nullcontext(), default_client()
+            yield default_client()
         except (ImportError, ValueError):
-            return contextlib.nullcontext(), None
-    if isinstance(scheduler, str) and scheduler in ("threads", "processes", "sync", "synchronous"):
+            yield None
+        return
+    if isinstance(scheduler, str) and scheduler in ("threads", "sync", "synchronous"):
         import dask
 
-        return dask.config.set(scheduler=scheduler), None
-    if isinstance(scheduler, str):
-        if not re.match(r"^[a-z0-9+]+://|^[\w.\-\[\]:]+:\d+$", scheduler):
-            raise ValueError(
-                f"scheduler={scheduler!r} is neither threads, processes, sync nor a scheduler "
-                "address such as tcp://127.0.0.1:8786"
-            )
+        with dask.config.set(scheduler=scheduler):
+            yield None
+        return
+    if scheduler == "processes":
+        import dask
+
+        pool = _process_pool()
         try:
-            from distributed import Client
-        except ImportError as exc:
-            raise ImportError("a scheduler address needs distributed: "
-                              "pip install 'zorder[dask]'") from exc
-        client = Client(scheduler)
-        return contextlib.closing(client), client
+            with dask.config.set(scheduler="processes", pool=pool):
+                yield None
+        except BaseException:
+            _stop_pool(pool)
+            raise
+        pool.shutdown(wait=True)
+        return
+    if isinstance(scheduler, str):
+        client = _connect(scheduler, connect_timeout)
+        try:
+            yield client
+        finally:
+            client.close()
+        return
     if type(scheduler).__name__ == "Client" and hasattr(scheduler, "compute"):
-        return contextlib.nullcontext(), scheduler
-    raise TypeError(
-        "scheduler must be None, 'threads', 'processes', 'sync', an address string or a "
-        f"distributed.Client, not {type(scheduler).__name__}"
-    )
+        yield scheduler
+        return
+    raise TypeError(f"{_SCHEDULERS}, not {type(scheduler).__name__}")
+
+
+def _process_pool():
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1,
+                               mp_context=multiprocessing.get_context("spawn"))
+
+
+def _stop_pool(pool) -> None:
+    """End a process pool now: cancel what waits, terminate what runs."""
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(timeout=2)
+
+
+def _connect(address: str, timeout: float):
+    """A distributed Client for ``address``, or a ValueError naming the address and what
+    was (not) found there, within about ``timeout`` seconds."""
+    if not re.match(r"^[a-z0-9+]+://|^[\w.\-\[\]:]+:\d+$", address):
+        raise ValueError(
+            f"scheduler={address!r} is neither threads, processes, sync nor a scheduler "
+            "address such as tcp://127.0.0.1:8786"
+        )
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"connect_timeout must be a positive number of seconds, got {timeout!r}")
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise ImportError("a scheduler address needs distributed: "
+                          "pip install 'zorder[dask]'") from exc
+    hostport = re.sub(r"^[a-z0-9+]+://", "", address)
+    host, _, port = hostport.rpartition(":")
+    if host and port.isdigit():
+        import socket
+
+        try:
+            probe = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+        except OSError as exc:
+            raise ValueError(f"cannot reach the Dask scheduler at {address}: "
+                             f"{exc.strerror or exc}") from None
+        # A Dask scheduler speaks first (its handshake); an HTTP or other server waits for
+        # a request, and distributed would then wait out its whole timeout, or read an
+        # HTTP reply as a frame length and try to allocate exabytes.
+        with probe:
+            try:
+                first = probe.recv(8)
+            except OSError:
+                first = b""
+        if not first:
+            raise ValueError(f"{address} accepts connections but is not a Dask scheduler "
+                             f"(it sent no handshake within {timeout:g} s)")
+        if first.startswith(b"HTTP") or first[:1] == b"<":
+            raise ValueError(f"{address} is an HTTP server, not a Dask scheduler "
+                             "(the scheduler's own port is usually 8786)")
+    try:
+        return Client(address, timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - any failure here means: not a scheduler
+        raise ValueError(f"{address} answered, but not as a Dask scheduler "
+                         f"({type(exc).__name__}: {exc})") from None
+
+
+def _files_read_by(ddf) -> Optional[List[str]]:
+    """The files a Dask DataFrame reads (dask-expr read_parquet/read_csv/...), [] when it
+    reads none, None when that cannot be told."""
+    expr = getattr(ddf, "expr", None)
+    if expr is None or not hasattr(expr, "walk"):
+        return None
+    found: List[str] = []
+    for node in expr.walk():
+        if not type(node).__name__.startswith("Read"):
+            continue
+        info = getattr(node, "_dataset_info", None)
+        if isinstance(info, dict) and "ds" in info:
+            found.extend(str(f) for f in info["ds"].files)
+            continue
+        path = getattr(node, "path", None) if "path" in getattr(node, "_parameters", ()) else None
+        if path is None:
+            return None
+        found.extend(str(p) for p in (path if isinstance(path, (list, tuple)) else [path]))
+    return found
+
+
+def _holds_parquet(folder: str) -> bool:
+    return os.path.isdir(folder) and any(
+        name.endswith(".parquet") for _, _, names in os.walk(folder) for name in names)
 
 
 def _compute(objs, client, progress: bool, label: str):
@@ -189,6 +301,8 @@ def cluster(
     compression: str = "zstd",
     overwrite: bool = False,
     scheduler=None,
+    connect_timeout: float = 10.0,
+    input_is_elsewhere: bool = False,
     shuffle_method: Optional[str] = None,
     sample_rows: int = 2_000,
     progress: bool = False,
@@ -208,6 +322,11 @@ def cluster(
     ``scheduler``: ``None`` (a current ``distributed.Client`` if there is one, else Dask's
     default), ``"threads"``, ``"processes"``, ``"sync"``, a scheduler address, or a Client.
     A remote cluster's workers must see ``out_dir``'s folder at the same path.
+    ``connect_timeout``: seconds to reach a scheduler address before giving up.
+    ``out_dir`` is never the input under any name (checked through symbolic and hard
+    links, both ways); for a Dask DataFrame, against the files it reads. Where those cannot
+    be found, ``overwrite`` onto a folder holding Parquet files is refused unless
+    ``input_is_elsewhere=True`` says the data does not come from there.
     ``compression``: the Parquet codec (Iceberg's default is zstd).
 
     The index of a Dask DataFrame is not written (``reset_index()`` first to keep it).
@@ -250,6 +369,14 @@ def cluster(
         ddf = dd.read_parquet(data_path, dtype_backend="pyarrow", index=False)
     elif isinstance(data, dd.DataFrame):
         ddf = data
+        sources = _files_read_by(ddf)
+        for source in sources or ():
+            check_apart(out_dir, source, "out_dir", "a file the DataFrame reads")
+        if sources is None and overwrite and not input_is_elsewhere and _holds_parquet(out_dir):
+            raise ValueError(
+                f"out_dir {out_dir!r} holds Parquet files and zorder cannot tell which files "
+                "the DataFrame reads; pass input_is_elsewhere=True if they are not these"
+            )
     else:
         raise TypeError(f"data must be a dask DataFrame or a Parquet path, not {type(data).__name__}")
 
@@ -270,14 +397,18 @@ def cluster(
             schema = None  # object columns: let each file infer its types
 
     if not (scheduler is None or isinstance(scheduler, str) or hasattr(scheduler, "compute")):
-        raise TypeError(
-            "scheduler must be None, 'threads', 'processes', 'sync', an address string or a "
-            f"distributed.Client, not {type(scheduler).__name__}"
-        )
-    out_dir, tmp = prepare_out_dir(out_dir, data_path, overwrite)
+        raise TypeError(f"{_SCHEDULERS}, not {type(scheduler).__name__}")
+    if data_path is not None:
+        check_apart(out_dir, data_path, "out_dir", "the input")
+        check_no_shared_files(out_dir, files)
+    check_folder_output(out_dir, overwrite)
+    check_compression(compression, schema if schema is not None else pa.schema([]))
+    out_dir = physical(out_dir)
+    os.makedirs(os.path.dirname(out_dir), exist_ok=True)
+    tmp = sibling(out_dir, "tmp")
+    os.mkdir(tmp)
     try:
-        ctx, client = _scheduler_context(scheduler)
-        with ctx:
+        with sigterm_as_exception(), _scheduler(scheduler, connect_timeout) as client:
             if client is not None:
                 seen = client.run(os.path.isdir, tmp)
                 blind = sorted(w for w, ok in seen.items() if not ok)
@@ -324,10 +455,14 @@ def cluster(
             )
             (info,) = _compute([written], client, progress,
                                f"range-partitioning {total_rows} rows into {nranges} ranges and writing")
-        result = _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes, options,
-                         keep_zvalue, zvalue_column)
-    except BaseException:
+            result = _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes,
+                             options, keep_zvalue, zvalue_column)
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if os.path.lexists(tmp):
+            note = getattr(exc, "add_note", None)
+            if note is not None:
+                note(f"zorder could not remove its temporary folder {tmp!r}")
         raise
     return result
 
@@ -366,5 +501,5 @@ def _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes, o
     }
     with open(os.path.join(tmp, MANIFEST), "w", encoding="utf-8") as fh:
         json.dump(manifest, fh, indent=1)
-    commit_dir(tmp, out_dir)
+    replace_folder(tmp, out_dir)
     return ClusterResult(out_dir, list(columns), total_rows, size, files, nranges, est_bytes)

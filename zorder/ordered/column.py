@@ -16,7 +16,7 @@ from typing import Any, Optional
 import numpy
 
 from zorder.ordered.arrow_columns import arrow_column, arrow_module, is_arrow
-from zorder.ordered.errors import ColumnTypeError
+from zorder.ordered.errors import ColumnTypeError, ColumnValueError
 from zorder.ordered.numbers import all_python_ints, python_ints
 from zorder.ordered.numpy_columns import numpy_column
 from zorder.ordered.options import (
@@ -133,9 +133,9 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = "
             try:
                 as_array = numpy.asarray(items)
             except ValueError as exc:  # ragged nesting, e.g. [[1, 2], [3]]
-                raise ColumnTypeError(
-                    f"must be a 1-D sequence of values, one per row; numpy could not "
-                    f"read it as one array ({exc})"
+                raise ColumnValueError(
+                    f"must be a flat sequence of values, one per row, not ragged or nested "
+                    f"lists ({exc})"
                 ) from None
             if as_array.dtype != numpy.int64 and all_python_ints(items):
                 # numpy makes [-1, 2**63] float64 and [2**63] uint64: Python ints are a

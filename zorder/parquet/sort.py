@@ -15,14 +15,29 @@ from typing import Any, Callable, Dict, Optional, Sequence
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import TimestampOption
 from zorder.parquet.files import require_pyarrow
-from zorder.parquet.safety import check_distinct
+from zorder.parquet.safety import (
+    atomic_file, check_apart, check_file_output, physical, sigterm_as_exception,
+)
 from zorder.parquet.skipping import skipping_report
 from zorder.values import sort_indices, zorder_widths
 
-__all__ = ["ProgressCallback", "sort_parquet"]
+__all__ = ["ProgressCallback", "check_compression", "sort_parquet"]
 
 #: ``progress(stage, done, total, unit)``: how far the rewrite is.
 ProgressCallback = Callable[[str, int, int, str], None]
+
+
+def check_compression(compression: str, schema: Any) -> None:
+    """ValueError naming ``compression`` if pyarrow cannot write Parquet with it (checked
+    on an in-memory file, before any work)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pq.ParquetWriter(pa.BufferOutputStream(), schema, compression=compression).close()
+    except (pa.ArrowException, ValueError, TypeError) as exc:
+        raise ValueError(f"compression {compression!r} is not a Parquet codec pyarrow can "
+                         f"write ({exc}); use e.g. zstd, snappy, gzip, lz4 or none") from None
 
 
 def _input_compression(md) -> str:
@@ -69,7 +84,9 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
                              max_output_size=max_output_size, iceberg=iceberg, spark=spark,
                              timestamp=timestamp)
-    check_distinct(input, output)
+    input, output = os.fspath(input), os.fspath(output)
+    check_apart(output, input)
+    output = physical(output)
     try:
         source = pq.ParquetFile(input)
     except FileNotFoundError:
@@ -86,21 +103,16 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
         )
     if not columns:
         raise ValueError("columns is empty: name at least one column to Z-order by")
-    directory = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(f"the folder for {output} does not exist: {directory}")
     # Unsupported column types fail here, from the schema, before any data is read.
     zorder_widths(source.schema_arrow.empty_table(), columns=list(columns),
                   var_length_contribution=opts.var_length_contribution)
-    if os.path.exists(output) and not overwrite:
-        raise FileExistsError(
-            f"{output} exists; pass overwrite=True (--overwrite on the command line) to replace it"
-        )
+    check_file_output(output, overwrite)
     if row_group_size is None:
         row_group_size = max((md.row_group(g).num_rows for g in range(md.num_row_groups)),
                              default=0) or 1 << 20
     if compression is None:
         compression = _input_compression(md)
+    check_compression(compression, source.schema_arrow)
 
     def bar(stage: str, done: int, total: int, unit: str) -> None:
         if progress is not None:
@@ -125,19 +137,16 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     size = sum(widths) if cap is None else min(sum(widths), cap)
     bar("z-order", 1, 1, "sort")
 
-    tmp = os.path.join(directory, f".{os.path.basename(output)}.zorder-tmp-{os.getpid()}")
     nrows = table.num_rows
     ngroups = -(-nrows // row_group_size)
-    try:
+    # Written beside the output and renamed over it when complete; a kill (SIGTERM) runs
+    # the same cleanup as Ctrl-C, so the old output stays whole until then.
+    with sigterm_as_exception(), atomic_file(output) as tmp:
         with pq.ParquetWriter(tmp, table.schema, compression=compression) as writer:
             for k in range(ngroups):
                 bar("writing", k, ngroups, "row groups")
                 rows = perm[k * row_group_size:(k + 1) * row_group_size]
                 writer.write_table(table.take(rows), row_group_size=row_group_size)
-        os.replace(tmp, output)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
     bar("writing", ngroups, ngroups, "row groups")
 
     result: Dict[str, Any] = {
