@@ -32,6 +32,19 @@ cdef extern from "_pdep_kernel.c" nogil:
     void zorder_pdep_init()
     int zorder_pdep_rows(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
                          Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride)
+    # its uniform kernel (static in that file, so visible in this module's C code)
+    void pdep_uniform "zorder_spread_uniform"(const Column* cols, int k, Py_ssize_t size,
+                                              Py_ssize_t nrows, uint8_t* out,
+                                              Py_ssize_t out_stride)
+
+cdef extern from "_segments.h" nogil:
+    ctypedef void (*UniformKernel "zorder_uniform_fn")(const Column* cols, int k, Py_ssize_t size,
+                                                      Py_ssize_t nrows, uint8_t* out,
+                                                      Py_ssize_t out_stride) noexcept nogil
+    bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)
+    int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
+                                             Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
+                                             Py_ssize_t out_stride, UniformKernel uniform)
 
 name = "simd"
 
@@ -67,10 +80,23 @@ UNSUPPORTED_REASON = "" if SUPPORTED else _reason()
 cdef Py_ssize_t MIN_VECTOR_ROWS = 4
 
 
+cdef void simd_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t nrows,
+                       uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    # One segment of a ragged or many-column call (_segments.h): the vector kernel where
+    # it covers the segment's width, else pdep's uniform kernel (a copy for k = 1 too).
+    if k == 1 or nrows < MIN_VECTOR_ROWS or not zorder_simd_rows(
+            columns, k, size, nrows, out, out_stride):
+        pdep_uniform(columns, k, size, nrows, out, out_stride)
+
+
 cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
     if (nrows >= MIN_VECTOR_ROWS or not _pdep_fallback) and zorder_simd_rows(
             columns, ncolumns, size, nrows, out, out_stride):
+        return
+    # Ragged widths, more than 8 columns: segment by segment on the kernels above.
+    if _pdep_fallback and nrows >= MIN_VECTOR_ROWS and not is_uniform(columns, ncolumns) \
+            and segments_rows(columns, ncolumns, size, nrows, out, out_stride, simd_uniform):
         return
     if _pdep_fallback and zorder_pdep_rows(columns, ncolumns, size, nrows, out, out_stride):
         return
