@@ -175,11 +175,11 @@ int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                      ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
 {
     if (zorder_is_uniform(cols, ncols)) {
-        zorder_spread_uniform(cols, (int)ncols, size, nrows, out, out_stride);
+        zorder_uniform_rows(cols, (int)ncols, size, nrows, out, out_stride, zorder_spread_uniform);
         return 1;
     }
     /* Ragged widths and more than 8 columns: the same kernel per segment (_segments.h). */
-    return zorder_segments_rows(cols, ncols, size, nrows, out, out_stride, zorder_spread_uniform);
+    return zorder_segments_rows(cols, ncols, size, nrows, out, out_stride, zorder_spread_uniform, 0);
 }
 
 #else

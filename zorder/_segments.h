@@ -109,16 +109,100 @@ static inline void zorder_seg_merge(uint8_t *const *scratch, const int *kq, int 
     }
 }
 
+/* How a k-column interleave splits into two stages (see zorder_seg_wide): A columns per
+ * stage-1 block, k / A blocks; 0 when k has no divisor 2..8 leaving a quotient that
+ * splits again (k with a prime factor above 7). Kernels of 2, 4 and 8 columns are the
+ * cheapest (transposes in simd, whole-word PDEPs), 5-7 the dearest. */
+static inline int zorder_seg_split(int k)
+{
+    static const int cost[9] = {0, 0, 2, 3, 2, 5, 6, 7, 2};
+    int a, best = 0, best_cost = 1 << 20;
+    if (k <= 8)
+        return k;
+    for (a = 8; a >= 2; a--) {
+        int c;
+        if (k % a || !zorder_seg_split(k / a))
+            continue;
+        c = cost[a] + (k / a <= 8 ? cost[k / a] : 4);
+        if (c < best_cost) {
+            best_cost = c;
+            best = a;
+        }
+    }
+    return best;
+}
+
+/* Scratch bytes per row that zorder_seg_wide needs for k columns of groups w wide. */
+static inline ptrdiff_t zorder_seg_scratch(int k, ptrdiff_t w)
+{
+    const int a = zorder_seg_split(k);
+    if (k <= 8)
+        return 0;
+    if (a == 0)
+        return k * w;   /* the block merge */
+    return k * w + zorder_seg_scratch(k / a, a * w);
+}
+
+/* k > 8 columns (views of width w), `limit` bytes of each output row.
+ *
+ * With k = A * B and column t = B * u + v (u < A, v < B), output bit 8kj + ki + t (bit i of
+ * byte j of column t) is bit m * B + v of the stream with m = 8Aj + Ai + u: that is the
+ * B-column interleave of B "columns" Y_v, where Y_v is the A-column interleave of columns
+ * v, B + v, ..., (A-1)B + v. So two uniform passes (stage 2 recursing when B > 8), each at
+ * the kernel's speed, with Y in scratch. k with a prime factor above 7 goes in blocks of 8
+ * merged level by level instead. */
+static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w, ptrdiff_t limit,
+                                   ptrdiff_t rows, uint8_t *dst, ptrdiff_t out_stride,
+                                   zorder_uniform_fn uniform, uint8_t *scratch)
+{
+    zorder_column part[ZORDER_SEG_MAX_COLS];
+    const int a = zorder_seg_split(k);
+    int u, v, q;
+    if (k <= 8) {
+        uniform(view, k, limit, rows, dst, out_stride);
+        return;
+    }
+    if (a) {
+        const int b = k / a;
+        for (v = 0; v < b; v++) {
+            uint8_t *y = scratch + (ptrdiff_t)v * rows * a * w;
+            for (u = 0; u < a; u++)
+                part[u] = view[b * u + v];
+            uniform(part, a, a * w, rows, y, a * w);
+        }
+        for (v = 0; v < b; v++) {
+            part[v].data = scratch + (ptrdiff_t)v * rows * a * w;
+            part[v].row_stride = a * w;
+            part[v].width = a * w;
+        }
+        zorder_seg_wide(part, b, a * w, limit, rows, dst, out_stride, uniform,
+                        scratch + rows * k * w);
+        return;
+    }
+    {
+        uint8_t *blocks[ZORDER_SEG_MAX_COLS / 8];
+        int kq[ZORDER_SEG_MAX_COLS / 8];
+        const int nblocks = (k + 7) / 8;
+        uint8_t *p = scratch;
+        for (q = 0; q < nblocks; q++) {
+            kq[q] = k - 8 * q < 8 ? k - 8 * q : 8;
+            blocks[q] = p;
+            uniform(view + 8 * q, kq[q], kq[q] * w, rows, p, kq[q] * w);
+            p += rows * kq[q] * w;
+        }
+        zorder_seg_merge(blocks, kq, nblocks, k, w, limit, rows, dst, out_stride);
+    }
+}
+
 /* Interleaves any shape of at most ZORDER_SEG_MAX_COLS columns with `uniform`; returns 0,
- * having written nothing, when the shape has more columns or scratch memory is short. */
+ * having written nothing, when the shape has more columns or scratch memory is short.
+ * round8: a truncated segment computes whole 8-byte pieces of its columns (for simd). */
 static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                                        ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
-                                       zorder_uniform_fn uniform)
+                                       zorder_uniform_fn uniform, int round8)
 {
     int active[ZORDER_SEG_MAX_COLS];
     zorder_column view[ZORDER_SEG_MAX_COLS];
-    uint8_t *scratch[ZORDER_SEG_MAX_COLS / 8];
-    int kq[ZORDER_SEG_MAX_COLS / 8];
     uint8_t *buffer = NULL;
     ptrdiff_t chunk, r0, start, end, pos, widest_wide = 0;
     if (ncols > ZORDER_SEG_MAX_COLS)
@@ -131,10 +215,12 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
         const int k = zorder_seg_active(cols, ncols, start, active);
         if (k > 8) {
             ptrdiff_t groups = (size - pos + k - 1) / k;
+            if (round8)
+                groups = (groups + 7) / 8 * 8;
             if (groups > end - start)
                 groups = end - start;
-            if (k * groups > widest_wide)
-                widest_wide = k * groups;
+            if (zorder_seg_scratch(k, groups) > widest_wide)
+                widest_wide = zorder_seg_scratch(k, groups);
         }
         pos += k * (end - start);
     }
@@ -142,7 +228,6 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
     if (chunk < 16)
         chunk = 16;
     if (widest_wide) {
-        /* block outputs are as wide as the segment's (the blocks partition its columns) */
         buffer = (uint8_t *)malloc((size_t)(chunk * widest_wide) + 64);
         if (buffer == NULL)
             return 0;
@@ -156,32 +241,62 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
             ptrdiff_t w = end - start, limit = size - pos, t;
             if (limit > k * w)
                 limit = k * w;
-            if ((limit + k - 1) / k < w)
-                w = (limit + k - 1) / k;   /* truncated: only the groups it needs */
+            if ((limit + k - 1) / k < w) {
+                /* truncated: only the groups it needs, rounded up to whole 8-byte pieces
+                 * when the columns have them (the vector kernel takes only those) */
+                w = (limit + k - 1) / k;
+                if (round8 && (w + 7) / 8 * 8 <= end - start)
+                    w = (w + 7) / 8 * 8;
+            }
             for (t = 0; t < k; t++) {
                 const zorder_column *c = &cols[active[t]];
                 view[t].data = c->data + r0 * c->row_stride + start;
                 view[t].row_stride = c->row_stride;
                 view[t].width = w;
             }
-            if (k <= 8) {
-                uniform(view, k, limit, rows, dst + pos, out_stride);
-            } else {
-                int q, nblocks = (k + 7) / 8;
-                uint8_t *p = buffer;
-                for (q = 0; q < nblocks; q++) {
-                    kq[q] = k - 8 * q < 8 ? k - 8 * q : 8;
-                    scratch[q] = p;
-                    uniform(view + 8 * q, kq[q], kq[q] * w, rows, p, kq[q] * w);
-                    p += rows * kq[q] * w;
-                }
-                zorder_seg_merge(scratch, kq, nblocks, k, w, limit, rows, dst + pos, out_stride);
-            }
+            zorder_seg_wide(view, k, w, limit, rows, dst + pos, out_stride, uniform, buffer);
             pos += k * (end - start);
         }
     }
     free(buffer);
     return 1;
+}
+
+/* Uniform columns read in full into rows back to back: when every column's rows are back
+ * to back too (row_stride == width), the call is one long row (output row r's group j is
+ * group r * width + j of the concatenated columns), so it runs as rows of 8 bytes per
+ * column, the kernels' best shape, whatever the width (narrow 1-7 byte columns: 2-D and
+ * 3-D Morton codes), and the bytes left over as one short row. Otherwise the kernel as is. */
+static inline void zorder_uniform_rows(const zorder_column *cols, int k, ptrdiff_t size,
+                                       ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
+                                       zorder_uniform_fn uniform)
+{
+    const ptrdiff_t width = cols[0].width;
+    zorder_column view[ZORDER_MAX_GROUP];
+    ptrdiff_t total, whole;
+    int t, packed = nrows > 1 && width % 8 != 0 && size == k * width && out_stride == size;
+    for (t = 0; t < k && packed; t++)
+        packed = cols[t].row_stride == width;
+    if (!packed) {
+        uniform(cols, k, size, nrows, out, out_stride);
+        return;
+    }
+    total = nrows * width;
+    whole = total / 8;
+    for (t = 0; t < k; t++) {
+        view[t].data = cols[t].data;
+        view[t].row_stride = 8;
+        view[t].width = 8;
+    }
+    if (whole > 0)
+        uniform(view, k, 8 * k, whole, out, 8 * k);
+    if (total > 8 * whole) {
+        for (t = 0; t < k; t++) {
+            view[t].data = cols[t].data + 8 * whole;
+            view[t].width = total - 8 * whole;
+        }
+        uniform(view, k, k * (total - 8 * whole), 1, out + 8 * k * whole, 0);
+    }
 }
 
 #endif

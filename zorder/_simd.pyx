@@ -44,7 +44,11 @@ cdef extern from "_segments.h" nogil:
     bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)
     int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
                                              Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
-                                             Py_ssize_t out_stride, UniformKernel uniform)
+                                             Py_ssize_t out_stride, UniformKernel uniform,
+                                             int round8)
+    void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
+                                            Py_ssize_t nrows, uint8_t* out,
+                                            Py_ssize_t out_stride, UniformKernel uniform)
 
 name = "simd"
 
@@ -84,9 +88,21 @@ cdef void simd_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t
                        uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
     # One segment of a ragged or many-column call (_segments.h): the vector kernel where
     # it covers the segment's width, else pdep's uniform kernel (a copy for k = 1 too).
-    if k == 1 or nrows < MIN_VECTOR_ROWS or not zorder_simd_rows(
-            columns, k, size, nrows, out, out_stride):
+    cdef int t
+    cdef bint packed
+    if k == 1 or nrows < MIN_VECTOR_ROWS:
         pdep_uniform(columns, k, size, nrows, out, out_stride)
+    elif not zorder_simd_rows(columns, k, size, nrows, out, out_stride):
+        # narrow columns with rows back to back (a stage of a many-column call): rows of
+        # 8 bytes, which the vector kernel takes (zorder_uniform_rows)
+        packed = columns[0].width % 8 != 0 and size == k * columns[0].width \
+            and out_stride == size
+        for t in range(k):
+            packed = packed and columns[t].row_stride == columns[0].width
+        if packed:
+            uniform_rows(columns, k, size, nrows, out, out_stride, simd_uniform)
+        else:
+            pdep_uniform(columns, k, size, nrows, out, out_stride)
 
 
 cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
@@ -94,10 +110,14 @@ cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
     if (nrows >= MIN_VECTOR_ROWS or not _pdep_fallback) and zorder_simd_rows(
             columns, ncolumns, size, nrows, out, out_stride):
         return
-    # Ragged widths, more than 8 columns: segment by segment on the kernels above.
-    if _pdep_fallback and nrows >= MIN_VECTOR_ROWS and not is_uniform(columns, ncolumns) \
-            and segments_rows(columns, ncolumns, size, nrows, out, out_stride, simd_uniform):
-        return
+    if _pdep_fallback and nrows >= MIN_VECTOR_ROWS:
+        if is_uniform(columns, ncolumns):
+            # narrow or odd widths: as rows of 8 bytes when the columns allow it
+            uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, simd_uniform)
+            return
+        # Ragged widths, more than 8 columns: segment by segment on the kernels above.
+        if segments_rows(columns, ncolumns, size, nrows, out, out_stride, simd_uniform, 1):
+            return
     if _pdep_fallback and zorder_pdep_rows(columns, ncolumns, size, nrows, out, out_stride):
         return
     bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)
