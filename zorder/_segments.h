@@ -262,11 +262,32 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
     return 1;
 }
 
+/* n bytes from src to dst with a few overlapping word moves (a memcpy call per short
+ * row costs more than the row's interleave). */
+static inline void zorder_copy_short(uint8_t *dst, const uint8_t *src, ptrdiff_t n)
+{
+    ptrdiff_t o;
+    if (n >= 8) {
+        for (o = 0; o + 8 < n; o += 8)
+            memcpy(dst + o, src + o, 8);
+        memcpy(dst + n - 8, src + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(dst, src, 4);
+        memcpy(dst + n - 4, src + n - 4, 4);
+    } else if (n >= 2) {
+        memcpy(dst, src, 2);
+        memcpy(dst + n - 2, src + n - 2, 2);
+    } else if (n == 1) {
+        *dst = *src;
+    }
+}
+
 /* Uniform columns read in full into rows back to back: when every column's rows are back
  * to back too (row_stride == width), the call is one long row (output row r's group j is
  * group r * width + j of the concatenated columns), so it runs as rows of 8 bytes per
  * column, the kernels' best shape, whatever the width (narrow 1-7 byte columns: 2-D and
- * 3-D Morton codes), and the bytes left over as one short row. Otherwise the kernel as is. */
+ * 3-D Morton codes), and the bytes left over as one short row; truncated or spaced-out
+ * output rows go through scratch. Otherwise the kernel as is. */
 static inline void zorder_uniform_rows(const zorder_column *cols, int k, ptrdiff_t size,
                                        ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
                                        zorder_uniform_fn uniform)
@@ -274,10 +295,31 @@ static inline void zorder_uniform_rows(const zorder_column *cols, int k, ptrdiff
     const ptrdiff_t width = cols[0].width;
     zorder_column view[ZORDER_MAX_GROUP];
     ptrdiff_t total, whole;
-    int t, packed = nrows > 1 && width % 8 != 0 && size == k * width && out_stride == size;
+    int t, packed = nrows > 1 && width % 8 != 0;
     for (t = 0; t < k && packed; t++)
         packed = cols[t].row_stride == width;
-    if (!packed) {
+    if (packed && (size < k * width || out_stride != size)) {
+        /* truncated or spaced-out rows: whole rows of a chunk into scratch, then each
+         * row's first `size` bytes */
+        const ptrdiff_t full = k * width, chunk = ZORDER_SEG_CHUNK_BYTES / full + 1;
+        uint8_t *tmp = (uint8_t *)malloc((size_t)(chunk * full));
+        ptrdiff_t r0, r;
+        if (tmp != NULL) {
+            for (r0 = 0; r0 < nrows; r0 += chunk) {
+                const ptrdiff_t rows = nrows - r0 < chunk ? nrows - r0 : chunk;
+                for (t = 0; t < k; t++) {
+                    view[t] = cols[t];
+                    view[t].data = cols[t].data + r0 * width;
+                }
+                zorder_uniform_rows(view, k, full, rows, tmp, full, uniform);
+                for (r = 0; r < rows; r++)
+                    zorder_copy_short(out + (r0 + r) * out_stride, tmp + r * full, size);
+            }
+            free(tmp);
+            return;
+        }
+    }
+    if (!packed || size != k * width || out_stride != size) {
         uniform(cols, k, size, nrows, out, out_stride);
         return;
     }
