@@ -75,6 +75,21 @@ def measure(widths, size, rows, backends, calls, repeat, seed=0):
     return {name: t / rows * 1e9 for name, t in times.items()}
 
 
+def markdown(path: str) -> str:
+    """A saved --json report as the Markdown table of benchmarks/NOTES.md."""
+    with open(path) as f:
+        report = json.load(f)
+    names = [n for n in report["results"][0]["ns_per_row"] if n != "copy"]
+    lines = ["| shape | copy | " + " | ".join(names) + " | fastest |",
+             "|---" * (len(names) + 3) + "|"]
+    for row in report["results"]:
+        t = row["ns_per_row"]
+        best = min(names, key=lambda n: t[n])
+        cells = " | ".join(f"{t[n]:.2f} (x{t[n] / t['copy']:.1f})" for n in names)
+        lines.append(f"| {row['shape']} -> {row['size']} | {t['copy']:.2f} | {cells} | {best} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -83,7 +98,12 @@ def main() -> None:
     ap.add_argument("--backends", default="table,nibble,pdep,simd")
     ap.add_argument("--shapes", default=None, help="comma list of WIDTHS:SIZE, e.g. 8+16:24,12x8:96")
     ap.add_argument("--json", default=None, help="also write the numbers here")
+    ap.add_argument("--markdown", default=None, metavar="JSON",
+                    help="print a saved --json report as a Markdown table and exit")
     args = ap.parse_args()
+    if args.markdown:
+        print(markdown(args.markdown))
+        return
     shapes = SHAPES if args.shapes is None else [
         (s.split(":")[0], int(s.split(":")[1])) for s in args.shapes.split(",")]
     backends = {}

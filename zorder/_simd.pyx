@@ -3,9 +3,10 @@
 About the time of a memory copy of the same bytes on CPUs with AVX-512 F/BW/VBMI and
 GFNI (Intel Ice Lake and later, AMD Zen 4 and later). The kernels cover 1-8 columns of
 one width that is a multiple of 8 bytes (what Iceberg's Spark path produces), any row
-strides, row tails and truncated sizes; any other shape goes, per call, to the BMI2
-group loop (every CPU with these AVX-512 subsets has a fast PDEP), or to the bit loop
-for more than 8 columns at a byte index. The AVX-512 code is in _simd_kernel.c behind
+strides, row tails and truncated sizes. Narrow columns with rows back to back run as rows
+of 8 bytes; ragged widths and 9-64 columns run segment by segment (_segments.h), each
+segment on these kernels where its width allows and on the BMI2 kernel otherwise (every
+CPU with these AVX-512 subsets has a fast PDEP); more than 64 columns take the bit loop. The AVX-512 code is in _simd_kernel.c behind
 target attributes and runs only after CPUID and XGETBV say it can.
 """
 
