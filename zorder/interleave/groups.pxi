@@ -2,50 +2,30 @@
 #
 # Included textually so each module's own `spread(k, b)` (one byte's bits spread k apart)
 # is inlined into the loops; the modules differ only in how they look that up. Equal
-# widths go to the module's `spread_uniform` (C, csrc/spread_rows.h); this file keeps the
-# general path for ragged widths.
+# widths go to the module's `spread_uniform` (C, csrc/spread_rows.h); ragged widths and more
+# than 8 columns run that same kernel segment by segment (C, csrc/segments.h).
 
-cdef inline uint64_t group_word(const Column* columns, const int* column_index, int k,
-                                Py_ssize_t r, Py_ssize_t j) noexcept nogil:
-    # Column t's bits sit t places below column 0's: OR of spread(byte) >> t.
-    cdef uint64_t w = 0
-    cdef int t
-    cdef const Column* col
-    for t in range(k):
-        col = &columns[column_index[t]]
-        w |= spread(k, col.data[r * col.row_stride + j]) >> t
-    return w
-
-
-cdef inline void segment_rows(const Column* columns, const Plan* plan, Py_ssize_t size,
-                              Py_ssize_t nrows, uint8_t* out,
-                              Py_ssize_t out_stride) noexcept nogil:
-    cdef Py_ssize_t r, j, pos, nbytes
-    cdef int s, k
-    cdef uint8_t* dst
-    for r in range(nrows):
-        dst = out + r * out_stride
-        pos = 0
-        for s in range(plan.nsegments):
-            k = plan.seg_k[s]
-            for j in range(plan.seg_start[s], plan.seg_end[s]):
-                if pos >= size:
-                    break
-                nbytes = k if size - pos >= k else size - pos
-                store_group(dst + pos, group_word(columns, plan.seg_cols[s], k, r, j), k, nbytes)
-                pos += nbytes
+cdef extern from "segments.h" nogil:
+    ctypedef void (*UniformKernel "zorder_uniform_fn")(const Column* cols, int k, Py_ssize_t size,
+                                                      Py_ssize_t nrows, uint8_t* out,
+                                                      Py_ssize_t out_stride) noexcept nogil
+    int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
+                                             Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
+                                             Py_ssize_t out_stride, UniformKernel uniform,
+                                             int round8)
+    void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
+                                            Py_ssize_t nrows, uint8_t* out,
+                                            Py_ssize_t out_stride, UniformKernel uniform)
 
 
 cdef void group_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                      Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
-    cdef Plan plan
     if is_uniform(columns, ncolumns):
         # Equal widths: the unrolled kernel of csrc/spread_rows.h, with this module's tables.
-        spread_uniform(columns, <int>ncolumns, size, nrows, out, out_stride)
-    elif not make_plan(columns, ncolumns, &plan):
+        uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, spread_uniform)
+    elif not segments_rows(columns, ncolumns, size, nrows, out, out_stride, spread_uniform, 0):
+        # more than 64 columns (or no memory for the scratch rows)
         bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)
-    else:
-        segment_rows(columns, &plan, size, nrows, out, out_stride)
 
 
 def interleave_bits(columns, interleaved_size=None, out=None):

@@ -20,6 +20,8 @@ cdef extern from "pdep_kernel.h" nogil:
     void zorder_pdep_init()
     int zorder_pdep_rows(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
                          Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride)
+    void zorder_pdep_uniform(const Column* cols, int k, Py_ssize_t size, Py_ssize_t nrows,
+                             uint8_t* out, Py_ssize_t out_stride)
 
 name = "pdep"
 
@@ -44,6 +46,11 @@ cdef void pdep_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
     if not zorder_pdep_rows(columns, ncolumns, size, nrows, out, out_stride):
         bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)
+
+
+cdef void pdep_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t nrows,
+                       uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    zorder_pdep_uniform(columns, k, size, nrows, out, out_stride)
 
 
 cdef inline int check_supported() except -1:

@@ -3,16 +3,18 @@
 About the time of a memory copy of the same bytes on CPUs with AVX-512 F/BW/VBMI and
 GFNI (Intel Ice Lake and later, AMD Zen 4 and later). The kernels cover 1-8 columns of
 one width that is a multiple of 8 bytes (what Iceberg's Spark path produces), any row
-strides, row tails and truncated sizes; any other shape goes, per call, to the BMI2
-group loop (every CPU with these AVX-512 subsets has a fast PDEP), or to the bit loop
-for more than 8 columns at a byte index. The AVX-512 code is in csrc/simd_kernel.c behind
-target attributes and runs only after the CPU floor (CPUID and XGETBV, read once) says it can.
+strides, row tails and truncated sizes. Narrow columns with rows back to back run as rows
+of 8 bytes; ragged widths and 9-64 columns run segment by segment (csrc/segments.h), each
+segment on these kernels where its width allows and on the BMI2 kernel otherwise (every
+CPU with these AVX-512 subsets has a fast PDEP); more than 64 columns take the bit loop. The AVX-512 code is in
+csrc/simd_kernel.c behind target attributes and runs only after the CPU floor (CPUID and
+XGETBV, read once) says it can.
 """
 
 from libc.stdint cimport uint8_t
 
 from zorder.interleave.bitloop cimport bitloop_rows
-from zorder.interleave.pdep cimport pdep_rows, pdep_supported
+from zorder.interleave.pdep cimport pdep_rows, pdep_supported, pdep_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
 
@@ -25,6 +27,19 @@ cdef extern from "simd_kernel.h" nogil:
     void zorder_simd_init()
     int zorder_simd_rows(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
                          Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride)
+
+cdef extern from "segments.h" nogil:
+    ctypedef void (*UniformKernel "zorder_uniform_fn")(const Column* cols, int k, Py_ssize_t size,
+                                                      Py_ssize_t nrows, uint8_t* out,
+                                                      Py_ssize_t out_stride) noexcept nogil
+    bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)
+    int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
+                                             Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
+                                             Py_ssize_t out_stride, UniformKernel uniform,
+                                             int round8)
+    void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
+                                            Py_ssize_t nrows, uint8_t* out,
+                                            Py_ssize_t out_stride, UniformKernel uniform)
 
 name = "simd"
 
@@ -51,13 +66,42 @@ UNSUPPORTED_REASON = "" if SUPPORTED else _reason()
 cdef Py_ssize_t MIN_VECTOR_ROWS = 4
 
 
+cdef void simd_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t nrows,
+                       uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    # One segment of a ragged or many-column call (csrc/segments.h): the vector kernel where
+    # it covers the segment's width, else pdep's uniform kernel (a copy for k = 1 too).
+    cdef int t
+    cdef bint packed
+    if k == 1 or nrows < MIN_VECTOR_ROWS:
+        pdep_uniform(columns, k, size, nrows, out, out_stride)
+    elif not zorder_simd_rows(columns, k, size, nrows, out, out_stride):
+        # narrow columns with rows back to back (a stage of a many-column call): rows of
+        # 8 bytes, which the vector kernel takes (zorder_uniform_rows)
+        packed = columns[0].width % 8 != 0 and size == k * columns[0].width \
+            and out_stride == size
+        for t in range(k):
+            packed = packed and columns[t].row_stride == columns[0].width
+        if packed:
+            uniform_rows(columns, k, size, nrows, out, out_stride, simd_uniform)
+        else:
+            pdep_uniform(columns, k, size, nrows, out, out_stride)
+
+
 cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
     if (nrows >= MIN_VECTOR_ROWS or not _pdep_fallback) and zorder_simd_rows(
             columns, ncolumns, size, nrows, out, out_stride):
         return
+    if _pdep_fallback and nrows >= MIN_VECTOR_ROWS:
+        if is_uniform(columns, ncolumns):
+            # narrow or odd widths: as rows of 8 bytes when the columns allow it
+            uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, simd_uniform)
+            return
+        # Ragged widths, more than 8 columns: segment by segment on the kernels above.
+        if segments_rows(columns, ncolumns, size, nrows, out, out_stride, simd_uniform, 1):
+            return
     if _pdep_fallback:
-        pdep_rows(columns, ncolumns, size, nrows, out, out_stride)
+        pdep_rows(columns, ncolumns, size, nrows, out, out_stride)   # (falls back itself)
     else:
         bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)
 

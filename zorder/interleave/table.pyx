@@ -2,8 +2,9 @@
 """Byte-table backend: SPREAD[k][b] is byte b with its bits spread k apart.
 
 The method of Iceberg issue #17758 / PR #17774: a group of k output bytes is the OR of
-SPREAD[k][column_t[j]] >> t over the k columns. Covers up to 8 columns, ragged widths
-included; more columns go to the bit loop, in the same call.
+SPREAD[k][column_t[j]] >> t over the k columns. Up to 8 columns of one width run that
+directly; ragged widths and 9-64 columns run it segment by segment (csrc/segments.h); more
+than 64 columns go to the bit loop, in the same call.
 """
 
 from libc.stdint cimport uint8_t, uint64_t

@@ -28,6 +28,19 @@ typedef struct {
     int seg_cols[ZORDER_MAX_GROUP][ZORDER_MAX_GROUP];
 } zorder_plan;
 
+/* 1 when 1 <= ncols <= 8 columns all have one width: the shape of the fast path,
+ * told without building a plan (which matters for one row a call). */
+static inline int zorder_is_uniform(const zorder_column *cols, ptrdiff_t ncols)
+{
+    ptrdiff_t c;
+    if (ncols < 1 || ncols > ZORDER_MAX_GROUP)
+        return 0;
+    for (c = 1; c < ncols; c++)
+        if (cols[c].width != cols[0].width)
+            return 0;
+    return 1;
+}
+
 /* Fills plan; returns 0 when some byte index has more than 8 active columns (the group
  * would not fit one 64-bit word), so the caller must use the bit loop instead. */
 static inline int zorder_make_plan(const zorder_column *cols, ptrdiff_t ncols, zorder_plan *plan)

@@ -1,4 +1,4 @@
-/* The nibble backend's hooks for the uniform fast path (_spread_rows.h).
+/* The nibble backend's hooks for the uniform fast path (spread_rows.h).
  *
  * SHIFTED[k][t * G + p][0][h] holds the high nibble h, [1][l] the low nibble l, each
  * already where byte (h << 4 | l) of column t at group position p goes:

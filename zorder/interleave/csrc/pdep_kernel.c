@@ -7,6 +7,7 @@
 #include "pdep_kernel.h"
 #include "arch.h"
 #include "spread_rows.h"
+#include "segments.h"
 
 #if ZORDER_X86_64 && (defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER))
 #include <immintrin.h>
@@ -19,10 +20,6 @@
 
 const int zorder_pdep_built = 1;
 
-/* MASK[k]: where column 0's byte goes in a k-column group (bits 8k-1, 8k-1-k, ..., k-1);
- * column t uses MASK[k] >> t. Filled once by zorder_pdep_init; the ragged path reads it. */
-static uint64_t MASK[ZORDER_MAX_GROUP + 1];
-
 /* For 4 and 8 columns every second word is built from tables instead (see
  * zorder_pdep_word2): TAB4[t * 2 + p][b] and TAB8[t][b] hold byte b of column t at group
  * position p, already in place in the word, as in the table backend. */
@@ -31,9 +28,7 @@ static uint64_t TAB8[8][256];
 
 void zorder_pdep_init(void)
 {
-    int k, t, p, b;
-    for (k = 1; k <= ZORDER_MAX_GROUP; k++)
-        MASK[k] = zorder_spread_bits(0xFF, 8, k);
+    int t, p, b;
     for (b = 0; b < 256; b++) {
         const uint64_t s4 = zorder_spread_bits((uint64_t)b, 8, 4);
         const uint64_t s8 = zorder_spread_bits((uint64_t)b, 8, 8);
@@ -46,7 +41,7 @@ void zorder_pdep_init(void)
     }
 }
 
-/* Uniform widths: the kernel of _spread_rows.h, with these hooks.
+/* Uniform widths: the kernel of spread_rows.h, with these hooks.
  *
  * For k = 1..4 one PDEP fills a whole word: the G = 8 / k bytes of a column (k = 3:
  * two bytes, 6 of the 8) are loaded as one little-endian integer, so byte g lands in
@@ -175,47 +170,23 @@ uint64_t zorder_pdep_group(const uint8_t *const *src, const int k, ptrdiff_t j)
 #define ZORDER_GROUP(k, src, j) zorder_pdep_group(src, k, j)
 #include "spread_rows.h"
 
-/* Ragged widths: one segment per distinct width, a PDEP per byte. */
-ZORDER_TARGET_BMI2
-static void zorder_pdep_segments(const zorder_column *cols, const zorder_plan *plan,
-                                 ptrdiff_t size, ptrdiff_t nrows, uint8_t *out,
-                                 ptrdiff_t out_stride)
-{
-    ptrdiff_t r, j, pos, nbytes;
-    int s, k, t;
-    for (r = 0; r < nrows; r++) {
-        uint8_t *dst = out + r * out_stride;
-        pos = 0;
-        for (s = 0; s < plan->nsegments && pos < size; s++) {
-            const int *idx = plan->seg_cols[s];
-            k = plan->seg_k[s];
-            for (j = plan->seg_start[s]; j < plan->seg_end[s] && pos < size; j++) {
-                uint64_t w = 0;
-                for (t = 0; t < k; t++) {
-                    const zorder_column *c = &cols[idx[t]];
-                    w |= _pdep_u64(c->data[r * c->row_stride + j], MASK[k] >> t);
-                }
-                nbytes = size - pos < k ? size - pos : k;
-                zorder_store_group(dst + pos, w, k, nbytes);
-                pos += nbytes;
-            }
-        }
-    }
-}
-
 ZORDER_TARGET_BMI2
 int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                      ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
 {
-    zorder_plan plan;
     if (zorder_is_uniform(cols, ncols)) {
-        zorder_spread_uniform(cols, (int)ncols, size, nrows, out, out_stride);
+        zorder_uniform_rows(cols, (int)ncols, size, nrows, out, out_stride, zorder_spread_uniform);
         return 1;
     }
-    if (!zorder_make_plan(cols, ncols, &plan))
-        return 0;
-    zorder_pdep_segments(cols, &plan, size, nrows, out, out_stride);
-    return 1;
+    /* Ragged widths and more than 8 columns: the same kernel per segment (segments.h). */
+    return zorder_segments_rows(cols, ncols, size, nrows, out, out_stride, zorder_spread_uniform, 0);
+}
+
+ZORDER_TARGET_BMI2
+void zorder_pdep_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
+                         uint8_t *out, ptrdiff_t out_stride)
+{
+    zorder_spread_uniform(cols, k, size, nrows, out, out_stride);
 }
 
 #else
@@ -229,6 +200,12 @@ int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
 {
     (void)cols; (void)ncols; (void)size; (void)nrows; (void)out; (void)out_stride;
     return 0;
+}
+
+void zorder_pdep_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
+                         uint8_t *out, ptrdiff_t out_stride)
+{
+    (void)cols; (void)k; (void)size; (void)nrows; (void)out; (void)out_stride;
 }
 
 #endif

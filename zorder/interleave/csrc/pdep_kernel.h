@@ -9,9 +9,14 @@ extern const int zorder_pdep_built;
 void zorder_pdep_init(void);
 
 /* Interleaves like every RowsKernel; returns 0, having written nothing, for shapes it
- * does not cover (a byte index with more than 8 active columns). Call only when the CPU
+ * does not cover (more than 64 columns, or no memory for scratch rows). Call only when the CPU
  * has BMI2. */
 int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                      ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride);
+
+/* The uniform kernel alone: k columns of one width (other backends run it on segments of
+ * a ragged call). Call only when the CPU has BMI2. */
+void zorder_pdep_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
+                         uint8_t *out, ptrdiff_t out_stride);
 
 #endif

@@ -102,19 +102,6 @@ ZORDER_ALWAYS_INLINE void zorder_store_be_prefix(uint8_t *dst, uint64_t w, ptrdi
 #endif
 }
 
-/* 1 when 1 <= ncols <= 8 columns all have one width: the shape of the fast path,
- * told without building a plan (which matters for one row a call). */
-static inline int zorder_is_uniform(const zorder_column *cols, ptrdiff_t ncols)
-{
-    ptrdiff_t c;
-    if (ncols < 1 || ncols > ZORDER_MAX_GROUP)
-        return 0;
-    for (c = 1; c < ncols; c++)
-        if (cols[c].width != cols[0].width)
-            return 0;
-    return 1;
-}
-
 /* n (1, 2, 4 or 8, a constant) bytes at p as an integer whose byte i is p[i]. */
 #define ZORDER_LOAD_LE(p, n) \
     ((n) == 1 ? (uint64_t)*(p) : (n) == 2 ? zorder_load_le16(p) : \

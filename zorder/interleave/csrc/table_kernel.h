@@ -1,4 +1,4 @@
-/* The table backend's hooks for the uniform fast path (_spread_rows.h).
+/* The table backend's hooks for the uniform fast path (spread_rows.h).
  *
  * SHIFTED[k][t * G + p][b] = (SPREAD[k][b] << (64 - 8k)) >> (t + 8kp), G = 8 / k: one
  * table per column and group position, so a lookup needs no shift. 9 x 8 x 256 words

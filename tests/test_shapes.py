@@ -1,0 +1,181 @@
+"""Differential tests for the shapes of issue 13: ragged widths, narrow widths and 9-64
+columns, every backend against bitloop.
+
+The fast backends run these shapes segment by segment (zorder/_segments.h): one uniform
+interleave per run of byte indices with the same active columns, 9-64 columns in two
+stages or in blocks of 8, and uniform narrow columns as rows of 8 bytes. So the shapes
+here are drawn to put the output size at, just before and just after every segment
+boundary, to cross the row chunks the driver works in, and to reach the row-of-8-bytes
+rewrite with and without a tail. `out=` buffers are wider than `size` and filled with a
+sentinel first: nothing past a row's first `size` bytes may change.
+"""
+
+import random
+
+import numpy as np
+import pytest
+
+import zorder
+
+BITLOOP = zorder.get_backend("bitloop")
+SENTINEL = 0xA5
+
+
+def segment_boundaries(widths):
+    """Output offsets where a segment of the interleave ends (0 and the total included)."""
+    ends, pos, start = {0}, 0, 0
+    for end in sorted(set(w for w in widths if w > 0)):
+        k = sum(1 for w in widths if w > start)
+        pos += k * (end - start)
+        ends.add(pos)
+        start = end
+    return sorted(ends)
+
+
+def sizes_around_boundaries(widths):
+    total = sum(widths)
+    sizes = set()
+    for b in segment_boundaries(widths):
+        sizes.update({b - 1, b, b + 1})
+    return sorted(s for s in sizes if 1 <= s <= total)
+
+
+def random_columns(rng, widths, nrows):
+    return [np.frombuffer(rng.randbytes(nrows * w), dtype=np.uint8).reshape(nrows, w).copy()
+            for w in widths]
+
+
+def check_rows(backend, columns, size, threads=1):
+    """backend == bitloop, into a fresh array and into a sentinel-filled wider out=."""
+    want = BITLOOP.interleave_rows(columns, size)
+    got = backend.interleave_rows(columns, size, threads=threads)
+    shape = [c.shape[-1] for c in columns]
+    assert np.array_equal(got, want), (shape, size)
+    nrows = want.shape[0]
+    wide = np.full((nrows, size + 9), SENTINEL, dtype=np.uint8)
+    backend.interleave_rows(columns, size, out=wide[:, :size], threads=threads)
+    assert np.array_equal(wide[:, :size], want), (shape, size)
+    assert (wide[:, size:] == SENTINEL).all(), (shape, size)
+
+
+RAGGED = [
+    [8, 16], [8, 32], [16, 8], [32, 8, 8], [3, 5, 8], [8, 5, 3], [1, 2, 3, 4, 5, 6, 7, 8],
+    [4, 4, 8], [12, 4], [24, 8, 16], [64, 1], [2, 9, 17, 33], [7, 7, 7, 6], [16, 0, 8],
+]
+
+
+@pytest.mark.parametrize("widths", RAGGED, ids=lambda w: "+".join(map(str, w)))
+def test_ragged_every_segment_boundary(backend, widths):
+    rng = random.Random(sum(widths))
+    for nrows in (1, 3, 7, 64):
+        columns = random_columns(rng, widths, nrows)
+        for size in sizes_around_boundaries(widths):
+            check_rows(backend, columns, size)
+
+
+NARROW = [[1, 1], [2, 2], [4, 4], [4, 4, 4], [2, 2, 2], [3, 3, 3], [1] * 8, [5, 5], [6] * 4,
+          [7] * 7, [3, 5, 8], [2, 4], [1, 3], [6, 2, 1]]
+
+
+@pytest.mark.parametrize("widths", NARROW, ids=lambda w: "+".join(map(str, w)))
+def test_narrow_widths(backend, widths):
+    rng = random.Random(len(widths) * 100 + widths[0])
+    total = sum(widths)
+    # row counts whose total bytes per column leave every remainder mod 8 (the rows-of-8
+    # rewrite and its short last row), and one past the driver's chunk of rows
+    for nrows in (4, 5, 9, 13, 31, 100, 40_000 // total + 3):
+        columns = random_columns(rng, widths, nrows)
+        for size in {total, total - 1, (total + 1) // 2, 1}:
+            check_rows(backend, columns, size)
+
+
+@pytest.mark.parametrize("ncols", [9, 10, 11, 12, 13, 16, 17, 24, 25, 31, 32, 48, 60, 63, 64])
+def test_many_columns_uniform(backend, ncols):
+    rng = random.Random(ncols)
+    for width in (1, 3, 8, 16):
+        widths = [width] * ncols
+        total = ncols * width
+        for nrows in (1, 5, 70):
+            columns = random_columns(rng, widths, nrows)
+            sizes = {total, total - 1, 1, ncols, ncols + 1, total // 2, rng.randint(1, total)}
+            for size in sorted(s for s in sizes if 1 <= s <= total):
+                check_rows(backend, columns, size)
+
+
+def test_many_columns_ragged(backend):
+    rng = random.Random(99)
+    for _ in range(40):
+        ncols = rng.randint(9, 64)
+        widths = [rng.choice([0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 17]) for _ in range(ncols)]
+        widths[0] = max(widths[0], 1)
+        columns = random_columns(rng, widths, rng.choice([4, 9, 33]))
+        sizes = sizes_around_boundaries(widths)
+        for size in rng.sample(sizes, min(6, len(sizes))):
+            check_rows(backend, columns, size)
+
+
+def test_more_than_64_columns_still_exact(backend):
+    rng = random.Random(65)
+    widths = [8] * 65 + [3] * 5
+    columns = random_columns(rng, widths, 6)
+    for size in (1, 64, 65, 70, sum(widths)):
+        check_rows(backend, columns, size)
+
+
+def test_rows_spanning_several_chunks(backend):
+    # The driver works in chunks of about 32 KiB of output: cross several, with a
+    # ragged shape, a many-column one and a truncated one.
+    rng = random.Random(7)
+    for widths, size in (([8, 16], 24), ([8, 16], 20), ([3, 5, 8], 16), ([8] * 12, 96),
+                         ([8] * 12, 50), ([4] * 24, 96), ([8] * 11, 88)):
+        columns = random_columns(rng, widths, 5000)
+        check_rows(backend, columns, size)
+
+
+def test_threads_on_new_shapes(backend):
+    rng = random.Random(8)
+    for widths, size in (([8, 16], 24), ([4, 4], 8), ([8] * 16, 64), ([3, 5, 8], 11)):
+        columns = random_columns(rng, widths, 40_000)
+        check_rows(backend, columns, size, threads=2)
+
+
+def test_odd_strides_and_views(backend):
+    """Columns that are views into wider arrays, reversed rows and a (N, n, w) block."""
+    rng = random.Random(11)
+    for widths in ([8, 16], [4, 4], [3, 5, 8], [8] * 12, [2, 2], [4] * 9):
+        nrows = 37
+        base = [np.frombuffer(rng.randbytes(nrows * 3 * (w + 5)), dtype=np.uint8)
+                .reshape(nrows * 3, w + 5) for w in widths]
+        views = [b[::3, 2:2 + w] for b, w in zip(base, widths)]        # row stride 3(w+5)
+        reversed_rows = [b[::-3, 1:1 + w] for b, w in zip(base, widths)]  # negative stride
+        for cols in (views, reversed_rows):
+            for size in sizes_around_boundaries(widths)[-4:]:
+                check_rows(backend, cols, size)
+    for n, w in ((2, 4), (3, 4), (12, 8), (2, 2)):
+        block = np.frombuffer(rng.randbytes(50 * n * w), dtype=np.uint8).reshape(50, n, w)
+        check_rows(backend, block, n * w)
+        check_rows(backend, block, n * w - 1)
+
+
+def test_interleave_bits_new_shapes(backend):
+    rng = random.Random(12)
+    for widths in RAGGED + NARROW + [[8] * 12, [1] * 64, [5] * 13]:
+        cols = [rng.randbytes(w) for w in widths]
+        for size in sizes_around_boundaries(widths):
+            assert backend.interleave_bits(cols, size) == BITLOOP.interleave_bits(cols, size)
+
+
+def test_random_shapes_every_size(backend):
+    rng = random.Random(13)
+    for _ in range(150):
+        n = rng.choice([1, 2, 3, 4, 5, 8, 9, 12, 16, 20, 33])
+        if rng.random() < 0.4:
+            widths = [rng.randint(1, 12)] * n
+        else:
+            widths = [rng.randint(0, 12) for _ in range(n)]
+            widths[0] = max(widths[0], 1)
+        columns = random_columns(rng, widths, rng.choice([4, 8, 19]))
+        total = sum(widths)
+        sizes = range(1, total + 1) if total <= 40 else rng.sample(range(1, total + 1), 40)
+        for size in sizes:
+            check_rows(backend, columns, size)

@@ -1,0 +1,344 @@
+/* Ragged widths and more than 8 columns, run on a backend's uniform kernel.
+ *
+ * At byte index j the columns that still have a byte j are the same over runs of j (they
+ * only drop out as j passes a column's width), and those k columns fill exactly k output
+ * bytes per j. So a row's output is a sequence of segments: segment s covers byte indices
+ * [start, end) of its k active columns and writes the contiguous slice of k * (end - start)
+ * bytes after the previous segments. Each segment is a uniform interleave of k columns of
+ * width end - start: the backend's own uniform kernel run on column views whose data
+ * pointers are offset by `start`, writing at an offset into each output row.
+ *
+ * More than 8 active columns: the k-column group of byte index j is 8 bit levels of k
+ * bits each (level i = bit 7 - i of every column, in column order). An 8-column interleave
+ * of columns 8q..8q+7 gives, per byte index, 8 bytes: byte i = level i of those columns.
+ * So blocks of 8 columns (the last one r = k mod 8 columns, whose group holds its 8 levels
+ * of r bits each) run on the uniform kernel into a scratch buffer, and a merge puts
+ * level i of every block side by side.
+ *
+ * Rows go in chunks of about 32 KiB of output so the segments of a chunk find its rows
+ * still in the cache. The uniform kernel writes exactly the bytes it is given when its
+ * out_stride is not its size, which is the case for every segment of a ragged row; when
+ * one segment is the whole (possibly truncated) row, its rows may spill only into the next
+ * row, written after them, and the last row of every kernel call is exact. */
+#ifndef ZORDER_SEGMENTS_H
+#define ZORDER_SEGMENTS_H
+
+#include <stdlib.h>
+#include <string.h>
+#include "kernel.h"
+
+/* The uniform kernel of a backend: k (1..8) columns of one width, size <= k * width. */
+typedef void (*zorder_uniform_fn)(const zorder_column *cols, int k, ptrdiff_t size,
+                                  ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride);
+
+/* Columns one call can take here; more go to the bit loop (the caller's fallback). */
+#define ZORDER_SEG_MAX_COLS 64
+#define ZORDER_SEG_CHUNK_BYTES (32 << 10)
+
+/* The active columns of the segment starting at byte index `start` (width > start), in
+ * column order; returns their count. */
+static inline int zorder_seg_active(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t start,
+                                    int *active)
+{
+    int k = 0;
+    ptrdiff_t c;
+    for (c = 0; c < ncols; c++)
+        if (cols[c].width > start)
+            active[k++] = (int)c;
+    return k;
+}
+
+/* The end of the segment starting at `start`: the smallest width above it (-1: none). */
+static inline ptrdiff_t zorder_seg_end(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t start)
+{
+    ptrdiff_t end = -1, c;
+    for (c = 0; c < ncols; c++)
+        if (cols[c].width > start && (end < 0 || cols[c].width < end))
+            end = cols[c].width;
+    return end;
+}
+
+/* Merges the blocks of a segment of k > 8 columns for `nrows` rows: block q (kq columns,
+ * kq = 8 except maybe the last) holds in row r of scratch[q] (stride kq * w) the kq-byte
+ * groups of the w byte indices. Writes the first `limit` bytes of each row's k * w. */
+static inline void zorder_seg_merge(uint8_t *const *scratch, const int *kq, int nblocks, int k,
+                                    ptrdiff_t w, ptrdiff_t limit, ptrdiff_t nrows, uint8_t *out,
+                                    ptrdiff_t out_stride)
+{
+    const int r = kq[nblocks - 1] == 8 ? 0 : kq[nblocks - 1];
+    const int full = r ? nblocks - 1 : nblocks;
+    ptrdiff_t row, j;
+    int i, q;
+    for (row = 0; row < nrows; row++) {
+        uint8_t *dst = out + row * out_stride;
+        for (j = 0; j * k < limit; j++) {
+            uint8_t group[8 * ZORDER_SEG_MAX_COLS / 8];
+            const ptrdiff_t n = limit - j * k < k ? limit - j * k : k;
+            uint8_t *d = n == k ? dst + j * k : group;
+            if (r == 0) {
+                /* whole bytes: level i of block q is byte i of its group */
+                for (q = 0; q < full; q++) {
+                    const uint8_t *s = scratch[q] + row * 8 * w + 8 * j;
+                    for (i = 0; i < 8; i++)
+                        d[i * full + q] = s[i];
+                }
+            } else {
+                /* the last block's levels are r bits each: a bit accumulator */
+                const uint8_t *last = scratch[full] + row * r * w + r * j;
+                uint64_t g = 0, acc = 0;
+                int nb = 0, b;
+                uint8_t *p = d;
+                for (b = 0; b < r; b++)
+                    g = (g << 8) | last[b];
+                for (i = 0; i < 8; i++) {
+                    for (q = 0; q < full; q++) {
+                        acc = (acc << 8) | scratch[q][row * 8 * w + 8 * j + i];
+                        *p++ = (uint8_t)(acc >> nb);
+                    }
+                    acc = (acc << r) | ((g >> (r * (7 - i))) & ((1u << r) - 1));
+                    nb += r;
+                    if (nb >= 8) {
+                        nb -= 8;
+                        *p++ = (uint8_t)(acc >> nb);
+                    }
+                }
+            }
+            if (d == group)
+                memcpy(dst + j * k, group, (size_t)n);
+        }
+    }
+}
+
+/* How a k-column interleave splits into two stages (see zorder_seg_wide): A columns per
+ * stage-1 block, k / A blocks; 0 when k has no divisor 2..8 leaving a quotient that
+ * splits again (k with a prime factor above 7). Kernels of 2, 4 and 8 columns are the
+ * cheapest (transposes in simd, whole-word PDEPs), 5-7 the dearest. */
+static inline int zorder_seg_split(int k)
+{
+    static const int cost[9] = {0, 0, 2, 3, 2, 5, 6, 7, 2};
+    int a, best = 0, best_cost = 1 << 20;
+    if (k <= 8)
+        return k;
+    for (a = 8; a >= 2; a--) {
+        int c;
+        if (k % a || !zorder_seg_split(k / a))
+            continue;
+        c = cost[a] + (k / a <= 8 ? cost[k / a] : 4);
+        if (c < best_cost) {
+            best_cost = c;
+            best = a;
+        }
+    }
+    return best;
+}
+
+/* Scratch bytes per row that zorder_seg_wide needs for k columns of groups w wide. */
+static inline ptrdiff_t zorder_seg_scratch(int k, ptrdiff_t w)
+{
+    const int a = zorder_seg_split(k);
+    if (k <= 8)
+        return 0;
+    if (a == 0)
+        return k * w;   /* the block merge */
+    return k * w + zorder_seg_scratch(k / a, a * w);
+}
+
+/* k > 8 columns (views of width w), `limit` bytes of each output row.
+ *
+ * With k = A * B and column t = B * u + v (u < A, v < B), output bit 8kj + ki + t (bit i of
+ * byte j of column t) is bit m * B + v of the stream with m = 8Aj + Ai + u: that is the
+ * B-column interleave of B "columns" Y_v, where Y_v is the A-column interleave of columns
+ * v, B + v, ..., (A-1)B + v. So two uniform passes (stage 2 recursing when B > 8), each at
+ * the kernel's speed, with Y in scratch. k with a prime factor above 7 goes in blocks of 8
+ * merged level by level instead. */
+static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w, ptrdiff_t limit,
+                                   ptrdiff_t rows, uint8_t *dst, ptrdiff_t out_stride,
+                                   zorder_uniform_fn uniform, uint8_t *scratch)
+{
+    zorder_column part[ZORDER_SEG_MAX_COLS];
+    const int a = zorder_seg_split(k);
+    int u, v, q;
+    if (k <= 8) {
+        uniform(view, k, limit, rows, dst, out_stride);
+        return;
+    }
+    if (a) {
+        const int b = k / a;
+        for (v = 0; v < b; v++) {
+            uint8_t *y = scratch + (ptrdiff_t)v * rows * a * w;
+            for (u = 0; u < a; u++)
+                part[u] = view[b * u + v];
+            uniform(part, a, a * w, rows, y, a * w);
+        }
+        for (v = 0; v < b; v++) {
+            part[v].data = scratch + (ptrdiff_t)v * rows * a * w;
+            part[v].row_stride = a * w;
+            part[v].width = a * w;
+        }
+        zorder_seg_wide(part, b, a * w, limit, rows, dst, out_stride, uniform,
+                        scratch + rows * k * w);
+        return;
+    }
+    {
+        uint8_t *blocks[ZORDER_SEG_MAX_COLS / 8];
+        int kq[ZORDER_SEG_MAX_COLS / 8];
+        const int nblocks = (k + 7) / 8;
+        uint8_t *p = scratch;
+        for (q = 0; q < nblocks; q++) {
+            kq[q] = k - 8 * q < 8 ? k - 8 * q : 8;
+            blocks[q] = p;
+            uniform(view + 8 * q, kq[q], kq[q] * w, rows, p, kq[q] * w);
+            p += rows * kq[q] * w;
+        }
+        zorder_seg_merge(blocks, kq, nblocks, k, w, limit, rows, dst, out_stride);
+    }
+}
+
+/* Interleaves any shape of at most ZORDER_SEG_MAX_COLS columns with `uniform`; returns 0,
+ * having written nothing, when the shape has more columns or scratch memory is short.
+ * round8: a truncated segment computes whole 8-byte pieces of its columns (for simd). */
+static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
+                                       ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
+                                       zorder_uniform_fn uniform, int round8)
+{
+    int active[ZORDER_SEG_MAX_COLS];
+    zorder_column view[ZORDER_SEG_MAX_COLS];
+    uint8_t *buffer = NULL;
+    ptrdiff_t chunk, r0, start, end, pos, widest_wide = 0;
+    if (ncols > ZORDER_SEG_MAX_COLS)
+        return 0;
+    if (nrows <= 0 || size <= 0)
+        return 1;
+    /* Scratch for the widest segment of more than 8 columns, sized per chunk below. */
+    for (start = 0, pos = 0; pos < size && (end = zorder_seg_end(cols, ncols, start)) > 0;
+         start = end) {
+        const int k = zorder_seg_active(cols, ncols, start, active);
+        if (k > 8) {
+            ptrdiff_t groups = (size - pos + k - 1) / k;
+            if (round8)
+                groups = (groups + 7) / 8 * 8;
+            if (groups > end - start)
+                groups = end - start;
+            if (zorder_seg_scratch(k, groups) > widest_wide)
+                widest_wide = zorder_seg_scratch(k, groups);
+        }
+        pos += k * (end - start);
+    }
+    chunk = ZORDER_SEG_CHUNK_BYTES / (size > 0 ? size : 1);
+    if (chunk < 16)
+        chunk = 16;
+    if (widest_wide) {
+        buffer = (uint8_t *)malloc((size_t)(chunk * widest_wide) + 64);
+        if (buffer == NULL)
+            return 0;
+    }
+    for (r0 = 0; r0 < nrows; r0 += chunk) {
+        const ptrdiff_t rows = nrows - r0 < chunk ? nrows - r0 : chunk;
+        uint8_t *dst = out + r0 * out_stride;
+        for (start = 0, pos = 0; pos < size && (end = zorder_seg_end(cols, ncols, start)) > 0;
+             start = end) {
+            const int k = zorder_seg_active(cols, ncols, start, active);
+            ptrdiff_t w = end - start, limit = size - pos, t;
+            if (limit > k * w)
+                limit = k * w;
+            if ((limit + k - 1) / k < w) {
+                /* truncated: only the groups it needs, rounded up to whole 8-byte pieces
+                 * when the columns have them (the vector kernel takes only those) */
+                w = (limit + k - 1) / k;
+                if (round8 && (w + 7) / 8 * 8 <= end - start)
+                    w = (w + 7) / 8 * 8;
+            }
+            for (t = 0; t < k; t++) {
+                const zorder_column *c = &cols[active[t]];
+                view[t].data = c->data + r0 * c->row_stride + start;
+                view[t].row_stride = c->row_stride;
+                view[t].width = w;
+            }
+            zorder_seg_wide(view, k, w, limit, rows, dst + pos, out_stride, uniform, buffer);
+            pos += k * (end - start);
+        }
+    }
+    free(buffer);
+    return 1;
+}
+
+/* n bytes from src to dst with a few overlapping word moves (a memcpy call per short
+ * row costs more than the row's interleave). */
+static inline void zorder_copy_short(uint8_t *dst, const uint8_t *src, ptrdiff_t n)
+{
+    ptrdiff_t o;
+    if (n >= 8) {
+        for (o = 0; o + 8 < n; o += 8)
+            memcpy(dst + o, src + o, 8);
+        memcpy(dst + n - 8, src + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(dst, src, 4);
+        memcpy(dst + n - 4, src + n - 4, 4);
+    } else if (n >= 2) {
+        memcpy(dst, src, 2);
+        memcpy(dst + n - 2, src + n - 2, 2);
+    } else if (n == 1) {
+        *dst = *src;
+    }
+}
+
+/* Uniform columns read in full into rows back to back: when every column's rows are back
+ * to back too (row_stride == width), the call is one long row (output row r's group j is
+ * group r * width + j of the concatenated columns), so it runs as rows of 8 bytes per
+ * column, the kernels' best shape, whatever the width (narrow 1-7 byte columns: 2-D and
+ * 3-D Morton codes), and the bytes left over as one short row; truncated or spaced-out
+ * output rows go through scratch. Otherwise the kernel as is. */
+static inline void zorder_uniform_rows(const zorder_column *cols, int k, ptrdiff_t size,
+                                       ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
+                                       zorder_uniform_fn uniform)
+{
+    const ptrdiff_t width = cols[0].width;
+    zorder_column view[ZORDER_MAX_GROUP];
+    ptrdiff_t total, whole;
+    int t, packed = nrows > 1 && width % 8 != 0;
+    for (t = 0; t < k && packed; t++)
+        packed = cols[t].row_stride == width;
+    if (packed && (size < k * width || out_stride != size)) {
+        /* truncated or spaced-out rows: whole rows of a chunk into scratch, then each
+         * row's first `size` bytes */
+        const ptrdiff_t full = k * width, chunk = ZORDER_SEG_CHUNK_BYTES / full + 1;
+        uint8_t *tmp = (uint8_t *)malloc((size_t)(chunk * full));
+        ptrdiff_t r0, r;
+        if (tmp != NULL) {
+            for (r0 = 0; r0 < nrows; r0 += chunk) {
+                const ptrdiff_t rows = nrows - r0 < chunk ? nrows - r0 : chunk;
+                for (t = 0; t < k; t++) {
+                    view[t] = cols[t];
+                    view[t].data = cols[t].data + r0 * width;
+                }
+                zorder_uniform_rows(view, k, full, rows, tmp, full, uniform);
+                for (r = 0; r < rows; r++)
+                    zorder_copy_short(out + (r0 + r) * out_stride, tmp + r * full, size);
+            }
+            free(tmp);
+            return;
+        }
+    }
+    if (!packed || size != k * width || out_stride != size) {
+        uniform(cols, k, size, nrows, out, out_stride);
+        return;
+    }
+    total = nrows * width;
+    whole = total / 8;
+    for (t = 0; t < k; t++) {
+        view[t].data = cols[t].data;
+        view[t].row_stride = 8;
+        view[t].width = 8;
+    }
+    if (whole > 0)
+        uniform(view, k, 8 * k, whole, out, 8 * k);
+    if (total > 8 * whole) {
+        for (t = 0; t < k; t++) {
+            view[t].data = cols[t].data + 8 * whole;
+            view[t].width = total - 8 * whole;
+        }
+        uniform(view, k, k * (total - 8 * whole), 1, out + 8 * k * whole, 0);
+    }
+}
+
+#endif
