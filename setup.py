@@ -59,6 +59,8 @@ extensions = [
     extension("_deinterleave", ["_deinterleave.pyx"]),
     extension("_zsort", ["_zsort.pyx"]),
     extension("_ordered_kernels", ["_ordered_kernels.pyx"]),
+    # Iceberg's Hilbert index; AVX2/AVX-512 code behind target attributes, plain C elsewhere.
+    extension("_hilbert", ["_hilbert.pyx", "_hilbert_kernel.c"]),
 ]
 if IS_X86_64:
     # The C files hold the only BMI2 code, behind target("bmi2") attributes; the

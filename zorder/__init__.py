@@ -49,6 +49,8 @@ from zorder._ordered import (
 from zorder import _deinterleave, _ordered, _values
 from zorder._deinterleave import deinterleave_bits, deinterleave_rows
 from zorder._values import argsort_zvalues, sort, sort_indices, zorder_values, zorder_widths
+from zorder import _hilbert
+from zorder._hilbert import hilbert_decode_rows, hilbert_index, hilbert_rows
 
 __all__ = [
     "BACKEND_NAMES",
@@ -65,6 +67,8 @@ __all__ = [
 ]
 # Iceberg's ordered bytes; Z-values of tables, sorting and decoding.
 __all__ += _ordered.__all__ + _values.__all__ + _deinterleave.__all__
+# Iceberg's Hilbert index (HilbertByteUtils), one row or many, and its inverse.
+__all__ += _hilbert.__all__
 
 __version__ = "0.1.0"
 
