@@ -27,6 +27,15 @@
 #define ZH_X86_BUILD 0
 #endif
 
+#if defined(_MSC_VER)
+#define ZH_RESTRICT __restrict
+#else
+#define ZH_RESTRICT restrict
+#endif
+
+/* Rows per group of vector tiles (4 tiles of 8 rows); ZORDER_HILBERT_BLOCK is a multiple. */
+#define ZH_PAD 32
+
 const int zorder_hilbert_avx2_built = ZH_X86_BUILD;
 const int zorder_hilbert_avx512_built = ZH_X86_BUILD;
 
@@ -83,7 +92,7 @@ static inline uint64_t flip_of(uint64_t w)
 
 /* ---- plain C: one level for one column over a block, a loop compilers vectorize ---- */
 
-static void undo_level_first(uint64_t *restrict x0, ptrdiff_t count, int q)
+static void undo_level_first(uint64_t *ZH_RESTRICT x0, ptrdiff_t count, int q)
 {
     const uint64_t low = ((uint64_t)1 << q) - 1;
     ptrdiff_t r;
@@ -91,7 +100,7 @@ static void undo_level_first(uint64_t *restrict x0, ptrdiff_t count, int q)
         x0[r] ^= low & (0 - ((x0[r] >> q) & 1));
 }
 
-static void undo_level(uint64_t *restrict x0, uint64_t *restrict xi, ptrdiff_t count, int q)
+static void undo_level(uint64_t *ZH_RESTRICT x0, uint64_t *ZH_RESTRICT xi, ptrdiff_t count, int q)
 {
     const uint64_t low = ((uint64_t)1 << q) - 1;
     ptrdiff_t r;
@@ -139,6 +148,12 @@ static void to_big_endian(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits, 
 
 #if ZH_X86_BUILD
 
+/* Both vector transforms work on groups of T tiles (registers of rows) at a time and
+ * read and write whole tiles: the block's column arrays are padded to a multiple of
+ * ZH_PAD rows, and rows past the block's count are computed but never interleaved.
+ * Word 0 is one long dependency chain per tile (every step reads and writes it), so a
+ * group interleaves T independent tiles to keep the vector units busy. */
+
 /* ternarylogic immediate for (a, b, c) -> c ? b : a, a bitwise select. */
 #define ZH_SELECT 0xD8
 
@@ -156,116 +171,154 @@ ZH512_INLINE __m512i bswap512(__m512i v)
     return _mm512_shuffle_epi8(v, idx);
 }
 
-/* One level step for column i against column 0 (i >= 1). */
+/* Level step for column 0: lanes where bit q of word 0 is set invert its low bits. */
+ZH512_INLINE __m512i first512(__m512i x0, __m512i bit, __m512i low)
+{
+    return _mm512_mask_xor_epi64(x0, _mm512_test_epi64_mask(x0, bit), x0, low);
+}
+
+/* Level step for column i >= 1. Only lanes where bit q of word i is clear swap their low
+ * bits; word 0 is inverted first in every lane, so in the swapping lanes its low bits
+ * are replaced anyway and its high bits are unchanged (low has none). Four
+ * instructions, two of them on word 0's chain. */
 ZH512_INLINE void step512(__m512i *x0, __m512i *xi, __m512i bit, __m512i low)
 {
-    __mmask8 set = _mm512_test_epi64_mask(*xi, bit);
-    __m512i mixed = _mm512_ternarylogic_epi64(*x0, *xi, low, ZH_SELECT);   /* swapped x0 */
-    *xi = _mm512_mask_ternarylogic_epi64(*xi, (__mmask8)~set, *x0, low, ZH_SELECT);
-    *x0 = _mm512_mask_xor_epi64(mixed, set, *x0, low);                    /* inverted x0 */
+    __mmask8 clear = _mm512_testn_epi64_mask(*xi, bit);
+    __m512i inverted = _mm512_xor_si512(*x0, low);
+    __m512i swapped_i = _mm512_mask_ternarylogic_epi64(*xi, clear, *x0, low, ZH_SELECT);
+    *x0 = _mm512_mask_ternarylogic_epi64(inverted, clear, *xi, low, ZH_SELECT);
+    *xi = swapped_i;
 }
 
-/* The whole transform of 8 rows (lanes) of n <= 8 columns, kept in registers; n is a
- * constant in each caller so the column loops unroll. Writes big-endian words. */
-ZH512_INLINE void tile512(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, __mmask8 lanes,
-                          const int n, int bits)
+ZH512_INLINE __m512i flip512(__m512i last)
 {
-    __m512i x[8], bit, flip;
+    __m512i flip = _mm512_srli_epi64(last, 1);
+    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 1));
+    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 2));
+    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 4));
+    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 8));
+    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 16));
+    return _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 32));
+}
+
+/* Gray encode, final adjustment and big-endian store of one tile, words in x[0..n). */
+#define ZH_FINISH(FLIP, XOR, SLL, BSWAP, STORE, X, N, AT)                 \
+    do {                                                                        \
+        ptrdiff_t i_;                                                           \
+        for (i_ = 1; i_ < (N); i_++)                                            \
+            X(i_) = XOR(X(i_), X(i_ - 1));                                      \
+        flip_ = FLIP(X((N) - 1));                                               \
+        for (i_ = 0; i_ < (N); i_++)                                            \
+            STORE(AT(i_), BSWAP(SLL(XOR(X(i_), flip_), shift)));                \
+    } while (0)
+
+/* T tiles of 8 rows of n <= 8 columns, all in registers (n, T constants per caller). */
+ZH512_INLINE void tiles512(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, const int n,
+                           const int T, int bits)
+{
+    __m512i x[4][8], bit;
     const __m512i one = _mm512_set1_epi64(1);
-    int i, q;
-    for (i = 0; i < n; i++)
-        x[i] = _mm512_maskz_loadu_epi64(lanes, words + i * ws + r);
+    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
+    int i, q, t;
+    for (t = 0; t < T; t++)
+        for (i = 0; i < n; i++)
+            x[t][i] = _mm512_loadu_si512(words + i * ws + r + 8 * t);
     bit = _mm512_set1_epi64((long long)((uint64_t)1 << (bits - 1)));
     for (q = bits - 1; q > 0; q--) {
         __m512i low = _mm512_sub_epi64(bit, one);
-        x[0] = _mm512_mask_xor_epi64(x[0], _mm512_test_epi64_mask(x[0], bit), x[0], low);
+        for (t = 0; t < T; t++)
+            x[t][0] = first512(x[t][0], bit, low);
         for (i = 1; i < n; i++)
-            step512(&x[0], &x[i], bit, low);
+            for (t = 0; t < T; t++)
+                step512(&x[t][0], &x[t][i], bit, low);
         bit = _mm512_srli_epi64(bit, 1);
     }
-    for (i = 1; i < n; i++)
-        x[i] = _mm512_xor_si512(x[i], x[i - 1]);
-    flip = _mm512_srli_epi64(x[n - 1], 1);
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 1));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 2));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 4));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 8));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 16));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 32));
-    for (i = 0; i < n; i++) {
-        __m512i v = _mm512_xor_si512(x[i], flip);
-        v = bswap512(_mm512_sll_epi64(v, _mm_cvtsi32_si128(64 - bits)));
-        _mm512_mask_storeu_epi64(words + i * ws + r, lanes, v);
+    for (t = 0; t < T; t++) {
+        __m512i flip_;
+#define X512(i) x[t][i]
+#define AT512(i) (words + (i) * ws + r + 8 * t)
+        ZH_FINISH(flip512, _mm512_xor_si512, _mm512_sll_epi64, bswap512, _mm512_storeu_si512,
+                  X512, n, AT512);
     }
 }
 
-/* More than 8 columns: the same steps with the columns in memory, word 0 in a register. */
-ZH512 static void tile512_wide(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, __mmask8 lanes,
-                               ptrdiff_t n, int bits)
+/* Any number of columns: word 0 of each of T tiles in a register, the other words read
+ * and written back in the block, which stays in L1. */
+ZH512_INLINE void tiles512_wide(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, ptrdiff_t n,
+                                const int T, int bits)
 {
-    __m512i x0, xi, prev, bit, flip;
+    __m512i x0[4], bit;
     const __m512i one = _mm512_set1_epi64(1);
+    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
     ptrdiff_t i;
-    int q;
-    x0 = _mm512_maskz_loadu_epi64(lanes, words + r);
+    int q, t;
+    for (t = 0; t < T; t++)
+        x0[t] = _mm512_loadu_si512(words + r + 8 * t);
     bit = _mm512_set1_epi64((long long)((uint64_t)1 << (bits - 1)));
     for (q = bits - 1; q > 0; q--) {
         __m512i low = _mm512_sub_epi64(bit, one);
-        x0 = _mm512_mask_xor_epi64(x0, _mm512_test_epi64_mask(x0, bit), x0, low);
-        for (i = 1; i < n; i++) {
-            xi = _mm512_maskz_loadu_epi64(lanes, words + i * ws + r);
-            step512(&x0, &xi, bit, low);
-            _mm512_mask_storeu_epi64(words + i * ws + r, lanes, xi);
-        }
+        for (t = 0; t < T; t++)
+            x0[t] = first512(x0[t], bit, low);
+        for (i = 1; i < n; i++)
+            for (t = 0; t < T; t++) {
+                uint64_t *p = words + i * ws + r + 8 * t;
+                __m512i xi = _mm512_loadu_si512(p);
+                step512(&x0[t], &xi, bit, low);
+                _mm512_storeu_si512(p, xi);
+            }
         bit = _mm512_srli_epi64(bit, 1);
     }
-    _mm512_mask_storeu_epi64(words + r, lanes, x0);
-    prev = x0;
-    for (i = 1; i < n; i++) {
-        prev = _mm512_xor_si512(prev, _mm512_maskz_loadu_epi64(lanes, words + i * ws + r));
-        _mm512_mask_storeu_epi64(words + i * ws + r, lanes, prev);
-    }
-    flip = _mm512_srli_epi64(prev, 1);
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 1));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 2));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 4));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 8));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 16));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 32));
-    for (i = 0; i < n; i++) {
-        __m512i v = _mm512_xor_si512(_mm512_maskz_loadu_epi64(lanes, words + i * ws + r), flip);
-        v = bswap512(_mm512_sll_epi64(v, _mm_cvtsi32_si128(64 - bits)));
-        _mm512_mask_storeu_epi64(words + i * ws + r, lanes, v);
+    for (t = 0; t < T; t++) {
+        __m512i flip_;
+        _mm512_storeu_si512(words + r + 8 * t, x0[t]);
+        {
+            /* Gray encode in place, then the flip from the last word. */
+            __m512i prev = x0[t], v;
+            for (i = 1; i < n; i++) {
+                uint64_t *p = words + i * ws + r + 8 * t;
+                prev = _mm512_xor_si512(prev, _mm512_loadu_si512(p));
+                _mm512_storeu_si512(p, prev);
+            }
+            flip_ = flip512(prev);
+            for (i = 0; i < n; i++) {
+                uint64_t *p = words + i * ws + r + 8 * t;
+                v = _mm512_xor_si512(_mm512_loadu_si512(p), flip_);
+                _mm512_storeu_si512(p, bswap512(_mm512_sll_epi64(v, shift)));
+            }
+        }
     }
 }
 
-#define ZH512_CASE(N) \
-    case N: \
-        for (r = 0; r < count; r += 8) \
-            tile512(words, ws, r, tail_mask(count - r), N, bits); \
+/* T = 4 tiles while 4n words fit the 32 ZMM registers with room to spare, else 2; a
+ * block with a single tile of rows (one row from hilbert_index) runs one tile. */
+#define ZH512_CASE(N, T)                                        \
+    case N:                                                     \
+        if (count <= 8)                                         \
+            tiles512(words, ws, 0, N, 1, bits);                 \
+        else                                                    \
+            for (r = 0; r < count; r += 8 * T)                  \
+                tiles512(words, ws, r, N, T, bits);             \
         break;
-
-static inline __mmask8 tail_mask(ptrdiff_t left)
-{
-    return left >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << left) - 1);
-}
 
 ZH512 static void transform512(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits,
                                ptrdiff_t count)
 {
     ptrdiff_t r;
     switch (n) {
-    ZH512_CASE(1)
-    ZH512_CASE(2)
-    ZH512_CASE(3)
-    ZH512_CASE(4)
-    ZH512_CASE(5)
-    ZH512_CASE(6)
-    ZH512_CASE(7)
-    ZH512_CASE(8)
+    ZH512_CASE(1, 4)
+    ZH512_CASE(2, 4)
+    ZH512_CASE(3, 4)
+    ZH512_CASE(4, 4)
+    ZH512_CASE(5, 4)
+    ZH512_CASE(6, 2)
+    ZH512_CASE(7, 2)
+    ZH512_CASE(8, 2)
     default:
-        for (r = 0; r < count; r += 8)
-            tile512_wide(words, ws, r, tail_mask(count - r), n, bits);
+        if (count <= 8)
+            tiles512_wide(words, ws, 0, n, 1, bits);
+        else
+            for (r = 0; r < count; r += 32)
+                tiles512_wide(words, ws, r, n, 4, bits);
     }
 }
 
@@ -281,19 +334,33 @@ ZH256_INLINE __m256i bswap256(__m256i v)
     return _mm256_shuffle_epi8(v, idx);
 }
 
-ZH256_INLINE __m256i lanes_of(ptrdiff_t left)
+ZH256_INLINE __m256i load256(const uint64_t *p)
 {
-    /* Lane j enabled (all ones) when j < left. */
-    const __m256i index = _mm256_set_epi64x(3, 2, 1, 0);
-    return _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)(left < 4 ? left : 4)), index);
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+
+ZH256_INLINE void store256(uint64_t *p, __m256i v)
+{
+    _mm256_storeu_si256((__m256i *)p, v);
+}
+
+/* Lanes where bit q of x is set, as all-ones (AVX2 has no mask registers). */
+ZH256_INLINE __m256i set256(__m256i x, __m256i bit)
+{
+    return _mm256_cmpeq_epi64(_mm256_and_si256(x, bit), bit);
+}
+
+ZH256_INLINE __m256i first256(__m256i x0, __m256i bit, __m256i low)
+{
+    return _mm256_xor_si256(x0, _mm256_and_si256(set256(x0, bit), low));
 }
 
 ZH256_INLINE void step256(__m256i *x0, __m256i *xi, __m256i bit, __m256i low)
 {
-    __m256i set = _mm256_cmpeq_epi64(_mm256_and_si256(*xi, bit), bit);
+    __m256i set = set256(*xi, bit);
     __m256i swap = _mm256_andnot_si256(set, _mm256_and_si256(_mm256_xor_si256(*x0, *xi), low));
     *xi = _mm256_xor_si256(*xi, swap);
-    *x0 = _mm256_xor_si256(*x0, _mm256_blendv_epi8(swap, low, set));
+    *x0 = _mm256_xor_si256(*x0, _mm256_or_si256(swap, _mm256_and_si256(set, low)));
 }
 
 ZH256_INLINE __m256i flip256(__m256i last)
@@ -307,72 +374,85 @@ ZH256_INLINE __m256i flip256(__m256i last)
     return _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 32));
 }
 
-ZH256_INLINE void tile256(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, __m256i lanes,
-                          const int n, int bits)
+/* As tiles512: T tiles of 4 rows, n <= 4 columns, in the 16 YMM registers. */
+ZH256_INLINE void tiles256(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, const int n,
+                           const int T, int bits)
 {
-    __m256i x[8], bit, flip;
+    __m256i x[4][4], bit;
     const __m256i one = _mm256_set1_epi64x(1);
-    int i, q;
-    for (i = 0; i < n; i++)
-        x[i] = _mm256_maskload_epi64((const long long *)(words + i * ws + r), lanes);
+    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
+    int i, q, t;
+    for (t = 0; t < T; t++)
+        for (i = 0; i < n; i++)
+            x[t][i] = load256(words + i * ws + r + 4 * t);
     bit = _mm256_set1_epi64x((long long)((uint64_t)1 << (bits - 1)));
     for (q = bits - 1; q > 0; q--) {
         __m256i low = _mm256_sub_epi64(bit, one);
-        __m256i set = _mm256_cmpeq_epi64(_mm256_and_si256(x[0], bit), bit);
-        x[0] = _mm256_xor_si256(x[0], _mm256_and_si256(set, low));
+        for (t = 0; t < T; t++)
+            x[t][0] = first256(x[t][0], bit, low);
         for (i = 1; i < n; i++)
-            step256(&x[0], &x[i], bit, low);
+            for (t = 0; t < T; t++)
+                step256(&x[t][0], &x[t][i], bit, low);
         bit = _mm256_srli_epi64(bit, 1);
     }
-    for (i = 1; i < n; i++)
-        x[i] = _mm256_xor_si256(x[i], x[i - 1]);
-    flip = flip256(x[n - 1]);
-    for (i = 0; i < n; i++) {
-        __m256i v = _mm256_xor_si256(x[i], flip);
-        v = bswap256(_mm256_sll_epi64(v, _mm_cvtsi32_si128(64 - bits)));
-        _mm256_maskstore_epi64((long long *)(words + i * ws + r), lanes, v);
+    for (t = 0; t < T; t++) {
+        __m256i flip_;
+#define X256(i) x[t][i]
+#define AT256(i) (words + (i) * ws + r + 4 * t)
+        ZH_FINISH(flip256, _mm256_xor_si256, _mm256_sll_epi64, bswap256, store256,
+                  X256, n, AT256);
     }
 }
 
-ZH256 static void tile256_wide(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, __m256i lanes,
-                               ptrdiff_t n, int bits)
+/* As tiles512_wide: word 0 of T tiles in registers, the other words in the block. */
+ZH256_INLINE void tiles256_wide(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, ptrdiff_t n,
+                                const int T, int bits)
 {
-    __m256i x0, xi, prev, bit, flip;
+    __m256i x0[4], bit;
     const __m256i one = _mm256_set1_epi64x(1);
+    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
     ptrdiff_t i;
-    int q;
-    x0 = _mm256_maskload_epi64((const long long *)(words + r), lanes);
+    int q, t;
+    for (t = 0; t < T; t++)
+        x0[t] = load256(words + r + 4 * t);
     bit = _mm256_set1_epi64x((long long)((uint64_t)1 << (bits - 1)));
     for (q = bits - 1; q > 0; q--) {
         __m256i low = _mm256_sub_epi64(bit, one);
-        __m256i set = _mm256_cmpeq_epi64(_mm256_and_si256(x0, bit), bit);
-        x0 = _mm256_xor_si256(x0, _mm256_and_si256(set, low));
-        for (i = 1; i < n; i++) {
-            xi = _mm256_maskload_epi64((const long long *)(words + i * ws + r), lanes);
-            step256(&x0, &xi, bit, low);
-            _mm256_maskstore_epi64((long long *)(words + i * ws + r), lanes, xi);
-        }
+        for (t = 0; t < T; t++)
+            x0[t] = first256(x0[t], bit, low);
+        for (i = 1; i < n; i++)
+            for (t = 0; t < T; t++) {
+                uint64_t *p = words + i * ws + r + 4 * t;
+                __m256i xi = load256(p);
+                step256(&x0[t], &xi, bit, low);
+                store256(p, xi);
+            }
         bit = _mm256_srli_epi64(bit, 1);
     }
-    _mm256_maskstore_epi64((long long *)(words + r), lanes, x0);
-    prev = x0;
-    for (i = 1; i < n; i++) {
-        prev = _mm256_xor_si256(
-            prev, _mm256_maskload_epi64((const long long *)(words + i * ws + r), lanes));
-        _mm256_maskstore_epi64((long long *)(words + i * ws + r), lanes, prev);
-    }
-    flip = flip256(prev);
-    for (i = 0; i < n; i++) {
-        __m256i v = _mm256_maskload_epi64((const long long *)(words + i * ws + r), lanes);
-        v = bswap256(_mm256_sll_epi64(_mm256_xor_si256(v, flip), _mm_cvtsi32_si128(64 - bits)));
-        _mm256_maskstore_epi64((long long *)(words + i * ws + r), lanes, v);
+    for (t = 0; t < T; t++) {
+        __m256i prev = x0[t], flip_;
+        store256(words + r + 4 * t, x0[t]);
+        for (i = 1; i < n; i++) {
+            uint64_t *p = words + i * ws + r + 4 * t;
+            prev = _mm256_xor_si256(prev, load256(p));
+            store256(p, prev);
+        }
+        flip_ = flip256(prev);
+        for (i = 0; i < n; i++) {
+            uint64_t *p = words + i * ws + r + 4 * t;
+            __m256i v = _mm256_xor_si256(load256(p), flip_);
+            store256(p, bswap256(_mm256_sll_epi64(v, shift)));
+        }
     }
 }
 
-#define ZH256_CASE(N) \
-    case N: \
-        for (r = 0; r < count; r += 4) \
-            tile256(words, ws, r, lanes_of(count - r), N, bits); \
+#define ZH256_CASE(N, T)                                        \
+    case N:                                                     \
+        if (count <= 4)                                         \
+            tiles256(words, ws, 0, N, 1, bits);                 \
+        else                                                    \
+            for (r = 0; r < count; r += 4 * T)                  \
+                tiles256(words, ws, r, N, T, bits);             \
         break;
 
 ZH256 static void transform256(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits,
@@ -380,17 +460,17 @@ ZH256 static void transform256(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int b
 {
     ptrdiff_t r;
     switch (n) {
-    ZH256_CASE(1)
-    ZH256_CASE(2)
-    ZH256_CASE(3)
-    ZH256_CASE(4)
-    ZH256_CASE(5)
-    ZH256_CASE(6)
-    ZH256_CASE(7)
-    ZH256_CASE(8)
+    ZH256_CASE(1, 4)
+    ZH256_CASE(2, 4)
+    ZH256_CASE(3, 2)
+    ZH256_CASE(4, 2)
     default:
-        for (r = 0; r < count; r += 4)
-            tile256_wide(words, ws, r, lanes_of(count - r), n, bits);
+        /* From 5 columns two tiles no longer fit the registers: memory-backed tiles. */
+        if (count <= 4)
+            tiles256_wide(words, ws, 0, n, 1, bits);
+        else
+            for (r = 0; r < count; r += 16)
+                tiles256_wide(words, ws, r, n, 4, bits);
     }
 }
 
@@ -425,7 +505,9 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
     uint64_t *words = stack_words;
     zorder_column *block = stack_block;
     const int nbytes = bits / 8;
-    const ptrdiff_t ws = nrows < ZORDER_HILBERT_BLOCK ? nrows : ZORDER_HILBERT_BLOCK;
+    /* Column arrays padded to whole groups of vector tiles (see the x86 code). */
+    const ptrdiff_t ws = ((nrows < ZORDER_HILBERT_BLOCK ? nrows : ZORDER_HILBERT_BLOCK) +
+                          ZH_PAD - 1) / ZH_PAD * ZH_PAD;
     ptrdiff_t c, r, r0;
     if (nrows <= 0)
         return 1;
