@@ -374,3 +374,10 @@ def test_aligned_subcube_fills_one_range(n, level, data):
        bits=st.sampled_from([8, 16, 40, 64]))
 def test_hilbert_index_matches_the_model(columns, bits):
     assert zorder.hilbert_index(columns, bits) == ref.hilbert_index(columns, bits)
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(_hilbert)
+    assert result.attempted >= 3 and result.failed == 0
