@@ -12,6 +12,9 @@ interleave front end's (zorder/_frontend.pyx), so they behave exactly as in
 from cpython.buffer cimport PyObject_CheckBuffer
 from cpython.bytearray cimport PyByteArray_CheckExact
 from cpython.bytes cimport PyBytes_CheckExact
+from cpython.list cimport PyList_CheckExact
+from cpython.long cimport PyLong_CheckExact
+from cpython.tuple cimport PyTuple_CheckExact
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.stdint cimport uint8_t
 
@@ -111,19 +114,23 @@ cdef RowsKernel kernel_for(str backend, int level) except NULL:
     return kernels[index][level]
 
 
-cdef str _default_backend = None
+# The public functions' kernel: zorder's chosen backend after this CPU's transform,
+# resolved at the first call (zorder chooses its backend after importing this module).
+cdef RowsKernel _default_kernel = NULL
 
 
-cdef RowsKernel default_kernel() except NULL:
-    global _default_backend
-    if _default_backend is None:
+cdef inline RowsKernel default_kernel() except NULL:
+    global _default_kernel
+    if _default_kernel == NULL:
         import zorder
-        _default_backend = zorder.backend
-    return kernel_for(_default_backend, _cpu_level)
+        _default_kernel = kernel_for(zorder.backend, _cpu_level)
+    return _default_kernel
 
 
 cdef int checked_bits(object bits_per_column) except -1:
     """bits_per_column as Iceberg checks it: a positive multiple of 8, then at most 64."""
+    if PyLong_CheckExact(bits_per_column) and (bits_per_column == 64 or bits_per_column == 8):
+        return bits_per_column   # the common values, without the general path's calls
     if isinstance(bits_per_column, bool):
         raise TypeError("bits_per_column must be an int, not bool")
     try:
@@ -140,6 +147,13 @@ cdef int checked_bits(object bits_per_column) except -1:
 
 
 cdef list column_list(object columns):
+    if PyList_CheckExact(columns) or PyTuple_CheckExact(columns):
+        # Our own list even here: the front end holds the columns only while it runs,
+        # and the width checks must see the same columns it does.
+        items = list(columns)
+        if not items:
+            raise ValueError("columns is empty: at least one column is needed")
+        return items
     if isinstance(columns, (str, bytes, bytearray, memoryview)):
         raise TypeError(
             f"columns must be a sequence of columns, not one {type(columns).__name__} "
