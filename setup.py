@@ -38,7 +38,7 @@ SHARED_DEPENDS = sorted(str(p) for pattern in ("**/*.h", "**/*.pxi", "**/*.pxd",
                         for p in Path("zorder").glob(pattern)
                         if not (p.suffix == ".c" and p.with_suffix(".pyx").exists()))
 # Hand-written C and the headers the Cython modules include.
-INCLUDE_DIRS = ["zorder/interleave/csrc", "zorder/cpu"]
+INCLUDE_DIRS = ["zorder/interleave/csrc", "zorder/hilbert/csrc", "zorder/cpu"]
 
 
 def extension(name, sources, **kwargs):
@@ -64,6 +64,8 @@ extensions = [
     extension("ordered._strings", ["ordered/_strings.pyx"]),
     extension("values.decode", ["values/decode.pyx"]),
     extension("values._radix", ["values/_radix.pyx"]),
+    # Iceberg's Hilbert index; AVX2/AVX-512 code behind target attributes, plain C elsewhere.
+    extension("hilbert._transform", ["hilbert/_transform.pyx", "hilbert/csrc/hilbert_kernel.c"]),
 ]
 if IS_X86_64:
     # The C files hold the only BMI2 and AVX-512 code, behind target attributes; the

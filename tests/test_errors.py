@@ -484,6 +484,13 @@ OTHER_ERRORS = [
     ("deinterleave-rows-uint16", "deinterleave_rows", (np.zeros((2, 2), np.uint16), [1, 1]), {}, TypeError, r"values must be a 2-D uint8 array.*not dtype uint16"),
     ("deinterleave-rows-negative", "deinterleave_rows", (np.zeros((2, 2), U8), [-1, 3]), {}, ValueError, r"widths\[0\] must be >= 0"),
     ("deinterleave-rows-huge-width", "deinterleave_rows", (np.zeros((2, 2), U8), [2**70]), {}, ValueError, r"widths"),
+    # Hilbert: Iceberg's check order (more in test_hilbert.py).
+    ("hilbert-index-bits", "hilbert_index", ([b"\x00" * 8], 12), {}, ValueError, r"bits_per_column must be a positive multiple of 8"),
+    ("hilbert-index-short", "hilbert_index", ([b"\x00" * 8, b"\x00"],), {}, ValueError, r"columns\[1\] has 1 bytes"),
+    ("hilbert-rows-bits", "hilbert_rows", (np.zeros((2, 1, 8), U8), 72), {}, ValueError, r"bits_per_column must be at most 64"),
+    ("hilbert-rows-empty", "hilbert_rows", ([],), {}, ValueError, r"columns is empty"),
+    ("hilbert-decode-width", "hilbert_decode_rows", (np.zeros((2, 8), U8), 2), {}, ValueError, r"values have 8 bytes per row"),
+    ("hilbert-decode-n", "hilbert_decode_rows", (np.zeros((2, 8), U8), 0), {}, ValueError, r"n_columns must be >= 1"),
 ]
 
 

@@ -1,9 +1,9 @@
 """The package's floors: every import points down (or stays on its own floor).
 
     cli -> (the face: zorder/__init__, zorder.dask, zorder.spark) -> engines -> parquet
-        -> values -> ordered | interleave -> cpu
+        -> values -> ordered | hilbert -> interleave -> cpu
 
-Sibling floors (ordered and interleave) do not import each other. The check reads the
+Sibling floors (ordered and hilbert) do not import each other. The check reads the
 source (.py, .pyx, .pxd), so it also covers compiled modules and imports inside functions.
 """
 
@@ -15,8 +15,8 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "zorder"
 
 #: Floor of each subpackage (and of the face's modules), lowest first.
-RANK = {"cpu": 0, "ordered": 1, "interleave": 1, "values": 2, "parquet": 3, "engines": 4,
-        "face": 5, "cli": 6}
+RANK = {"cpu": 0, "interleave": 1, "ordered": 2, "hilbert": 2, "values": 3, "parquet": 4, "engines": 5,
+        "face": 6, "cli": 7}
 FACE = {"__init__", "dask", "spark"}
 IMPORT = re.compile(r"^[ \t]*(?:from\s+(zorder(?:\.\w+)*)\s+c?import|c?import\s+(zorder(?:\.\w+)*))",
                     re.MULTILINE)
@@ -90,11 +90,11 @@ def test_checker_catches_an_upward_import(tmp_path):
     (fake / "values" / "bad.py").write_text("from zorder.parquet.files import parquet_files\n")
     (fake / "values" / "ok.py").write_text("from zorder.ordered import ordered_bytes\n")
     (fake / "ordered").mkdir()
-    (fake / "ordered" / "sibling.py").write_text("def f():\n    from zorder.interleave import use\n")
+    (fake / "ordered" / "sibling.py").write_text("def f():\n    from zorder.hilbert import hilbert_rows\n")
     bad = upward_imports(fake)
     assert len(bad) == 2
     assert any("values imports zorder.parquet.files" in b for b in bad)
-    assert any("ordered imports zorder.interleave" in b for b in bad)
+    assert any("ordered imports zorder.hilbert" in b for b in bad)
 
 
 @pytest.mark.parametrize("floor", [f for f in RANK if f != "face"])

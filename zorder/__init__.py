@@ -1,14 +1,15 @@
 """Z-order (Morton) values exactly as Apache Iceberg computes them.
 
 The interleave of Iceberg's ``ZOrderByteUtils.interleaveBits`` comes in interchangeable
-backends with one contract (``bitloop``, ``table``, ``nibble``, ``pdep``, ``simd``).
+backends with one contract (``bitloop``, ``table``, ``nibble``, ``pdep``, ``simd``), and so
+does Iceberg's Hilbert index.
 ``zorder.backend`` names the one chosen at import: the fastest this CPU runs well, or
 the one named by the ``ZORDER_BACKEND`` environment variable.
 
 This module is the public face: every public name is importable from here. The package
 is built in floors, each importing only the ones below it::
 
-    cli -> engines -> parquet -> values -> ordered, interleave -> cpu
+    cli -> engines -> parquet -> values -> ordered, hilbert -> interleave -> cpu
 
 >>> import zorder
 >>> zorder.interleave_bits([b"\\x80", b"\\x40", b"\\x20"]).hex()
@@ -36,6 +37,7 @@ from zorder import cpu as _cpu
 from zorder import interleave as _interleave
 from zorder import ordered as _ordered
 from zorder import values as _values
+from zorder.hilbert import hilbert_index, hilbert_rows
 from zorder.cpu import BACKEND_NAMES, choose_backend, explain_choice
 from zorder.interleave import BackendError, available_backends, get_backend
 from zorder.ordered import *  # noqa: F401,F403  (the names in zorder.ordered.__all__)
@@ -56,6 +58,8 @@ __all__ = [
 ]
 # Iceberg's ordered bytes and options; Z-values of tables, sorting and decoding.
 __all__ += _ordered.__all__ + _values.__all__
+# Iceberg's Hilbert index (HilbertByteUtils), one row or many (its inverse is in values).
+__all__ += ["hilbert_index", "hilbert_rows"]
 
 __version__ = "0.1.0"
 

@@ -130,6 +130,13 @@ def use(name: str) -> ModuleType:
     return _default
 
 
+def default_name() -> str:
+    """The name of the default backend (see ``use``)."""
+    if _default is None:
+        raise RuntimeError("no default interleave backend: zorder.interleave.use() was not called")
+    return str(_default.name)
+
+
 def rows_function(name: Optional[str] = None) -> Any:
     """``interleave_rows`` of backend ``name``, or of the default backend (see ``use``)."""
     if name is not None:

@@ -6,13 +6,15 @@
   words, and Iceberg's internal column names.
 - ``sort``: ``sort_indices``, ``sort`` and ``argsort_zvalues`` over the radix sort
   ``_radix``.
-- ``decode``: ``deinterleave_rows``/``deinterleave_bits``, the inverse of the interleave.
+- ``decode``: ``deinterleave_rows``/``deinterleave_bits``, the inverse of the interleave;
+  ``hilbert_decode_rows`` (``hilbert_decode``), the inverse of ``hilbert_rows``.
 
-Imports the ordered and interleave floors; the interleave backend comes from
+Imports the ordered, hilbert and interleave floors; the interleave backend comes from
 ``zorder.interleave.rows_function`` (the face sets its default), never from the face.
 """
 
 from zorder.values.decode import deinterleave_bits, deinterleave_rows
+from zorder.values.hilbert_decode import hilbert_decode_rows
 from zorder.values.sort import argsort_zvalues, sort, sort_indices
 from zorder.values.table import zorder_values, zorder_widths
 
@@ -20,6 +22,7 @@ __all__ = [
     "argsort_zvalues",
     "deinterleave_bits",
     "deinterleave_rows",
+    "hilbert_decode_rows",
     "sort",
     "sort_indices",
     "zorder_values",

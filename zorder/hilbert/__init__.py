@@ -1,0 +1,19 @@
+"""The hilbert floor: Iceberg's Hilbert index (``HilbertByteUtils.hilbertIndex``).
+
+``hilbert_index`` (one row) and ``hilbert_rows`` (many) read each column's leading
+``bits_per_column / 8`` bytes as a big-endian word, run John Skilling's axes-to-transposed
+index transform ("Programming the Hilbert curve", AIP Conf. Proc. 707, 2004) on the words
+of each row, vectorized across rows in C (``csrc/hilbert_kernel.c``: 8 rows per AVX-512
+register, 4 per AVX2 register, plain C elsewhere), and interleave the transposed words with
+an interleave backend's row kernel while the block of rows is in cache.
+``untranspose_rows`` is the inverse transform, for the decoder in the values floor.
+
+Imports the interleave floor (its front end and backends) and the CPU floor (which
+transform this CPU runs); never the floors above.
+"""
+
+from zorder.hilbert._transform import (
+    check_bits_per_column, hilbert_index, hilbert_rows, untranspose_rows,
+)
+
+__all__ = ["check_bits_per_column", "hilbert_index", "hilbert_rows", "untranspose_rows"]

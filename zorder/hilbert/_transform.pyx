@@ -1,0 +1,388 @@
+# cython: boundscheck=False, wraparound=False
+"""Iceberg's Hilbert index (``HilbertByteUtils.hilbertIndex``), one row or many.
+
+The transform runs in C (_hilbert_kernel.c) on blocks of rows, vectorized across rows
+(AVX-512, AVX2 or plain C, chosen once with CPUID); each block's transposed words are
+then interleaved by an interleave backend's own row kernel, the fastest one by default.
+Argument checking follows Iceberg's order; layouts, ``out=`` and ``threads=`` are the
+interleave front end's (zorder/_frontend.pyx), so they behave exactly as in
+``interleave_bits`` and ``interleave_rows``.
+"""
+
+from cpython.buffer cimport PyObject_CheckBuffer
+from cpython.bytearray cimport PyByteArray_CheckExact
+from cpython.bytes cimport PyBytes_CheckExact
+from cpython.list cimport PyList_CheckExact
+from cpython.long cimport PyLong_CheckExact
+from cpython.tuple cimport PyTuple_CheckExact
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+from libc.stdint cimport uint8_t
+
+from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
+from zorder.interleave.kernel cimport Column, RowsKernel
+
+from collections.abc import Mapping
+import operator
+
+import numpy
+
+from zorder import interleave
+from zorder.cpu import facts, usable
+from zorder.cpu.select import BACKEND_NAMES
+
+__all__ = ["hilbert_index", "hilbert_rows"]
+
+cdef extern from "hilbert_kernel.h" nogil:
+    const int zorder_hilbert_avx2_built
+    const int zorder_hilbert_avx512_built
+    int zorder_hilbert_decode_rows(uint8_t* data, Py_ssize_t nrows, Py_ssize_t row_stride,
+                                   Py_ssize_t ncols, int bits)
+
+# One RowsKernel per (interleave backend, transform level): the front end's kernels take
+# no extra arguments, so each combination is its own C function. bits_per_column comes
+# back from the size the front end passes (n * bits / 8).
+cdef extern from *:
+    """
+    #include "hilbert_kernel.h"
+    #define ZORDER_HILBERT_BACKENDS 5
+    static zorder_rows_kernel zorder_hilbert_via[ZORDER_HILBERT_BACKENDS];
+    /* Counts scratch allocations that failed (more than 16 columns, out of memory):
+     * a row kernel cannot raise, so the caller compares it before and after. */
+    static volatile unsigned long zorder_hilbert_failures = 0;
+    static void zorder_hilbert_failed(void)
+    {
+    #if defined(__GNUC__) || defined(__clang__)
+        __atomic_add_fetch(&zorder_hilbert_failures, 1, __ATOMIC_RELAXED);
+    #else
+        zorder_hilbert_failures++;
+    #endif
+    }
+    #define ZORDER_HILBERT_KERNEL(B, L) \\
+        static void zorder_hilbert_kernel_##B##_##L( \\
+            const zorder_column *cols, ptrdiff_t n, ptrdiff_t size, ptrdiff_t nrows, \\
+            uint8_t *out, ptrdiff_t out_stride) \\
+        { \\
+            if (!zorder_hilbert_rows(cols, n, (int)(8 * (size / n)), nrows, out, out_stride, \\
+                                     zorder_hilbert_via[B], L)) \\
+                zorder_hilbert_failed(); \\
+        }
+    #define ZORDER_HILBERT_LEVELS(B) \\
+        ZORDER_HILBERT_KERNEL(B, 0) ZORDER_HILBERT_KERNEL(B, 1) ZORDER_HILBERT_KERNEL(B, 2)
+    ZORDER_HILBERT_LEVELS(0)
+    ZORDER_HILBERT_LEVELS(1)
+    ZORDER_HILBERT_LEVELS(2)
+    ZORDER_HILBERT_LEVELS(3)
+    ZORDER_HILBERT_LEVELS(4)
+    #define ZORDER_HILBERT_ROW(B) \\
+        {zorder_hilbert_kernel_##B##_0, zorder_hilbert_kernel_##B##_1, zorder_hilbert_kernel_##B##_2}
+    static const zorder_rows_kernel zorder_hilbert_kernels[ZORDER_HILBERT_BACKENDS][3] = {
+        ZORDER_HILBERT_ROW(0), ZORDER_HILBERT_ROW(1), ZORDER_HILBERT_ROW(2),
+        ZORDER_HILBERT_ROW(3), ZORDER_HILBERT_ROW(4)};
+    """
+    int NBACKENDS "ZORDER_HILBERT_BACKENDS"
+    RowsKernel via "zorder_hilbert_via"[5]
+    const RowsKernel kernels "zorder_hilbert_kernels"[5][3]
+    unsigned long failures "zorder_hilbert_failures"
+
+if len(BACKEND_NAMES) != NBACKENDS:  # pragma: no cover - a new backend needs a row above
+    raise ImportError(f"zorder._hilbert knows {NBACKENDS} interleave backends, not {BACKEND_NAMES}")
+
+# Each backend's RowsKernel, as its .pxd exports it (Cython's __pyx_capi__ capsules).
+_ROWS_FUNCTION = {
+    "bitloop": "bitloop_rows",
+    "table": "group_rows",
+    "nibble": "group_rows",
+    "pdep": "pdep_rows",
+    "simd": "simd_rows",
+}
+
+#: The transform codes, by level.
+TRANSFORMS = ("plain", "avx2", "avx512")
+
+
+def _fastest_level():
+    """AVX-512 needs F and BW (the byte swap) with the ZMM state saved by the OS."""
+    cpu = facts()
+    if zorder_hilbert_avx512_built and {"avx512f", "avx512bw"} <= set(cpu.get("flags", ())) \
+            and cpu.get("os_avx512"):
+        return 2
+    if zorder_hilbert_avx2_built and usable("avx2"):
+        return 1
+    return 0
+cdef int _cpu_level = _fastest_level()
+#: The transform this build and CPU run (from the CPU floor's facts, read once).
+TRANSFORM = TRANSFORMS[_cpu_level]
+
+
+cdef RowsKernel kernel_for(str backend, int level) except NULL:
+    """The Hilbert RowsKernel interleaving with `backend` after transform `level`."""
+    cdef int index = BACKEND_NAMES.index(backend)
+    cdef const char* name
+    if via[index] == NULL:
+        module = interleave.get_backend(backend)   # BackendError if it cannot run here
+        capsule = module.__pyx_capi__[_ROWS_FUNCTION[backend]]
+        name = PyCapsule_GetName(capsule)
+        via[index] = <RowsKernel>PyCapsule_GetPointer(capsule, name)
+    return kernels[index][level]
+
+
+# The public functions' kernel: zorder's chosen backend after this CPU's transform,
+# resolved at the first call (the face chooses the backend after importing this module).
+cdef RowsKernel _default_kernel = NULL
+
+
+cdef inline RowsKernel default_kernel() except NULL:
+    global _default_kernel
+    if _default_kernel == NULL:
+        _default_kernel = kernel_for(interleave.default_name(), _cpu_level)
+    return _default_kernel
+
+
+cdef int checked_bits(object bits_per_column) except -1:
+    """bits_per_column as Iceberg checks it: a positive multiple of 8, then at most 64."""
+    if PyLong_CheckExact(bits_per_column) and (bits_per_column == 64 or bits_per_column == 8):
+        return bits_per_column   # the common values, without the general path's calls
+    if isinstance(bits_per_column, bool):
+        raise TypeError("bits_per_column must be an int, not bool")
+    try:
+        bits = operator.index(bits_per_column)
+    except TypeError:
+        raise TypeError(
+            f"bits_per_column must be an int, not {type(bits_per_column).__name__}"
+        ) from None
+    if bits <= 0 or bits % 8:
+        raise ValueError(f"bits_per_column must be a positive multiple of 8, got {bits}")
+    if bits > 64:
+        raise ValueError(f"bits_per_column must be at most 64, got {bits}")
+    return bits
+
+
+cdef list column_list(object columns):
+    if PyList_CheckExact(columns) or PyTuple_CheckExact(columns):
+        # Our own list even here: the front end holds the columns only while it runs,
+        # and the width checks must see the same columns it does.
+        items = list(columns)
+        if not items:
+            raise ValueError("columns is empty: at least one column is needed")
+        return items
+    if isinstance(columns, (str, bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"columns must be a sequence of columns, not one {type(columns).__name__} "
+            "(wrap a single column in a list)"
+        )
+    if isinstance(columns, (set, frozenset, Mapping)):
+        raise TypeError(
+            f"columns must be an ordered sequence of columns, not {type(columns).__name__}"
+        )
+    try:
+        items = list(columns)
+    except TypeError:
+        raise TypeError(
+            f"columns must be a sequence of columns, not {type(columns).__name__}"
+        ) from None
+    if not items:
+        raise ValueError("columns is empty: at least one column is needed")
+    return items
+
+
+cdef short_column(Py_ssize_t i, Py_ssize_t width, int bits, str what):
+    return ValueError(
+        f"columns[{i}] has {width} bytes{what}, fewer than the {bits // 8} that "
+        f"bits_per_column={bits} reads"
+    )
+
+
+cdef int check_row_widths(list items, int bits) except -1:
+    """Iceberg's last check, column by column: each holds at least bits/8 bytes."""
+    cdef Py_ssize_t i, width
+    for i in range(len(items)):
+        item = items[i]
+        if PyBytes_CheckExact(item) or PyByteArray_CheckExact(item):
+            width = len(item)
+        elif isinstance(item, str):
+            raise TypeError(
+                f"columns[{i}] is str, not bytes: encode it first "
+                "(zorder.string_to_ordered_bytes gives Iceberg's bytes)"
+            )
+        elif not PyObject_CheckBuffer(item):
+            # Where Iceberg reads a null column's length and throws.
+            raise TypeError(f"columns[{i}] must be a bytes-like object, not {type(item).__name__}")
+        else:
+            view = memoryview(item)
+            if view.ndim != 1 or view.itemsize != 1:
+                continue   # the front end says what is wrong with it
+            width = view.nbytes
+        if width < bits // 8:
+            raise short_column(i, width, bits, "")
+    return 0
+
+
+cdef object byte_shape(object item):
+    """The shape of a uint8-like array, or None where the front end will refuse it."""
+    shape = getattr(item, "shape", None)
+    dtype = getattr(item, "dtype", None)
+    if shape is not None and dtype is not None:
+        return tuple(shape) if dtype.itemsize == 1 else None
+    if not PyObject_CheckBuffer(item) or isinstance(item, (str, bytes, bytearray)):
+        return None
+    try:
+        view = memoryview(item)
+    except (TypeError, ValueError):
+        return None
+    return view.shape if view.itemsize == 1 else None
+
+
+cdef object checked_rows_columns(object columns, int bits):
+    """(columns for the front end, n): Iceberg's column checks on a batch layout."""
+    cdef Py_ssize_t i
+    if (not isinstance(columns, (list, tuple, str, bytes, bytearray))
+            and PyObject_CheckBuffer(columns)):
+        shape = byte_shape(columns)
+        if shape is None or len(shape) != 3:
+            return columns, None   # the front end names the problem
+        if shape[1] == 0:
+            raise ValueError("columns is empty: at least one column is needed")
+        if shape[2] < bits // 8:
+            raise short_column(0, shape[2], bits, " per row")
+        return columns, shape[1]
+    items = column_list(columns)
+    for i in range(len(items)):
+        shape = byte_shape(items[i])
+        if shape is None or len(shape) != 2:
+            break   # the front end refuses this column, before any later one
+        if shape[1] < bits // 8:
+            raise short_column(i, shape[1], bits, " per row")
+    return items, len(items)
+
+
+cdef int check_failures(unsigned long before) except -1:
+    if failures != before:
+        raise MemoryError("no memory for the Hilbert kernel's scratch rows")
+    return 0
+
+
+cdef object index_with(RowsKernel kernel, object columns, object bits_per_column, object out):
+    cdef int bits = checked_bits(bits_per_column)
+    cdef list items = column_list(columns)
+    cdef unsigned long before = failures
+    check_row_widths(items, bits)
+    result = interleave_bits_with(kernel, items, len(items) * (bits // 8), out)
+    check_failures(before)
+    return result
+
+
+cdef object rows_with(RowsKernel kernel, object columns, object bits_per_column, object out,
+                      object threads):
+    cdef int bits = checked_bits(bits_per_column)
+    cdef unsigned long before = failures
+    columns, n = checked_rows_columns(columns, bits)
+    # n is None only for a layout the front end refuses before reading the size.
+    size = None if n is None else n * (bits // 8)
+    result = interleave_rows_with(kernel, columns, size, out, threads)
+    check_failures(before)
+    return result
+
+
+def hilbert_index(columns, bits_per_column=64, out=None):
+    """Iceberg's Hilbert index of one row: ``HilbertByteUtils.hilbertIndex``.
+
+    Each column's leading ``bits_per_column / 8`` bytes are read as a big-endian word
+    (longer columns are fine), Skilling's axes-to-transposed-index transform runs on the
+    words, and the transposed words are interleaved as ``interleave_bits`` does. With one
+    column the result is that column's leading bytes.
+
+    Args:
+        columns: a non-empty sequence of bytes-like columns (bytes, bytearray, memoryview,
+            1-D uint8 arrays), each at least ``bits_per_column / 8`` bytes long; Iceberg's
+            ordered bytes (``zorder.ordered_bytes``), usually 8 bytes each.
+        bits_per_column: bits taken from each column: a positive multiple of 8, at most
+            64 (Spark's ``hilbert(...)`` sort uses 64).
+        out: optional writable buffer of at least ``n * bits_per_column / 8`` bytes, like
+            Iceberg's reused ByteBuffer: those first bytes are overwritten, the rest left
+            as they were, and ``out`` itself is returned.
+
+    Errors come in Iceberg's order: ``bits_per_column`` (ValueError, TypeError for a
+    non-int), no columns (ValueError), then the first column that is not bytes-like
+    (TypeError) or too short (ValueError).
+
+    Returns:
+        ``bytes`` of length ``n * bits_per_column / 8``, or ``out``.
+
+    Example:
+        >>> hilbert_index([b"\\x00", b"\\x01"], 8).hex()
+        '0003'
+    """
+    return index_with(default_kernel(), columns, bits_per_column, out)
+
+
+def hilbert_rows(columns, bits_per_column=64, out=None, *, threads=1):
+    """Iceberg's Hilbert index of many rows; row i equals hilbert_index of row i.
+
+    Args:
+        columns: every layout ``interleave_rows`` accepts: a non-empty sequence of 2-D
+            uint8 arrays (N, L_c), one per column, any row stride, or one 3-D uint8 array
+            (N, n, L). Every L_c must be at least ``bits_per_column / 8``; only the
+            leading bytes of each column are read.
+        bits_per_column: a positive multiple of 8, at most 64.
+        out: optional writable 2-D uint8 array (N, W) with W >= n * bits_per_column / 8
+            and contiguous rows; only the first bytes of each row are written.
+        threads: split the rows across this many threads (the kernels run without the
+            GIL), as in ``interleave_rows``.
+
+    Returns:
+        a C-contiguous (N, n * bits_per_column / 8) uint8 array, or ``out``. Rows compare
+        (as unsigned bytes) in the order of the Hilbert curve through the columns.
+
+    Example:
+        >>> import numpy as np
+        >>> hilbert_rows(np.array([[[0], [1]], [[1], [1]]], np.uint8), 8)
+        array([[0, 3],
+               [0, 2]], dtype=uint8)
+    """
+    return rows_with(default_kernel(), columns, bits_per_column, out, threads)
+
+
+def check_bits_per_column(bits_per_column):
+    """``bits_per_column`` checked as Iceberg checks it (ValueError/TypeError naming it)."""
+    return checked_bits(bits_per_column)
+
+
+def untranspose_rows(block, n_columns, bits_per_column):
+    """Skilling's transposed-index-to-axes, in place, on a C-contiguous (N, n * bits/8)
+    uint8 block of de-interleaved Hilbert indices (the decoder's second half; the first
+    is ``zorder.values.decode.deinterleave_rows``)."""
+    cdef int bits = checked_bits(bits_per_column)
+    cdef Py_ssize_t n = n_columns
+    cdef uint8_t[:, ::1] view = block
+    cdef Py_ssize_t nrows = view.shape[0]
+    cdef int ok = 1
+    if view.shape[1] != n * (bits // 8):
+        raise ValueError(f"block rows have {view.shape[1]} bytes, not {n * (bits // 8)}")
+    if nrows:
+        with nogil:
+            ok = zorder_hilbert_decode_rows(&view[0, 0], nrows, view.strides[0], n, bits)
+    if not ok:
+        raise MemoryError("no memory for the Hilbert decoder's scratch words")
+
+
+def _hilbert_index_with(backend, columns, bits_per_column=64, out=None, *, transform=None):
+    """hilbert_index through a named interleave backend and transform (for tests)."""
+    return index_with(kernel_for(backend, _level(transform)), columns, bits_per_column, out)
+
+
+def _hilbert_rows_with(backend, columns, bits_per_column=64, out=None, *, threads=1,
+                       transform=None):
+    """hilbert_rows through a named interleave backend and transform (for tests)."""
+    return rows_with(kernel_for(backend, _level(transform)), columns, bits_per_column, out,
+                     threads)
+
+
+cdef int _level(object transform) except -1:
+    if transform is None:
+        return _cpu_level
+    if transform not in TRANSFORMS:
+        raise ValueError(f"transform must be one of {', '.join(TRANSFORMS)}, not {transform!r}")
+    level = TRANSFORMS.index(transform)
+    if level > _cpu_level:
+        raise ValueError(f"the {transform} transform cannot run here (this CPU runs {TRANSFORM})")
+    return level

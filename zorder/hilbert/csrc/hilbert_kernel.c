@@ -1,0 +1,587 @@
+/* Iceberg's Hilbert index for blocks of rows; see hilbert_kernel.h.
+ *
+ * The transform (J. Skilling, "Programming the Hilbert curve", AIP Conf. Proc. 707, 2004)
+ * on the n words of a row, each `bits` wide, in three steps:
+ *   1. inverse undo, for each level q = bits-1 down to 1, with low = 2^q - 1, and each
+ *      column i in order: if bit q of word i is set, invert the low bits of word 0;
+ *      otherwise exchange the low bits of words 0 and i;
+ *   2. Gray encode: word i ^= word i-1, for i = 1 .. n-1 in order;
+ *   3. final adjustment: every set bit q >= 1 of the last word flips bits 0 .. q-1 of
+ *      every word, i.e. bit k of the flip is the parity of the last word's bits above k.
+ * Rows are independent, so each step is the same operation on every lane of a vector
+ * of rows: the level tests become lane masks, and nothing branches on data.
+ *
+ * Only the x86 code carries target attributes (as in interleave/csrc/simd_kernel.c); the baseline
+ * object runs on any x86-64 and the file builds to the plain code on other machines. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hilbert_kernel.h"
+#include "arch.h"
+
+#if ZORDER_X86_64 && ((defined(__clang__) && __clang_major__ >= 7) || \
+                      (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 8))
+#define ZH_X86_BUILD 1
+#include <immintrin.h>
+#else
+#define ZH_X86_BUILD 0
+#endif
+
+#if defined(_MSC_VER)
+#define ZH_RESTRICT __restrict
+#else
+#define ZH_RESTRICT restrict
+#endif
+
+/* Rows per group of vector tiles (4 tiles of 8 rows); ZORDER_HILBERT_BLOCK is a multiple. */
+#define ZH_PAD 32
+
+const int zorder_hilbert_avx2_built = ZH_X86_BUILD;
+const int zorder_hilbert_avx512_built = ZH_X86_BUILD;
+
+static inline uint64_t load_be(const uint8_t *p, int nbytes)
+{
+    uint64_t v = 0;
+    int b;
+    for (b = 0; b < nbytes; b++)
+        v = (v << 8) | p[b];
+    return v;
+}
+
+static inline uint64_t load_be64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__GNUC__) || defined(__clang__)
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+#else
+    return load_be(p, 8);
+#endif
+}
+
+/* Bit k of the result: parity of bits k+1 .. 63 of w (the final adjustment's flip). */
+static inline uint64_t flip_of(uint64_t w)
+{
+    uint64_t y = w >> 1;
+    y ^= y >> 1;
+    y ^= y >> 2;
+    y ^= y >> 4;
+    y ^= y >> 8;
+    y ^= y >> 16;
+    y ^= y >> 32;
+    return y;
+}
+
+/* ---- plain C: one level for one column over a block, a loop compilers vectorize ---- */
+
+static void undo_level_first(uint64_t *ZH_RESTRICT x0, ptrdiff_t count, int q)
+{
+    const uint64_t low = ((uint64_t)1 << q) - 1;
+    ptrdiff_t r;
+    for (r = 0; r < count; r++)
+        x0[r] ^= low & (0 - ((x0[r] >> q) & 1));
+}
+
+static void undo_level(uint64_t *ZH_RESTRICT x0, uint64_t *ZH_RESTRICT xi, ptrdiff_t count, int q)
+{
+    const uint64_t low = ((uint64_t)1 << q) - 1;
+    ptrdiff_t r;
+    for (r = 0; r < count; r++) {
+        uint64_t a = x0[r], c = xi[r];
+        uint64_t set = 0 - ((c >> q) & 1);          /* all ones where bit q of xi is set */
+        uint64_t swap = (a ^ c) & low & ~set;
+        x0[r] = a ^ swap ^ (low & set);
+        xi[r] = c ^ swap;
+    }
+}
+
+static void transform_plain(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits, ptrdiff_t count)
+{
+    ptrdiff_t i, r;
+    int q;
+    for (q = bits - 1; q > 0; q--) {
+        undo_level_first(words, count, q);
+        for (i = 1; i < n; i++)
+            undo_level(words, words + i * ws, count, q);
+    }
+    for (i = 1; i < n; i++)
+        for (r = 0; r < count; r++)
+            words[i * ws + r] ^= words[(i - 1) * ws + r];
+    for (r = 0; r < count; r++) {
+        uint64_t flip = flip_of(words[(n - 1) * ws + r]);
+        for (i = 0; i < n; i++)
+            words[i * ws + r] ^= flip;
+    }
+}
+
+/* The transposed words as big-endian bytes in place: word w's bits/8 bytes first. */
+static void to_big_endian(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits, ptrdiff_t count)
+{
+    ptrdiff_t i, r;
+    int b, shift = 64 - bits;
+    for (i = 0; i < n; i++)
+        for (r = 0; r < count; r++) {
+            uint64_t v = words[i * ws + r] << shift;
+            uint8_t *dst = (uint8_t *)&words[i * ws + r];
+            for (b = 0; b < 8; b++)
+                dst[b] = (uint8_t)(v >> (56 - 8 * b));
+        }
+}
+
+#if ZH_X86_BUILD
+
+/* Both vector transforms work on groups of T tiles (registers of rows) at a time and
+ * read and write whole tiles: the block's column arrays are padded to a multiple of
+ * ZH_PAD rows, and rows past the block's count are computed but never interleaved.
+ * Word 0 is one long dependency chain per tile (every step reads and writes it), so a
+ * group interleaves T independent tiles to keep the vector units busy. */
+
+/* ternarylogic immediate for (a, b, c) -> c ? b : a, a bitwise select. */
+#define ZH_SELECT 0xD8
+
+/* ---- AVX-512: 8 rows per register ------------------------------------------------- */
+
+#define ZH512 __attribute__((target("avx512f,avx512bw")))
+#define ZH512_INLINE ZH512 static inline __attribute__((always_inline))
+
+ZH512_INLINE __m512i bswap512(__m512i v)
+{
+    /* vpshufb indices, within each 128-bit lane: every qword's bytes reversed. */
+    const __m512i idx = _mm512_set_epi64(
+        0x08090a0b0c0d0e0fLL, 0x0001020304050607LL, 0x08090a0b0c0d0e0fLL, 0x0001020304050607LL,
+        0x08090a0b0c0d0e0fLL, 0x0001020304050607LL, 0x08090a0b0c0d0e0fLL, 0x0001020304050607LL);
+    return _mm512_shuffle_epi8(v, idx);
+}
+
+/* Level step for column 0: lanes where bit q of word 0 is set invert its low bits. */
+ZH512_INLINE __m512i first512(__m512i x0, __m512i bit, __m512i low)
+{
+    return _mm512_mask_xor_epi64(x0, _mm512_test_epi64_mask(x0, bit), x0, low);
+}
+
+/* Level step for column i >= 1. Only lanes where bit q of word i is clear swap their low
+ * bits; word 0 is inverted first in every lane, so in the swapping lanes its low bits
+ * are replaced anyway and its high bits are unchanged (low has none). Four
+ * instructions, two of them on word 0's chain. */
+ZH512_INLINE void step512(__m512i *x0, __m512i *xi, __m512i bit, __m512i low)
+{
+    __mmask8 clear = _mm512_testn_epi64_mask(*xi, bit);
+    __m512i inverted = _mm512_xor_si512(*x0, low);
+    __m512i swapped_i = _mm512_mask_ternarylogic_epi64(*xi, clear, *x0, low, ZH_SELECT);
+    *x0 = _mm512_mask_ternarylogic_epi64(inverted, clear, *xi, low, ZH_SELECT);
+    *xi = swapped_i;
+}
+
+ZH512_INLINE __m512i flip512(__m512i last)
+{
+    __m512i flip = _mm512_srli_epi64(last, 1);
+    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 1));
+    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 2));
+    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 4));
+    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 8));
+    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 16));
+    return _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 32));
+}
+
+/* Gray encode, final adjustment and big-endian store of one tile, words in x[0..n). */
+#define ZH_FINISH(FLIP, XOR, SLL, BSWAP, STORE, X, N, AT)                 \
+    do {                                                                        \
+        ptrdiff_t i_;                                                           \
+        for (i_ = 1; i_ < (N); i_++)                                            \
+            X(i_) = XOR(X(i_), X(i_ - 1));                                      \
+        flip_ = FLIP(X((N) - 1));                                               \
+        for (i_ = 0; i_ < (N); i_++)                                            \
+            STORE(AT(i_), BSWAP(SLL(XOR(X(i_), flip_), shift)));                \
+    } while (0)
+
+/* T tiles of 8 rows of n <= 8 columns, all in registers (n, T constants per caller). */
+ZH512_INLINE void tiles512(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, const int n,
+                           const int T, int bits)
+{
+    __m512i x[4][8], bit;
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
+    int i, q, t;
+    for (t = 0; t < T; t++)
+        for (i = 0; i < n; i++)
+            x[t][i] = _mm512_loadu_si512(words + i * ws + r + 8 * t);
+    bit = _mm512_set1_epi64((long long)((uint64_t)1 << (bits - 1)));
+    for (q = bits - 1; q > 0; q--) {
+        __m512i low = _mm512_sub_epi64(bit, one);
+        for (t = 0; t < T; t++)
+            x[t][0] = first512(x[t][0], bit, low);
+        for (i = 1; i < n; i++)
+            for (t = 0; t < T; t++)
+                step512(&x[t][0], &x[t][i], bit, low);
+        bit = _mm512_srli_epi64(bit, 1);
+    }
+    for (t = 0; t < T; t++) {
+        __m512i flip_;
+#define X512(i) x[t][i]
+#define AT512(i) (words + (i) * ws + r + 8 * t)
+        ZH_FINISH(flip512, _mm512_xor_si512, _mm512_sll_epi64, bswap512, _mm512_storeu_si512,
+                  X512, n, AT512);
+    }
+}
+
+/* Any number of columns: word 0 of each of T tiles in a register, the other words read
+ * and written back in the block, which stays in L1. */
+ZH512_INLINE void tiles512_wide(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, ptrdiff_t n,
+                                const int T, int bits)
+{
+    __m512i x0[4], bit;
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
+    ptrdiff_t i;
+    int q, t;
+    for (t = 0; t < T; t++)
+        x0[t] = _mm512_loadu_si512(words + r + 8 * t);
+    bit = _mm512_set1_epi64((long long)((uint64_t)1 << (bits - 1)));
+    for (q = bits - 1; q > 0; q--) {
+        __m512i low = _mm512_sub_epi64(bit, one);
+        for (t = 0; t < T; t++)
+            x0[t] = first512(x0[t], bit, low);
+        for (i = 1; i < n; i++)
+            for (t = 0; t < T; t++) {
+                uint64_t *p = words + i * ws + r + 8 * t;
+                __m512i xi = _mm512_loadu_si512(p);
+                step512(&x0[t], &xi, bit, low);
+                _mm512_storeu_si512(p, xi);
+            }
+        bit = _mm512_srli_epi64(bit, 1);
+    }
+    for (t = 0; t < T; t++) {
+        __m512i flip_;
+        _mm512_storeu_si512(words + r + 8 * t, x0[t]);
+        {
+            /* Gray encode in place, then the flip from the last word. */
+            __m512i prev = x0[t], v;
+            for (i = 1; i < n; i++) {
+                uint64_t *p = words + i * ws + r + 8 * t;
+                prev = _mm512_xor_si512(prev, _mm512_loadu_si512(p));
+                _mm512_storeu_si512(p, prev);
+            }
+            flip_ = flip512(prev);
+            for (i = 0; i < n; i++) {
+                uint64_t *p = words + i * ws + r + 8 * t;
+                v = _mm512_xor_si512(_mm512_loadu_si512(p), flip_);
+                _mm512_storeu_si512(p, bswap512(_mm512_sll_epi64(v, shift)));
+            }
+        }
+    }
+}
+
+/* T = 4 tiles while 4n words fit the 32 ZMM registers with room to spare, else 2; a
+ * block with a single tile of rows (one row from hilbert_index) runs one tile. */
+#define ZH512_CASE(N, T)                                        \
+    case N:                                                     \
+        if (count <= 8)                                         \
+            tiles512(words, ws, 0, N, 1, bits);                 \
+        else                                                    \
+            for (r = 0; r < count; r += 8 * T)                  \
+                tiles512(words, ws, r, N, T, bits);             \
+        break;
+
+ZH512 static void transform512(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits,
+                               ptrdiff_t count)
+{
+    ptrdiff_t r;
+    switch (n) {
+    ZH512_CASE(1, 4)
+    ZH512_CASE(2, 4)
+    ZH512_CASE(3, 4)
+    ZH512_CASE(4, 4)
+    ZH512_CASE(5, 4)
+    ZH512_CASE(6, 2)
+    ZH512_CASE(7, 2)
+    ZH512_CASE(8, 2)
+    default:
+        if (count <= 8)
+            tiles512_wide(words, ws, 0, n, 1, bits);
+        else
+            for (r = 0; r < count; r += 32)
+                tiles512_wide(words, ws, r, n, 4, bits);
+    }
+}
+
+/* ---- AVX2: 4 rows per register ---------------------------------------------------- */
+
+#define ZH256 __attribute__((target("avx2")))
+#define ZH256_INLINE ZH256 static inline __attribute__((always_inline))
+
+ZH256_INLINE __m256i bswap256(__m256i v)
+{
+    const __m256i idx = _mm256_set_epi64x(0x08090a0b0c0d0e0fLL, 0x0001020304050607LL,
+                                          0x08090a0b0c0d0e0fLL, 0x0001020304050607LL);
+    return _mm256_shuffle_epi8(v, idx);
+}
+
+ZH256_INLINE __m256i load256(const uint64_t *p)
+{
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+
+ZH256_INLINE void store256(uint64_t *p, __m256i v)
+{
+    _mm256_storeu_si256((__m256i *)p, v);
+}
+
+/* Lanes where bit q of x is set, as all-ones (AVX2 has no mask registers). */
+ZH256_INLINE __m256i set256(__m256i x, __m256i bit)
+{
+    return _mm256_cmpeq_epi64(_mm256_and_si256(x, bit), bit);
+}
+
+ZH256_INLINE __m256i first256(__m256i x0, __m256i bit, __m256i low)
+{
+    return _mm256_xor_si256(x0, _mm256_and_si256(set256(x0, bit), low));
+}
+
+ZH256_INLINE void step256(__m256i *x0, __m256i *xi, __m256i bit, __m256i low)
+{
+    __m256i set = set256(*xi, bit);
+    __m256i swap = _mm256_andnot_si256(set, _mm256_and_si256(_mm256_xor_si256(*x0, *xi), low));
+    *xi = _mm256_xor_si256(*xi, swap);
+    *x0 = _mm256_xor_si256(*x0, _mm256_or_si256(swap, _mm256_and_si256(set, low)));
+}
+
+ZH256_INLINE __m256i flip256(__m256i last)
+{
+    __m256i flip = _mm256_srli_epi64(last, 1);
+    flip = _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 1));
+    flip = _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 2));
+    flip = _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 4));
+    flip = _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 8));
+    flip = _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 16));
+    return _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 32));
+}
+
+/* As tiles512: T tiles of 4 rows, n <= 4 columns, in the 16 YMM registers. */
+ZH256_INLINE void tiles256(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, const int n,
+                           const int T, int bits)
+{
+    __m256i x[4][4], bit;
+    const __m256i one = _mm256_set1_epi64x(1);
+    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
+    int i, q, t;
+    for (t = 0; t < T; t++)
+        for (i = 0; i < n; i++)
+            x[t][i] = load256(words + i * ws + r + 4 * t);
+    bit = _mm256_set1_epi64x((long long)((uint64_t)1 << (bits - 1)));
+    for (q = bits - 1; q > 0; q--) {
+        __m256i low = _mm256_sub_epi64(bit, one);
+        for (t = 0; t < T; t++)
+            x[t][0] = first256(x[t][0], bit, low);
+        for (i = 1; i < n; i++)
+            for (t = 0; t < T; t++)
+                step256(&x[t][0], &x[t][i], bit, low);
+        bit = _mm256_srli_epi64(bit, 1);
+    }
+    for (t = 0; t < T; t++) {
+        __m256i flip_;
+#define X256(i) x[t][i]
+#define AT256(i) (words + (i) * ws + r + 4 * t)
+        ZH_FINISH(flip256, _mm256_xor_si256, _mm256_sll_epi64, bswap256, store256,
+                  X256, n, AT256);
+    }
+}
+
+/* As tiles512_wide: word 0 of T tiles in registers, the other words in the block. */
+ZH256_INLINE void tiles256_wide(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, ptrdiff_t n,
+                                const int T, int bits)
+{
+    __m256i x0[4], bit;
+    const __m256i one = _mm256_set1_epi64x(1);
+    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
+    ptrdiff_t i;
+    int q, t;
+    for (t = 0; t < T; t++)
+        x0[t] = load256(words + r + 4 * t);
+    bit = _mm256_set1_epi64x((long long)((uint64_t)1 << (bits - 1)));
+    for (q = bits - 1; q > 0; q--) {
+        __m256i low = _mm256_sub_epi64(bit, one);
+        for (t = 0; t < T; t++)
+            x0[t] = first256(x0[t], bit, low);
+        for (i = 1; i < n; i++)
+            for (t = 0; t < T; t++) {
+                uint64_t *p = words + i * ws + r + 4 * t;
+                __m256i xi = load256(p);
+                step256(&x0[t], &xi, bit, low);
+                store256(p, xi);
+            }
+        bit = _mm256_srli_epi64(bit, 1);
+    }
+    for (t = 0; t < T; t++) {
+        __m256i prev = x0[t], flip_;
+        store256(words + r + 4 * t, x0[t]);
+        for (i = 1; i < n; i++) {
+            uint64_t *p = words + i * ws + r + 4 * t;
+            prev = _mm256_xor_si256(prev, load256(p));
+            store256(p, prev);
+        }
+        flip_ = flip256(prev);
+        for (i = 0; i < n; i++) {
+            uint64_t *p = words + i * ws + r + 4 * t;
+            __m256i v = _mm256_xor_si256(load256(p), flip_);
+            store256(p, bswap256(_mm256_sll_epi64(v, shift)));
+        }
+    }
+}
+
+#define ZH256_CASE(N, T)                                        \
+    case N:                                                     \
+        if (count <= 4)                                         \
+            tiles256(words, ws, 0, N, 1, bits);                 \
+        else                                                    \
+            for (r = 0; r < count; r += 4 * T)                  \
+                tiles256(words, ws, r, N, T, bits);             \
+        break;
+
+ZH256 static void transform256(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits,
+                               ptrdiff_t count)
+{
+    ptrdiff_t r;
+    switch (n) {
+    ZH256_CASE(1, 4)
+    ZH256_CASE(2, 4)
+    ZH256_CASE(3, 2)
+    ZH256_CASE(4, 2)
+    default:
+        /* From 5 columns two tiles no longer fit the registers: memory-backed tiles. */
+        if (count <= 4)
+            tiles256_wide(words, ws, 0, n, 1, bits);
+        else
+            for (r = 0; r < count; r += 16)
+                tiles256_wide(words, ws, r, n, 4, bits);
+    }
+}
+
+#endif /* ZH_X86_BUILD */
+
+/* Leaves the block's transposed words as big-endian bytes, column c at words + c * ws. */
+static void transform_block(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits,
+                            ptrdiff_t count, int level)
+{
+#if ZH_X86_BUILD
+    if (level == ZORDER_HILBERT_AVX512) {
+        transform512(words, ws, n, bits, count);
+        return;
+    }
+    if (level == ZORDER_HILBERT_AVX2) {
+        transform256(words, ws, n, bits, count);
+        return;
+    }
+#else
+    (void)level;
+#endif
+    transform_plain(words, ws, n, bits, count);
+    to_big_endian(words, ws, n, bits, count);
+}
+
+int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, ptrdiff_t nrows,
+                        uint8_t *out, ptrdiff_t out_stride, zorder_rows_kernel interleave,
+                        int level)
+{
+    uint64_t stack_words[ZORDER_HILBERT_STACK_COLUMNS * ZORDER_HILBERT_BLOCK];
+    zorder_column stack_block[ZORDER_HILBERT_STACK_COLUMNS];
+    uint64_t *words = stack_words;
+    zorder_column *block = stack_block;
+    const int nbytes = bits / 8;
+    /* Column arrays padded to whole groups of vector tiles (see the x86 code). */
+    const ptrdiff_t ws = ((nrows < ZORDER_HILBERT_BLOCK ? nrows : ZORDER_HILBERT_BLOCK) +
+                          ZH_PAD - 1) / ZH_PAD * ZH_PAD;
+    ptrdiff_t c, r, r0;
+    if (nrows <= 0)
+        return 1;
+    if (ncols > ZORDER_HILBERT_STACK_COLUMNS) {
+        words = (uint64_t *)malloc((size_t)ncols * (size_t)ws * sizeof(uint64_t));
+        block = (zorder_column *)malloc((size_t)ncols * sizeof(zorder_column));
+        if (words == NULL || block == NULL) {
+            free(words);
+            free(block);
+            return 0;
+        }
+    }
+    for (c = 0; c < ncols; c++) {
+        block[c].data = (const uint8_t *)(words + c * ws);
+        block[c].row_stride = 8;
+        block[c].width = nbytes;
+    }
+    for (r0 = 0; r0 < nrows; r0 += ws) {
+        const ptrdiff_t count = nrows - r0 < ws ? nrows - r0 : ws;
+        for (c = 0; c < ncols; c++) {
+            const uint8_t *src = cols[c].data + r0 * cols[c].row_stride;
+            const ptrdiff_t stride = cols[c].row_stride;
+            uint64_t *dst = words + c * ws;
+            if (cols[c].width >= 8) {
+                const int shift = 64 - bits;
+                for (r = 0; r < count; r++)
+                    dst[r] = load_be64(src + r * stride) >> shift;
+            } else {
+                for (r = 0; r < count; r++)
+                    dst[r] = load_be(src + r * stride, nbytes);
+            }
+        }
+        transform_block(words, ws, ncols, bits, count, level);
+        interleave(block, ncols, ncols * nbytes, count, out + r0 * out_stride, out_stride);
+    }
+    if (words != stack_words) {
+        free(words);
+        free(block);
+    }
+    return 1;
+}
+
+/* ---- decode: Skilling's TransposetoAxes, one row at a time ------------------------ */
+
+static void transposed_to_axes(uint64_t *x, ptrdiff_t n, int bits)
+{
+    uint64_t flip = x[n - 1] >> 1;
+    ptrdiff_t i;
+    int q;
+    for (i = n - 1; i > 0; i--)
+        x[i] ^= x[i - 1];
+    x[0] ^= flip;
+    for (q = 1; q < bits; q++) {
+        const uint64_t low = ((uint64_t)1 << q) - 1;
+        for (i = n - 1; i >= 0; i--) {
+            if ((x[i] >> q) & 1) {
+                x[0] ^= low;
+            } else {
+                uint64_t swap = (x[0] ^ x[i]) & low;
+                x[0] ^= swap;
+                x[i] ^= swap;
+            }
+        }
+    }
+}
+
+int zorder_hilbert_decode_rows(uint8_t *data, ptrdiff_t nrows, ptrdiff_t row_stride,
+                               ptrdiff_t ncols, int bits)
+{
+    uint64_t stack_words[ZORDER_HILBERT_STACK_COLUMNS];
+    uint64_t *x = stack_words;
+    const int nbytes = bits / 8;
+    ptrdiff_t r, c;
+    int b;
+    if (ncols > ZORDER_HILBERT_STACK_COLUMNS) {
+        x = (uint64_t *)malloc((size_t)ncols * sizeof(uint64_t));
+        if (x == NULL)
+            return 0;
+    }
+    for (r = 0; r < nrows; r++) {
+        uint8_t *row = data + r * row_stride;
+        for (c = 0; c < ncols; c++)
+            x[c] = load_be(row + c * nbytes, nbytes);
+        transposed_to_axes(x, ncols, bits);
+        for (c = 0; c < ncols; c++)
+            for (b = 0; b < nbytes; b++)
+                row[c * nbytes + b] = (uint8_t)(x[c] >> (8 * (nbytes - 1 - b)));
+    }
+    if (x != stack_words)
+        free(x);
+    return 1;
+}

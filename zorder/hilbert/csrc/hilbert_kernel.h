@@ -1,0 +1,49 @@
+/* Iceberg's Hilbert index (HilbertByteUtils.hilbertIndex) for many rows at once.
+ *
+ * Per row: each column's leading bits/8 bytes as a big-endian word, Skilling's
+ * axes-to-transposed-index transform on those words, the transposed words written back
+ * big-endian, then Iceberg's interleaveBits of them. The transform runs on blocks of rows
+ * held column by column (one array of words per column), vectorized across rows; each
+ * block is then interleaved by an interleave backend's RowsKernel while it is in cache. */
+#ifndef ZORDER_HILBERT_KERNEL_H
+#define ZORDER_HILBERT_KERNEL_H
+
+#include "kernel.h"
+
+/* The RowsKernel of interleave/kernel.pxd, as a C type. */
+typedef void (*zorder_rows_kernel)(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
+                                   ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride);
+
+/* Which code runs the transform: plain C (any CPU), 4 rows per AVX2 register, or 8 rows
+ * per AVX-512 register. */
+#define ZORDER_HILBERT_PLAIN 0
+#define ZORDER_HILBERT_AVX2 1
+#define ZORDER_HILBERT_AVX512 2
+
+/* Rows per block: 256 rows of 8 columns of words are 16 KiB, half a typical L1. */
+#define ZORDER_HILBERT_BLOCK 256
+/* Columns up to this many use stack scratch; more take one allocation per call. */
+#define ZORDER_HILBERT_STACK_COLUMNS 16
+
+/* Whether this build has the AVX2 / AVX-512 transform (x86-64 with a compiler that has
+ * the intrinsics); the plain one is always built. */
+extern const int zorder_hilbert_avx2_built;
+extern const int zorder_hilbert_avx512_built;
+
+/* Writes the n*bits/8-byte Hilbert index of rows [0, nrows) to out + r * out_stride.
+ * The caller has checked: ncols >= 1, bits in {8, 16, ..., 64}, every column at least
+ * bits/8 bytes wide, `level` runs on this CPU, and `interleave` is a RowsKernel.
+ * Returns 0, having written nothing, only when scratch for more than
+ * ZORDER_HILBERT_STACK_COLUMNS columns cannot be allocated. */
+int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, ptrdiff_t nrows,
+                        uint8_t *out, ptrdiff_t out_stride, zorder_rows_kernel interleave,
+                        int level);
+
+/* Skilling's transposed-index-to-axes in place, on rows of ncols big-endian words of
+ * bits/8 bytes each (column c at byte c * bits/8 of the row): the inverse of the
+ * transform above, applied after de-interleaving. Returns 0 (nothing changed) if
+ * scratch for many columns cannot be allocated. */
+int zorder_hilbert_decode_rows(uint8_t *data, ptrdiff_t nrows, ptrdiff_t row_stride,
+                               ptrdiff_t ncols, int bits);
+
+#endif
