@@ -61,3 +61,37 @@ def test_null_boolean_fails_in_spark():
     """What the Spark run recorded; zorder's choice for it is documented in zorder_values."""
     outcome = json.loads((SPARK / "boolean_null_behaviour.json").read_text())["outcome"]
     assert outcome["zorder"]["has_NullPointerException"]
+
+
+HILBERT_CASES = [c for c in CASES if load(c)[0].get("hilbert")]
+
+
+def test_hilbert_cases_are_here():
+    assert len(HILBERT_CASES) >= 8 and "all_types" in HILBERT_CASES
+
+
+@pytest.mark.parametrize("case", HILBERT_CASES)
+def test_hilbert_values_equal_icehvalue(case, backend):
+    meta, table = load(case)
+    (width,) = meta["hilbert"]["output_lengths_seen"]
+    expected = binary_matrix(table.column("ICEHVALUE"), width)
+    got = zorder.hilbert_values(table, meta["columns"], backend=backend.name)
+    np.testing.assert_array_equal(zorder.values.codec.as_matrix(got), expected, err_msg=case)
+
+
+@pytest.mark.parametrize("case", HILBERT_CASES)
+def test_sort_by_hilbert_is_the_order_of_icehvalue(case):
+    meta, table = load(case)
+    (width,) = meta["hilbert"]["output_lengths_seen"]
+    expected = binary_matrix(table.column("ICEHVALUE"), width)
+    perm = zorder.sort_indices(table, columns=meta["columns"], curve="hilbert")
+    np.testing.assert_array_equal(perm, zorder.argsort_zvalues(expected))
+
+
+def test_hilbert_refuses_zorder_only_options():
+    meta, table = load(HILBERT_CASES[0])
+    with pytest.raises(ValueError, match="Z-order options"):
+        zorder.sort_indices(table, columns=meta["columns"], curve="hilbert",
+                            var_length_contribution=16)
+    with pytest.raises(ValueError, match="curve must be one of 'zorder', 'hilbert'"):
+        zorder.sort_indices(table, columns=meta["columns"], curve="peano")

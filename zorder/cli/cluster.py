@@ -7,7 +7,7 @@ import argparse
 
 from zorder.cli.args import add_iceberg_arguments, columns_arg, iceberg_options, positive_int, size_arg
 from zorder.cli.plot import plot_skipping, require_matplotlib
-from zorder.values.codec import ZVALUE_COLUMN
+from zorder.values.codec import HVALUE_COLUMN, ZVALUE_COLUMN
 
 __all__ = ["add_arguments", "run"]
 
@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--columns", required=True, type=columns_arg, metavar="a,b,c",
                         help="clustering columns, in order (Iceberg's zorder(a, b, c))")
     add_iceberg_arguments(parser)
+    parser.add_argument("--curve", choices=("zorder", "hilbert"), default="zorder",
+                        help="zorder (Iceberg's Z-order, default) or hilbert (Spark 4.1's "
+                             "Hilbert order)")
     parser.add_argument("--target-file-size", default="128MB", type=size_arg, metavar="SIZE",
                         help="target Parquet file size, e.g. 128MB, 512MiB (default 128MB)")
     parser.add_argument("--row-group-size", type=positive_int, default=None, metavar="ROWS",
@@ -35,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds to reach a scheduler address (default 3)")
     parser.add_argument("--compression", default="zstd", help="Parquet codec (default zstd)")
     parser.add_argument("--keep-zvalue", action="store_true",
-                        help=f"keep the Z-values as a binary column {ZVALUE_COLUMN}")
+                        help=f"keep the curve values as a binary column ({ZVALUE_COLUMN}, or "
+                             f"{HVALUE_COLUMN} for --curve hilbert)")
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty OUT_DIR")
     parser.add_argument("--no-report", action="store_true", help="skip the skipping report")
     parser.add_argument("--plot", metavar="FILE.png", default=None,
@@ -56,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         target_file_size=args.target_file_size, row_group_size=args.row_group_size,
         row_group_bytes=args.row_group_bytes, keep_zvalue=args.keep_zvalue,
         compression=args.compression, overwrite=args.overwrite, scheduler=args.scheduler,
-        connect_timeout=args.connect_timeout,
+        connect_timeout=args.connect_timeout, curve=args.curve,
         progress=not args.quiet,
     )
     print(f"wrote {result.rows} rows in {len(result.files)} files ({result.ranges} Z-ranges) "

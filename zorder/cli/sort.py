@@ -24,6 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--columns", required=True, type=columns_arg, metavar="a,b,c",
                         help="the columns to Z-order by, in order (Iceberg's zorder(a, b, c))")
     add_iceberg_arguments(parser)
+    parser.add_argument("--curve", choices=("zorder", "hilbert", "both"), default="zorder",
+                        help="zorder (Iceberg's Z-order, default), hilbert (Spark 4.1's "
+                             "Hilbert order), or both: the output in Z-order, and the report "
+                             "also shows the Hilbert order's skipping")
     parser.add_argument("--row-group-size", type=positive_int, default=None, metavar="ROWS",
                         help="rows per output row group (default: the input's largest)")
     parser.add_argument("--compression", default=None, metavar="CODEC",
@@ -69,13 +73,15 @@ def run(args: argparse.Namespace) -> int:
             row_group_size=args.row_group_size, compression=args.compression,
             overwrite=args.overwrite, progress=bar.update if bar else None,
             report=not args.no_report, predicates=args.predicates, fraction=args.fraction,
+            curve=args.curve,
         )
     finally:
         if bar is not None:
             bar.close()
     print(f"wrote {result['rows']:,} rows in {result['row_groups_out']} row groups to "
-          f"{args.output}, Z-ordered by {', '.join(args.columns)} "
-          f"({result['zvalue_bytes']}-byte Z-values; input had {result['row_groups_in']} "
+          f"{args.output}, {'Hilbert' if args.curve == 'hilbert' else 'Z'}-ordered by "
+          f"{', '.join(args.columns)} ({result['zvalue_bytes']}-byte "
+          f"{'Hilbert' if args.curve == 'hilbert' else 'Z'}-values; input had {result['row_groups_in']} "
           f"row groups)")
     if result["report"] is not None:
         print(format_report(result["report"]))

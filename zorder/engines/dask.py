@@ -65,8 +65,8 @@ from zorder.parquet.safety import (
 )
 from zorder.parquet.sort import check_compression
 from zorder.parquet.sizes import parse_size
-from zorder.values.codec import ZVALUE_COLUMN
-from zorder.values.table import check_column_names
+from zorder.values.codec import HVALUE_COLUMN, ZVALUE_COLUMN
+from zorder.values.table import Ordering, check_column_names
 
 __all__ = ["ClusterResult", "FileInfo", "MANIFEST", "cluster", "require_dask"]
 
@@ -291,13 +291,14 @@ def cluster(
     row_group_size: Optional[int] = None,
     row_group_bytes: Union[int, str] = "128MB",
     keep_zvalue: bool = False,
-    zvalue_column: str = ZVALUE_COLUMN,
+    zvalue_column: Optional[str] = None,
     var_length_contribution: int = 8,
     max_output_size: Optional[int] = None,
     iceberg: str = "main",
     spark: str = "4",
     timestamp: TimestampOption = None,
     options: Optional[IcebergOptions] = None,
+    curve: str = "zorder",
     compression: str = "zstd",
     overwrite: bool = False,
     scheduler=None,
@@ -317,7 +318,9 @@ def cluster(
     ``var_length_contribution``, ``max_output_size``, ``iceberg``, ``spark``, ``timestamp``,
     or all of them at once as ``options`` (an ``IcebergOptions``): passed to
     :func:`zorder.zorder_values`, with Iceberg's meaning.
-    ``keep_zvalue`` keeps the Z-values as a FixedSizeBinary column named ``zvalue_column``
+    ``curve``: "zorder" (Iceberg's Z-order) or "hilbert" (Spark 4.1's Hilbert order).
+    ``keep_zvalue`` keeps the curve values as a FixedSizeBinary column named ``zvalue_column``
+    (default Iceberg's name, ICEZVALUE or ICEHVALUE)
     (Iceberg drops it). ``sample_rows``: Z-values sampled per partition for the split points.
     ``scheduler``: ``None`` (a current ``distributed.Client`` if there is one, else Dask's
     default), ``"threads"``, ``"processes"``, ``"sync"``, a scheduler address, or a Client.
@@ -348,6 +351,9 @@ def cluster(
         raise ValueError(f"row_group_size must be a positive int (rows), got {row_group_size!r}")
     if not isinstance(sample_rows, (int, np.integer)) or isinstance(sample_rows, bool) or sample_rows < 1:
         raise ValueError(f"sample_rows must be a positive int, got {sample_rows!r}")
+    ordering = Ordering(opts, curve)
+    if zvalue_column is None:
+        zvalue_column = HVALUE_COLUMN if curve == "hilbert" else ZVALUE_COLUMN
     if not isinstance(zvalue_column, str) or not zvalue_column:
         raise TypeError("zvalue_column must be a non-empty str")
     if not isinstance(out_dir, (str, os.PathLike)):
@@ -386,9 +392,8 @@ def cluster(
         raise ValueError(f"column names starting with __zorder_ are reserved: {reserved}")
     if keep_zvalue and zvalue_column in ddf.columns:
         raise ValueError(f"zvalue_column {zvalue_column!r} is already a column of the data")
-    options = opts  # (one name from here on)
     # Fail here, on fake rows of the right types, rather than in a task on a worker.
-    probe = stages.zvalue_matrix_of(ddf._meta_nonempty, columns, options)
+    probe = stages.zvalue_matrix_of(ddf._meta_nonempty, columns, ordering)
     size = probe.shape[1]
     nwords = max(1, -(-size // 8))
     if schema is None:
@@ -422,7 +427,7 @@ def cluster(
             per_part = int(max(50, min(sample_rows, stages.MAX_SAMPLE // max(1, len(parts)))))
             survey = dask.delayed(stages.survey, pure=True)
             stats = _compute(
-                [survey(p, i, columns, options, per_part, compression) for i, p in enumerate(parts)],
+                [survey(p, i, columns, ordering, per_part, compression) for i, p in enumerate(parts)],
                 client, progress, f"sampling Z-values of {len(parts)} partitions",
             )
             counts = [s[0] for s in stats]
@@ -442,7 +447,7 @@ def cluster(
             for j in range(nwords):
                 meta[stages.WORD.format(j)] = np.array([], np.uint64)
             meta[stages.PART] = np.array([], np.int64)
-            keyed = ddf.map_partitions(stages.assign, columns, options, splits, nwords, meta=meta)
+            keyed = ddf.map_partitions(stages.assign, columns, ordering, splits, nwords, meta=meta)
             # p2p needs a distributed client; a local scheduler shuffles with tasks, even
             # while some distributed Client happens to exist in the process.
             method = shuffle_method or ("p2p" if client is not None else "tasks")
@@ -456,7 +461,7 @@ def cluster(
             (info,) = _compute([written], client, progress,
                                f"range-partitioning {total_rows} rows into {nranges} ranges and writing")
             result = _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes,
-                             options, keep_zvalue, zvalue_column)
+                             ordering, keep_zvalue, zvalue_column)
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         if os.path.lexists(tmp):
@@ -467,7 +472,7 @@ def cluster(
     return result
 
 
-def _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes, options,
+def _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes, ordering,
             keep_zvalue, zvalue_column) -> ClusterResult:
     """Check what the tasks wrote, drop leftovers of retried tasks, and move it into place."""
     info = info.sort_values("file").reset_index(drop=True)
@@ -493,7 +498,7 @@ def _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes, o
     files = [FileInfo(os.path.join(out_dir, r.file), int(r.rows), int(r.bytes), int(r.row_groups),
                       r.zmin, r.zmax) for r in info.itertuples()]
     manifest = {
-        "zorder": {"columns": columns, **options.as_dict(), "zvalue_size": size,
+        "zorder": {"columns": columns, **ordering.as_dict(), "zvalue_size": size,
                    "zvalue_column": zvalue_column if keep_zvalue else None},
         "rows": total_rows,
         "ranges": nranges,

@@ -13,9 +13,8 @@ from typing import List, Sequence
 
 import numpy as np
 
-from zorder.ordered import IcebergOptions
 from zorder.values.codec import from_words, sort_keys, to_words
-from zorder.values.table import zvalue_matrix
+from zorder.values.table import Ordering
 
 PART = "__zorder_part"
 WORD = "__zorder_w{}"
@@ -27,13 +26,13 @@ MAX_SAMPLE = 1_000_000
 # Z-values as sortable keys
 
 
-def zvalue_matrix_of(pdf, columns: Sequence[str], options: IcebergOptions) -> np.ndarray:
+def zvalue_matrix_of(pdf, columns: Sequence[str], ordering: Ordering) -> np.ndarray:
     """(N, size) uint8 Z-values of a pandas partition, through pyarrow so that every column
     arrives with its exact Arrow (= Parquet = Spark) type."""
     import pyarrow as pa
 
     table = pa.Table.from_pandas(pdf[list(columns)], preserve_index=False)
-    return zvalue_matrix(table, list(columns), options)[0]
+    return ordering.matrix(table, list(columns))
 
 
 # ---------------------------------------------------------------------------------------
@@ -54,10 +53,10 @@ def _encoded_size(pdf, compression: str, head_rows: int = 50_000) -> float:
     return sink.getvalue().size * n / len(head)
 
 
-def survey(pdf, index: int, columns, options, sample_rows: int, compression: str):
+def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compression: str):
     """(rows, sample of Z-value keys, estimated Parquet bytes) of one partition."""
     n = len(pdf)
-    matrix = zvalue_matrix_of(pdf, columns, options)
+    matrix = zvalue_matrix_of(pdf, columns, ordering)
     k = min(n, sample_rows)
     if k < n:
         rng = np.random.default_rng([SEED, index])
@@ -85,9 +84,9 @@ def choose_splits(counts: Sequence[int], samples: Sequence[np.ndarray], nranges:
     return np.unique(keys[pos][keys[pos] > keys[0]])
 
 
-def assign(pdf, columns, options, splits: np.ndarray, nwords: int):
+def assign(pdf, columns, ordering: Ordering, splits: np.ndarray, nwords: int):
     """The partition with its Z-value words and the number of its range."""
-    matrix = zvalue_matrix_of(pdf, columns, options)
+    matrix = zvalue_matrix_of(pdf, columns, ordering)
     words = to_words(matrix)
     out = pdf.copy(deep=False)
     for j in range(nwords):

@@ -12,8 +12,20 @@ Imports the interleave floor (its front end and backends) and the CPU floor (whi
 transform this CPU runs); never the floors above.
 """
 
+import functools
+from typing import Any, Callable, Optional
+
+from zorder.hilbert import _transform
 from zorder.hilbert._transform import (
     check_bits_per_column, hilbert_index, hilbert_rows, untranspose_rows,
 )
 
-__all__ = ["check_bits_per_column", "hilbert_index", "hilbert_rows", "untranspose_rows"]
+__all__ = ["check_bits_per_column", "hilbert_index", "hilbert_rows", "rows_function",
+           "untranspose_rows"]
+
+
+def rows_function(backend: Optional[str] = None) -> Callable[..., Any]:
+    """``hilbert_rows``, interleaving with backend ``backend`` (default: the chosen one)."""
+    if backend is None:
+        return hilbert_rows
+    return functools.partial(_transform._hilbert_rows_with, backend)

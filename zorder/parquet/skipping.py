@@ -218,7 +218,7 @@ def _check_count(count: Any) -> None:
         raise ValueError(f"predicates must be a positive int, got {count!r}")
 
 
-def skipping_report(before: Where, after: Where, columns: Iterable[str], *,
+def skipping_report(before: Where, after: Any, columns: Iterable[str], *,
                     fraction: float = 0.01, predicates: int = 25,
                     values: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """How many row groups and files min/max statistics let a reader skip, before and
@@ -227,6 +227,8 @@ def skipping_report(before: Where, after: Where, columns: Iterable[str], *,
     Args:
         before, after: the data as written before and after: a Parquet file, a folder of
             them, or a list (paths, ``ParquetFile`` or ``FileMetaData`` objects).
+            ``after`` may also be a mapping ``{name: data}`` of several layouts of the same
+            rows (e.g. ``{"zorder": ..., "hilbert": ...}``), reported side by side.
         columns: the columns to report on (typically the Z-order columns).
         fraction: the share of the values each predicate selects (default 1%).
         predicates: predicates per column, spread over the distribution.
@@ -235,14 +237,19 @@ def skipping_report(before: Where, after: Where, columns: Iterable[str], *,
 
     Returns:
         ``{"fraction": f, "predicates": p, "columns": {name: {"before": side,
-        "after": side}}}``, where each side has ``files``, ``row_groups``, the mean
+        "after": side}}}`` (with a mapping ``after``, its names instead of "after"),
+        where each side has ``files``, ``row_groups``, the mean
         counts skipped per predicate ``files_skipped_mean`` and
         ``row_groups_skipped_mean``, and the same as shares of the total
         ``files_skipped`` and ``row_groups_skipped``.
     """
     _check_fraction(fraction)
     _check_count(predicates)
-    before_files, after_files = parquet_files(before), parquet_files(after)
+    before_files = parquet_files(before)
+    layouts = dict(after) if isinstance(after, Mapping) else {"after": after}
+    if not layouts or "before" in layouts:
+        raise ValueError("after must name at least one layout, and none of them 'before'")
+    after_files = {name: parquet_files(where) for name, where in layouts.items()}
     report: Dict[str, Any] = {"fraction": fraction, "predicates": predicates, "columns": {}}
     for column in columns:
         if values is not None and column in values:
@@ -254,10 +261,10 @@ def skipping_report(before: Where, after: Where, columns: Iterable[str], *,
         else:
             sample = sample_values(before_files, column)
         preds = range_predicates(sample, fraction, predicates)
-        report["columns"][column] = {
-            "before": _tally(row_group_stats(before_files, column), preds),
-            "after": _tally(row_group_stats(after_files, column), preds),
-        }
+        entry = {"before": _tally(row_group_stats(before_files, column), preds)}
+        for name, files in after_files.items():
+            entry[name] = _tally(row_group_stats(files, column), preds)
+        report["columns"][column] = entry
     return report
 
 
@@ -265,16 +272,17 @@ def format_report(report: Mapping[str, Any]) -> str:
     """``skipping_report``'s result as a small text table, one line per column; with
     files as well as row groups when either side has more than one file."""
     entries = report["columns"]
-    with_files = any(e[side]["files"] > 1 for e in entries.values() for side in ("before", "after"))
+    sides = list(next(iter(entries.values()))) if entries else ["before", "after"]
+    with_files = any(e[side]["files"] > 1 for e in entries.values() for side in sides)
     what = "files and row groups" if with_files else "row groups"
     lines = [
         f"{what} a reader can skip with min/max statistics, mean over "
         f"{report['predicates']} range predicates per column each selecting "
         f"~{report['fraction']:.0%} of the values:",
     ]
-    header = f"  {'column':<20} {'row groups before':>22} {'row groups after':>22}"
+    header = f"  {'column':<20} " + " ".join(f"{'row groups ' + s:>22}" for s in sides)
     if with_files:
-        header += f" {'files before':>20} {'files after':>20}"
+        header += " " + " ".join(f"{'files ' + s:>20}" for s in sides)
     lines.append(header)
     for column, entry in entries.items():
         cells = []
@@ -282,11 +290,11 @@ def format_report(report: Mapping[str, Any]) -> str:
         if with_files:
             kinds.append(("files", "files_skipped"))
         for total_key, share_key in kinds:
-            for side in ("before", "after"):
+            for side in sides:
                 s = entry[side]
                 cells.append(f"{s[share_key + '_mean']:.1f} of {s[total_key]} "
                              f"({s[share_key]:.0%})")
-        widths = [22, 22, 20, 20]
+        widths = [22] * len(sides) + [20] * len(sides)
         lines.append(f"  {str(column):<20} " + " ".join(
             f"{c:>{w}}" for c, w in zip(cells, widths)))
     return "\n".join(lines)

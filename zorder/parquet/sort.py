@@ -20,6 +20,7 @@ from zorder.parquet.safety import (
 )
 from zorder.parquet.skipping import skipping_report
 from zorder.values import sort_indices, zorder_widths
+from zorder.values.table import CURVES
 
 __all__ = ["ProgressCallback", "check_compression", "sort_parquet"]
 
@@ -40,6 +41,18 @@ def check_compression(compression: str, schema: Any) -> None:
                          f"write ({exc}); use e.g. zstd, snappy, gzip, lz4 or none") from None
 
 
+def _in_memory_layout(table: Any, perm: Any, row_group_size: int, compression: str) -> Any:
+    """The Parquet metadata of ``table`` in order ``perm``, written to memory only."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, table.schema, compression=compression) as writer:
+        for k in range(0, table.num_rows, row_group_size):
+            writer.write_table(table.take(perm[k:k + row_group_size]), row_group_size=row_group_size)
+    return pq.ParquetFile(pa.BufferReader(sink.getvalue())).metadata
+
+
 def _input_compression(md) -> str:
     if md.num_row_groups and md.num_columns:
         codec = str(md.row_group(0).column(0).compression).lower()
@@ -53,8 +66,10 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
                  options: Optional[IcebergOptions] = None, row_group_size: Optional[int] = None,
                  compression: Optional[str] = None, overwrite: bool = False,
                  progress: Optional[ProgressCallback] = None, report: bool = True,
-                 predicates: int = 25, fraction: float = 0.01) -> Dict[str, Any]:
-    """Rewrite the Parquet file ``input`` to ``output`` with its rows in Z-order.
+                 predicates: int = 25, fraction: float = 0.01,
+                 curve: str = "zorder") -> Dict[str, Any]:
+    """Rewrite the Parquet file ``input`` to ``output`` with its rows in Z-order (or in
+    Hilbert order: ``curve="hilbert"``).
 
     Args:
         input, output: file paths; ``output`` is written to a temporary file beside it
@@ -69,6 +84,9 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
             (the command line passes a progress bar's ``update``), or None.
         report, predicates, fraction: compute ``zorder.parquet.skipping.skipping_report`` for
             the Z-order columns, before and after.
+        curve: "zorder" (Iceberg's Z-order, the default), "hilbert" (Spark 4.1's Hilbert
+            order), or "both": the output in Z-order, and the report also shows what the
+            Hilbert order gives (measured on a copy written in memory).
 
     Returns:
         ``{"rows", "row_groups_in", "row_groups_out", "zvalue_bytes", "report"}``
@@ -80,6 +98,10 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     require_pyarrow("zorder sort")
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    if curve not in CURVES + ("both",):
+        raise ValueError(f"curve must be 'zorder', 'hilbert' or 'both', got {curve!r}")
+    primary = "zorder" if curve == "both" else curve
 
     opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
                              max_output_size=max_output_size, iceberg=iceberg, spark=spark,
@@ -130,11 +152,14 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     table = table.combine_chunks()
 
     bar("z-order", 0, 1, "sort")
-    perm = sort_indices(table, columns=list(columns), options=opts)
+    perm = sort_indices(table, columns=list(columns), options=opts, curve=primary)
     widths = zorder_widths(table, columns=list(columns),
                            var_length_contribution=opts.var_length_contribution)
     cap = opts.max_output_size
-    size = sum(widths) if cap is None else min(sum(widths), cap)
+    if primary == "hilbert":
+        size = 8 * len(widths)
+    else:
+        size = sum(widths) if cap is None else min(sum(widths), cap)
     bar("z-order", 1, 1, "sort")
 
     nrows = table.num_rows
@@ -158,6 +183,11 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     }
     if report:
         values = {c: table.column(c) for c in columns}
-        result["report"] = skipping_report(input, output, columns, fraction=fraction,
+        layouts: Dict[str, Any] = {"after": output}
+        if curve == "both":
+            layouts = {"zorder": output, "hilbert": [_in_memory_layout(
+                table, sort_indices(table, columns=list(columns), options=opts, curve="hilbert"),
+                row_group_size, compression)]}
+        result["report"] = skipping_report(input, layouts, columns, fraction=fraction,
                                            predicates=predicates, values=values)
     return result

@@ -16,13 +16,14 @@ Imports the ordered, hilbert and interleave floors; the interleave backend comes
 from zorder.values.decode import deinterleave_bits, deinterleave_rows
 from zorder.values.hilbert_decode import hilbert_decode_rows
 from zorder.values.sort import argsort_zvalues, sort, sort_indices
-from zorder.values.table import zorder_values, zorder_widths
+from zorder.values.table import hilbert_values, zorder_values, zorder_widths
 
 __all__ = [
     "argsort_zvalues",
     "deinterleave_bits",
     "deinterleave_rows",
     "hilbert_decode_rows",
+    "hilbert_values",
     "sort",
     "sort_indices",
     "zorder_values",

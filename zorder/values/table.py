@@ -12,7 +12,8 @@ one call of the selected backend's ``interleave_rows``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -20,9 +21,13 @@ from zorder import interleave
 from zorder.ordered import IcebergOptions, ordered_bytes
 from zorder.ordered.errors import ColumnError
 from zorder.ordered.options import TimestampOption, check_positive
+from zorder import hilbert
 from zorder.values.codec import to_arrow
 
-__all__ = ["zorder_values", "zorder_widths"]
+__all__ = ["Ordering", "hilbert_values", "zorder_values", "zorder_widths"]
+
+#: The space-filling curves a table can be ordered by.
+CURVES = ("zorder", "hilbert")
 
 ColumnSelection = Union[None, str, Sequence[Any]]
 
@@ -184,29 +189,79 @@ def _timestamp_kinds(data: Any, labels: List[str], timestamp: TimestampOption) -
 def zvalue_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
                   backend: Optional[str] = None) -> Tuple[numpy.ndarray, bool]:
     """(the ``(N, size)`` Z-value matrix, whether the input is Arrow)."""
-    labels, cols, arrow = _named_columns(data, columns)
     interleave_rows: Callable = interleave.rows_function(backend)
-    kinds = _timestamp_kinds(data, labels, options.timestamp)
-    length = options.var_length_contribution
-    cap = options.max_output_size
-
-    parts = []
+    parts, arrow = _columns_bytes(data, columns, options, options.var_length_contribution)
+    # SparkZOrderUDF: 8 bytes per primitive, var_length_contribution per string or binary
+    # column (exactly the width ordered_bytes returns), capped as each is added.
     size = 0
-    nrows = None
+    for part in parts:
+        size += part.shape[1]
+        if options.max_output_size is not None:
+            size = min(size, options.max_output_size)
+    return interleave_rows(parts, size), arrow
+
+
+def _columns_bytes(data: Any, columns: ColumnSelection, options: IcebergOptions,
+                   length: int) -> Tuple[List[numpy.ndarray], bool]:
+    """Every selected column's ordered bytes at ``length`` per string/binary column."""
+    labels, cols, arrow = _named_columns(data, columns)
+    kinds = _timestamp_kinds(data, labels, options.timestamp)
+    parts: List[numpy.ndarray] = []
     for label, col, kind in zip(labels, cols, kinds):
         part = column_bytes(label, col, length, options, kind)
-        if nrows is None:
-            nrows = part.shape[0]
-        elif part.shape[0] != nrows:
-            raise ValueError(f"column {label} has {part.shape[0]} rows, the first has {nrows}")
+        if parts and part.shape[0] != parts[0].shape[0]:
+            raise ValueError(f"column {label} has {part.shape[0]} rows, the first has "
+                             f"{parts[0].shape[0]}")
         parts.append(part)
-        # SparkZOrderUDF: 8 bytes per primitive, var_length_contribution per string or
-        # binary column (exactly the width ordered_bytes returns), capped as each is added.
-        size += part.shape[1]
-        if cap is not None:
-            size = min(size, cap)
+    return parts, arrow
 
-    return interleave_rows(parts, size), arrow
+
+def hvalue_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
+                  backend: Optional[str] = None) -> Tuple[numpy.ndarray, bool]:
+    """(the ``(N, 8 n)`` Hilbert-value matrix, whether the input is Arrow), as Spark 4.1's
+    ``hilbert(...)`` rewrite builds ICEHVALUE: every column's ordered bytes at exactly 8
+    bytes (strings and binary too; no cap), then ``hilbertIndex(columns, 64)``."""
+    if options.var_length_contribution != 8 or options.max_output_size is not None:
+        raise ValueError(
+            "var_length_contribution and max_output_size are Z-order options: Iceberg's "
+            "Hilbert rewrite takes exactly 8 bytes of every column, with no cap"
+        )
+    parts, arrow = _columns_bytes(data, columns, options, 8)
+    return hilbert.rows_function(backend)(parts, 64), arrow
+
+
+def curve_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
+                 curve: str = "zorder", backend: Optional[str] = None) -> Tuple[numpy.ndarray, bool]:
+    """``zvalue_matrix`` or ``hvalue_matrix``, by ``curve`` ("zorder" or "hilbert")."""
+    if curve == "zorder":
+        return zvalue_matrix(data, columns, options, backend)
+    if curve == "hilbert":
+        return hvalue_matrix(data, columns, options, backend)
+    raise ValueError(f"curve must be one of {', '.join(map(repr, CURVES))}, got {curve!r}")
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """How a job orders rows: Iceberg's options and the curve, validated once, carried
+    whole through the stages of an engine's job (and recorded in its manifest)."""
+
+    options: IcebergOptions = field(default_factory=IcebergOptions)
+    curve: str = "zorder"
+
+    def __post_init__(self) -> None:
+        if self.curve not in CURVES:
+            raise ValueError(f"curve must be one of {', '.join(map(repr, CURVES))}, "
+                             f"got {self.curve!r}")
+        if self.curve == "hilbert":  # refuse the Z-order-only options now, not in a task
+            hvalue_matrix([numpy.zeros(0, numpy.int64)], None, self.options)
+
+    def matrix(self, data: Any, columns: ColumnSelection,
+               backend: Optional[str] = None) -> numpy.ndarray:
+        """The ``(N, size)`` uint8 curve values of ``data``'s ``columns``."""
+        return curve_matrix(data, columns, self.options, self.curve, backend)[0]
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {**self.options.as_dict(), "curve": self.curve}
 
 
 def zorder_widths(data: Any, *, columns: ColumnSelection = None,
@@ -319,3 +374,32 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
     return to_arrow(z) if arrow else z
 
 
+
+
+def hilbert_values(data: Any, columns: ColumnSelection = None, *, iceberg: str = "main",
+                   spark: str = "4", timestamp: TimestampOption = None,
+                   backend: Optional[str] = None,
+                   options: Optional[IcebergOptions] = None) -> Any:
+    """Iceberg's Hilbert value of every row, as Spark 4.1's ``hilbert(...)`` rewrite
+    computes its ``ICEHVALUE`` column.
+
+    Every column becomes Iceberg's ordered bytes at exactly 8 bytes (``ordered_bytes``;
+    strings and binary are cut or padded to 8, with no output cap), then
+    ``HilbertByteUtils.hilbertIndex(columns, 64)`` (``hilbert_rows``): 8 bytes per column.
+
+    Args:
+        data, columns, iceberg, spark, timestamp, backend: as for ``zorder_values``.
+        options: an ``IcebergOptions`` for iceberg, spark and timestamp at once (its
+            var_length_contribution must be 8 and max_output_size None: they are
+            Z-order options).
+
+    Returns:
+        an ``(N, 8 * n)`` uint8 array, or a pyarrow ``FixedSizeBinaryArray`` for Arrow input.
+
+    >>> import numpy as np
+    >>> hilbert_values([np.array([0, 1]), np.array([0, 0])]).shape
+    (2, 16)
+    """
+    opts = IcebergOptions.of(options, iceberg=iceberg, spark=spark, timestamp=timestamp)
+    h, arrow = hvalue_matrix(data, columns, opts, backend)
+    return to_arrow(h) if arrow else h
