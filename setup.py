@@ -61,6 +61,7 @@ extensions = [
     extension("interleave.bitloop", ["interleave/bitloop.pyx"]),
     extension("interleave.table", ["interleave/table.pyx"]),
     extension("interleave.nibble", ["interleave/nibble.pyx"]),
+    extension("interleave.auto", ["interleave/auto.pyx"]),
     extension("ordered._strings", ["ordered/_strings.pyx"]),
     extension("values.decode", ["values/decode.pyx"]),
     extension("values._radix", ["values/_radix.pyx"]),

@@ -10,7 +10,7 @@ import zorder
 from zorder.cli import bench as _bench
 from zorder.__main__ import main
 
-TINY = ["--rows", "1000", "--calls", "50", "--repeat", "1", "--quiet"]
+TINY = ["--rows", "1000", "--calls", "50", "--repeat", "1", "--quiet", "--matrix-rows", "0"]
 
 
 def run_json(capsys, *args):
@@ -22,7 +22,8 @@ def test_json_report_has_every_backend_and_the_baseline(capsys):
     report = run_json(capsys, "--shapes", "4x32", "--threads", "1")
     backends = list(zorder.available_backends())
     assert report["backends"] == backends
-    assert report["auto"] == zorder.backend and report["auto"] in backends
+    assert report["auto"] == zorder.backend
+    assert report["auto"] in backends or report["auto"].startswith("auto (")
     assert report["rows"] == 1000 and report["bitloop_rows"] == 1000
     assert report["cpu"]["brand"] and report["cpu"]["logical_cpus"] >= 1
     assert report["threads"] == [1]
@@ -158,3 +159,17 @@ def test_unwritable_plot_path_fails_before_timing(capsys):
     assert main(["bench", *TINY, "--shapes", "2x8", "--plot", "/nonexistent-folder/x.png"]) == 2
     err = capsys.readouterr().err
     assert "cannot write --plot" in err and "[1/" not in err
+
+
+def test_shape_matrix_covers_every_class_and_the_hilbert_rows(capsys):
+    report = run_json(capsys, "--shapes", "2x8", "--threads", "1", "--matrix-rows", "2000")
+    matrix = report["matrix"]
+    assert {r["class"] for r in matrix["shapes"]} == set(zorder.cpu.select.SHAPE_CLASSES)
+    assert "auto" in matrix["backends"]
+    for r in matrix["shapes"]:
+        assert r["ns"]["memcpy"] > 0 and all(v > 0 for v in r["ns"].values())
+        assert r["auto_vs_best"] > 0
+    assert [h["columns"] for h in matrix["hilbert"]] == [2, 3, 4, 8]
+    assert main(["bench", *TINY, "--shapes", "2x8", "--threads", "1", "--matrix-rows", "2000"]) == 0
+    text = capsys.readouterr().out
+    assert "shape matrix" in text and "8+16->24" in text and "hilbert_rows" in text

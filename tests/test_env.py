@@ -18,7 +18,9 @@ def test_forcing_each_available_backend(name, run_python):
 def test_auto_and_unset_pick_the_same(run_python):
     auto = run_python("-c", "import zorder; print(zorder.backend)", env={"ZORDER_BACKEND": "auto"}).stdout
     unset = run_python("-c", "import zorder; print(zorder.backend)").stdout
-    assert auto == unset and auto.strip() in zorder.available_backends()
+    assert auto == unset and auto.startswith("auto (")
+    main = auto[len("auto ("):].split(";")[0].rstrip(")\n")
+    assert main in zorder.available_backends()
 
 
 def test_unknown_backend_fails_at_import_listing_valid_names(run_python):
@@ -53,7 +55,8 @@ def test_forcing_a_backend_the_cpu_lacks_is_refused():
     for name, lacking in (("pdep", "bmi2"), ("simd", "avx512f")):
         with pytest.raises(zorder.BackendError, match=f"not available here: this CPU lacks.*{lacking}"):
             interleave.resolve(name, "ZORDER_BACKEND", cpu_info=old_cpu)
-    assert interleave.resolve("auto", cpu_info=old_cpu)[0] == "table"
+    assert interleave.resolve("auto", cpu_info=old_cpu)[0] == "auto"
+    assert "table for uniform 8-byte columns" in interleave.resolve("auto", cpu_info=old_cpu)[1]
     assert interleave.resolve("table", cpu_info=old_cpu) == ("table", "forced by the wish=table")
 
 
@@ -61,12 +64,15 @@ def test_info_command_reports_choice_and_cpu(run_python):
     done = run_python("-m", "zorder", "info", "--json")
     assert done.returncode == 0, done.stderr
     info = json.loads(done.stdout)
-    assert info["backend"] in zorder.available_backends()
+    assert info["backend"] == zorder.backend
     assert info["reason"]
+    assert set(info["dispatch"]) == set(zorder.cpu.select.SHAPE_CLASSES)
+    assert all(e["backend"] in zorder.available_backends() for e in info["dispatch"].values())
     assert set(info["backends"]) == set(zorder.BACKEND_NAMES)
     assert "flags" in info["cpu"]
     text = run_python("-m", "zorder", "info").stdout
     assert f"backend:   {info['backend']}" in text
+    assert "dispatch (auto" in text and "ragged-full" in text
 
 
 def test_import_does_not_start_a_child_process(run_python):

@@ -165,7 +165,7 @@ def test_block_layout_with_spare_bytes_and_columns():
     for bits in (8, 32, 64):
         expected = model_rows([block[:, c, :] for c in range(block.shape[1])], bits)
         for transform in TRANSFORMS:
-            got = _hilbert._hilbert_rows_with(zorder.backend, block, bits, transform=transform)
+            got = _hilbert._hilbert_rows_with(zorder.interleave.default_name(), block, bits, transform=transform)
             assert np.array_equal(got, expected)
 
 

@@ -86,9 +86,13 @@ def test_cpu_info_must_be_a_mapping():
 def test_this_machine_is_described_and_chosen_consistently():
     cpu = zorder.cpu_info()
     assert {"arch", "flags"} <= set(cpu)
-    assert zorder.backend in zorder.available_backends()
-    if "ZORDER_BACKEND" not in __import__("os").environ:
-        assert zorder.backend == zorder.choose_backend(cpu, available=zorder.available_backends())
+    if "ZORDER_BACKEND" in __import__("os").environ:
+        assert zorder.backend in zorder.available_backends()
+    else:
+        plan = zorder.cpu.select.dispatch_plan(cpu, available=zorder.available_backends())
+        assert zorder.backend == zorder.cpu.select.describe_plan(plan)
+        assert plan["uniform-8n-full"][0] == zorder.choose_backend(cpu, available=zorder.available_backends())
+        assert zorder.dispatch() == plan
 
 
 def test_native_flags_agree_with_py_cpuinfo():

@@ -3,8 +3,9 @@
 The interleave of Iceberg's ``ZOrderByteUtils.interleaveBits`` comes in interchangeable
 backends with one contract (``bitloop``, ``table``, ``nibble``, ``pdep``, ``simd``), and so
 does Iceberg's Hilbert index.
-``zorder.backend`` names the one chosen at import: the fastest this CPU runs well, or
-the one named by the ``ZORDER_BACKEND`` environment variable.
+``zorder.backend`` says what runs: by default ``auto``, which picks for each call the
+backend measured fastest for its shape on this CPU (``zorder.dispatch()``), or the one
+backend named by the ``ZORDER_BACKEND`` environment variable.
 
 This module is the public face: every public name is importable from here. The package
 is built in floors, each importing only the ones below it::
@@ -39,7 +40,7 @@ from zorder import ordered as _ordered
 from zorder import values as _values
 from zorder.hilbert import hilbert_index, hilbert_rows
 from zorder.cpu import BACKEND_NAMES, choose_backend, explain_choice
-from zorder.interleave import BackendError, available_backends, get_backend
+from zorder.interleave import BackendError, available_backends, dispatch, get_backend
 from zorder.ordered import *  # noqa: F401,F403  (the names in zorder.ordered.__all__)
 from zorder.values import *  # noqa: F401,F403  (the names in zorder.values.__all__)
 
@@ -51,6 +52,7 @@ __all__ = [
     "backend_reason",
     "choose_backend",
     "cpu_info",
+    "dispatch",
     "explain_choice",
     "get_backend",
     "interleave_bits",
@@ -76,8 +78,11 @@ def _select() -> Tuple[str, str]:
     return _interleave.resolve(os.environ.get(ENV_VAR, "auto"), source=ENV_VAR)
 
 
-backend, backend_reason = _select()
-_backend_module = _interleave.use(backend)
+_wish, backend_reason = _select()
+_backend_module = _interleave.use(_wish)
+#: What runs: a backend name (forced), or ``auto (simd; pdep for ...)``: the per-call
+#: dispatch, its main backend and the shape classes that go elsewhere.
+backend = _interleave.describe()
 
 if TYPE_CHECKING:
     from zorder.interleave._contract import interleave_bits, interleave_rows

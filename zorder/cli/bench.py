@@ -36,6 +36,7 @@ import numpy as np
 
 import zorder
 from zorder.cli.plot import plot_bench, require_matplotlib
+from zorder.cli.bench_matrix import MATRIX_ROWS, format_matrix, run_matrix
 from zorder.cli.progress import Progress
 
 #: (columns, output bytes) of Iceberg's JMH benchmark and issue #17758's table, plus 8 columns.
@@ -405,10 +406,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", metavar="FILE.png", default=None,
                         help="also write a bar chart (needs matplotlib: zorder[plot])")
     parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    parser.add_argument("--matrix-rows", type=int, default=MATRIX_ROWS, metavar="N",
+                        help=f"rows for the shape matrix and the Hilbert rows (default "
+                             f"{MATRIX_ROWS:,}; 0 to skip them)")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.rows < 1 or args.calls < 1 or args.repeat < 1 or args.threads < 1:
+    if args.rows < 1 or args.calls < 1 or args.repeat < 1 or args.threads < 1 or \
+            args.matrix_rows < 0:
         print("python -m zorder bench: --rows, --calls, --repeat and --threads must be >= 1",
               file=sys.stderr)
         return 2
@@ -436,11 +441,15 @@ def run(args: argparse.Namespace) -> int:
     report = run_bench(shapes=args.shapes, rows=args.rows, repeat=args.repeat,
                        max_threads=args.threads, calls=args.calls, backends=backends,
                        progress=not args.quiet)
+    if args.matrix_rows:
+        report["matrix"] = run_matrix(args.matrix_rows, args.repeat, CLOCK, not args.quiet)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_report(report))
+        if "matrix" in report:
+            sys.stdout.write("\n" + format_matrix(report["matrix"]))
     if args.plot:
         plot_bench(report, args.plot)
         if not args.json:

@@ -28,6 +28,8 @@ def runtime_info(with_cpuinfo: bool = False) -> Dict[str, Any]:
         "backends": backends,
         "cpu": cpu,
         "verdicts": {"pdep": pdep_verdict(cpu), "simd": simd_verdict(cpu)},
+        "dispatch": {shape: {"backend": chosen, "why": why}
+                     for shape, (chosen, why) in interleave.dispatch().items()},
     }
     if with_cpuinfo:
         info["py_cpuinfo"] = _py_cpuinfo_facts()
@@ -76,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"  {'flags':<14} {' '.join(cpu['flags'])}")
     for name, (ok, why) in info["verdicts"].items():
         print(f"  {name + ' verdict':<14} {'yes' if ok else 'no'}: {why}")
+    if info["dispatch"]:
+        print("dispatch (auto: the backend each call shape runs, and the measurement behind it):")
+        for shape, entry in info["dispatch"].items():
+            print(f"  {shape:<26} {entry['backend']:<8} {entry['why']}")
     if "py_cpuinfo" in info:
         other = info["py_cpuinfo"]
         print("py-cpuinfo:")

@@ -123,3 +123,83 @@ def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = Non
         raise TypeError(f"cpu_info must be a dict like py-cpuinfo's, not {type(cpu_info).__name__}")
     _flags(cpu_info)  # checked even on a CPU where no flag is ever looked at
     return explain_choice(cpu_info, available)[0]
+
+
+# --------------------------------------------------------------------------------------
+# The per-call dispatch of `auto`: for each class of call shape, the backend measured
+# fastest, in order of preference. The measurements behind each row (ns per row for
+# 1,000,000 rows, ratio to numpy.copyto of the same bytes) are from
+# benchmarks/shapes_matrix.py on an Intel Xeon (family 6, model 167, AVX-512 VBMI + GFNI,
+# 2 shared vCPUs), 2026-12-02; benchmarks/NOTES.md has the whole matrix.
+
+#: Shape classes, in the order zorder/interleave/auto.pyx computes them.
+SHAPE_CLASSES: Tuple[str, ...] = (
+    "uniform-8n-full",              # 1-8 columns of one width, a multiple of 8 bytes, all bytes
+    "uniform-8n-truncated-1-3",     # the same, truncated, 1-3 columns
+    "uniform-8n-truncated-4-8",     # the same, truncated, 4-8 columns
+    "uniform-narrow",               # 1-8 columns of one width that is not a multiple of 8
+    "ragged-full",                  # 1-8 columns of different widths, all bytes
+    "ragged-truncated-first",       # ragged, truncated within the first segment
+    "ragged-truncated-later",       # ragged, truncated in a later segment
+    "many-columns",                 # more than 8 columns
+)
+
+#: class -> (preference, the measurement that decided it).
+DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
+    "uniform-8n-full": (("simd", "pdep", "table"),
+                        "4x8->32: simd 3.0 ns (0.7x copy), pdep 10.0, table 11.9"),
+    "uniform-8n-truncated-1-3": (("pdep", "simd", "table"),
+                                 "8+8->8: pdep 2.9 ns (1.4x), simd 4.1, table 4.0"),
+    "uniform-8n-truncated-4-8": (("simd", "pdep", "table"),
+                                 "4x8->8: simd 2.3 ns (0.6x), pdep 2.5, table 3.4"),
+    "uniform-narrow": (("simd", "pdep", "table"),
+                       "4+4->8: simd 1.24 ns (1.3x), pdep 2.1, table 3.0"),
+    "ragged-full": (("pdep", "simd", "table"),
+                    "8+16->24: pdep 5.3 ns (1.6x), simd 6.7; 8+32->40: pdep 8.2, simd 9.4"),
+    "ragged-truncated-first": (("simd", "pdep", "table"),
+                               "8+16->12: simd 5.5 ns (1.7x), pdep 6.8"),
+    "ragged-truncated-later": (("pdep", "simd", "table"),
+                               "8+16->20: pdep 10.3 ns (3.1x), simd 11.4"),
+    "many-columns": (("simd", "pdep", "table"),
+                     "12x8->96: simd 20.3 ns (2.0x), pdep 61.2, table 68.9"),
+}
+
+
+def dispatch_plan(cpu_info: Mapping, available: Optional[Collection[str]] = None
+                  ) -> Dict[str, Tuple[str, str]]:
+    """For each shape class, the backend ``auto`` runs on ``cpu_info`` and why: the first
+    of the class's measured preference that this CPU runs well (the verdicts above) and
+    this build has; the bit loop where none is.
+
+    >>> plan = dispatch_plan({"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6,
+    ...                       "flags": ["bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni"]})
+    >>> plan["uniform-8n-full"][0], plan["ragged-full"][0]
+    ('simd', 'pdep')
+    """
+    if not isinstance(cpu_info, Mapping):
+        raise TypeError(f"cpu_info must be a dict like py-cpuinfo's, not {type(cpu_info).__name__}")
+    runs = {"simd": simd_verdict(cpu_info), "pdep": pdep_verdict(cpu_info),
+            "table": (True, "portable"), "bitloop": (True, "the reference")}
+    plan = {}
+    for shape in SHAPE_CLASSES:
+        preference, measured = DISPATCH[shape]
+        chosen = next((name for name in preference + ("bitloop",) if runs[name][0]
+                       and (available is None or name in available)), None)
+        if chosen is None:
+            raise ValueError(f"none of zorder's backends is available (got {sorted(available or ())})")
+        passed = [f"{n}: {runs[n][1]}" for n in preference[:preference.index(chosen)]
+                  if chosen in preference and not runs[n][0]]
+        plan[shape] = (chosen, "; ".join([measured] + passed))
+    return plan
+
+
+def describe_plan(plan: Mapping[str, Tuple[str, str]]) -> str:
+    """``auto (simd; pdep for ragged-full, ...)``: the main backend and the exceptions."""
+    main = plan[SHAPE_CLASSES[0]][0]
+    others: Dict[str, list] = {}
+    for shape in SHAPE_CLASSES[1:]:
+        name = plan[shape][0]
+        if name != main:
+            others.setdefault(name, []).append(shape)
+    extra = "".join(f"; {name} for {', '.join(shapes)}" for name, shapes in others.items())
+    return f"auto ({main}{extra})"

@@ -87,14 +87,6 @@ cdef extern from *:
 if len(BACKEND_NAMES) != NBACKENDS:  # pragma: no cover - a new backend needs a row above
     raise ImportError(f"zorder._hilbert knows {NBACKENDS} interleave backends, not {BACKEND_NAMES}")
 
-# Each backend's RowsKernel, as its .pxd exports it (Cython's __pyx_capi__ capsules).
-_ROWS_FUNCTION = {
-    "bitloop": "bitloop_rows",
-    "table": "group_rows",
-    "nibble": "group_rows",
-    "pdep": "pdep_rows",
-    "simd": "simd_rows",
-}
 
 #: The transform codes, by level.
 TRANSFORMS = ("plain", "avx2", "avx512")
@@ -119,8 +111,7 @@ cdef RowsKernel kernel_for(str backend, int level) except NULL:
     cdef int index = BACKEND_NAMES.index(backend)
     cdef const char* name
     if via[index] == NULL:
-        module = interleave.get_backend(backend)   # BackendError if it cannot run here
-        capsule = module.__pyx_capi__[_ROWS_FUNCTION[backend]]
+        capsule = interleave.row_kernel_capsule(backend)   # BackendError if it cannot run
         name = PyCapsule_GetName(capsule)
         via[index] = <RowsKernel>PyCapsule_GetPointer(capsule, name)
     return kernels[index][level]

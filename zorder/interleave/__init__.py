@@ -21,11 +21,12 @@ from types import ModuleType
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from zorder import cpu
+import zorder.cpu.select  # noqa: F401  (cpu.select below)
 from zorder.cpu.select import BACKEND_NAMES, ISA_FLAGS
 
 __all__ = [
-    "BACKEND_NAMES", "BackendError", "available_backends", "get_backend", "resolve",
-    "rows_function", "use",
+    "BACKEND_NAMES", "BackendError", "available_backends", "describe", "dispatch",
+    "get_backend", "resolve", "row_kernel_capsule", "rows_function", "use",
 ]
 
 
@@ -107,7 +108,8 @@ def resolve(wish: Optional[str], source: str = "the wish",
     name = (wish or "auto").strip().lower() or "auto"
     facts = cpu.facts() if cpu_info is None else dict(cpu_info)
     if name == "auto":
-        return cpu.explain_choice(facts, available=available_backends(cpu_info))
+        main, why = cpu.explain_choice(facts, available=available_backends(cpu_info))
+        return "auto", f"per call, by shape; {main} for uniform 8-byte columns: {why}"
     if name not in BACKEND_NAMES:
         raise BackendError(
             f"{source}={name!r} is not a zorder backend; "
@@ -121,20 +123,55 @@ def resolve(wish: Optional[str], source: str = "the wish",
 # (zorder/__init__.py, from ZORDER_BACKEND), so that the floors above get the chosen
 # kernel passed down instead of importing the face.
 _default: Optional[ModuleType] = None
+_plan: Dict[str, Tuple[str, str]] = {}
+
+#: The name under which each backend module publishes its RowsKernel (its .pxd).
+ROW_KERNELS = {"bitloop": "bitloop_rows", "table": "group_rows", "nibble": "group_rows",
+               "pdep": "pdep_rows", "simd": "simd_rows"}
 
 
-def use(name: str) -> ModuleType:
-    """Make backend ``name`` the default of ``rows_function()``; returns its module."""
-    global _default
-    _default = get_backend(name)
-    return _default
+def row_kernel_capsule(name: str) -> Any:
+    """The capsule of backend ``name``'s C RowsKernel (for kernels that call it: the
+    dispatcher, the Hilbert transform)."""
+    return get_backend(name).__pyx_capi__[ROW_KERNELS[name]]
+
+
+def use(name: str, cpu_info: Optional[Mapping[str, Any]] = None) -> ModuleType:
+    """Make ``name`` (a backend, or ``auto``: the per-call dispatcher with the plan of
+    ``zorder.cpu.select.dispatch_plan``) the default of ``rows_function()``."""
+    global _default, _plan
+    if name != "auto":
+        _default, _plan = get_backend(name), {}
+        return _default
+    from zorder.interleave import auto
+
+    facts = cpu.facts() if cpu_info is None else dict(cpu_info)
+    plan = cpu.select.dispatch_plan(facts, available_backends(cpu_info))
+    auto.configure({shape: chosen for shape, (chosen, _) in plan.items()},
+                   {chosen: row_kernel_capsule(chosen) for chosen, _ in plan.values()})
+    _default, _plan = auto, plan
+    return auto
+
+
+def dispatch() -> Dict[str, Tuple[str, str]]:
+    """The installed per-call plan ({shape class: (backend, why)}); empty when one
+    backend was forced."""
+    return dict(_plan)
+
+
+def describe() -> str:
+    """What the default is: a backend name, or ``auto (simd; pdep for ...)``."""
+    if _default is None:
+        raise RuntimeError("no default interleave backend: zorder.interleave.use() was not called")
+    return cpu.select.describe_plan(_plan) if _plan else str(_default.name)
 
 
 def default_name() -> str:
-    """The name of the default backend (see ``use``)."""
+    """The backend that interleaves whole uniform rows by default (the dispatcher's
+    choice for uniform 8-byte columns, or the forced backend)."""
     if _default is None:
         raise RuntimeError("no default interleave backend: zorder.interleave.use() was not called")
-    return str(_default.name)
+    return _plan[cpu.select.SHAPE_CLASSES[0]][0] if _plan else str(_default.name)
 
 
 def rows_function(name: Optional[str] = None) -> Any:

@@ -1,0 +1,10 @@
+from typing import Any, Dict, Mapping, Sequence
+
+from zorder.interleave._contract import interleave_bits as interleave_bits
+from zorder.interleave._contract import interleave_rows as interleave_rows
+
+name: str
+PLAN: Dict[str, str]
+
+def configure(plan: Mapping[str, str], capsules: Mapping[str, Any]) -> None: ...
+def shape_class_of(widths: Sequence[int], size: int) -> str: ...

@@ -1,0 +1,97 @@
+# cython: boundscheck=False, wraparound=False
+"""``auto``: the per-call dispatcher. Each call's shape (column count, widths, truncation)
+falls in one class of ``zorder.cpu.select.SHAPE_CLASSES``, and runs the row kernel of the
+backend measured fastest for that class on this CPU (``dispatch_plan``; ``configure``
+installs it). The class is computed once per call, never per row; the kernels themselves
+take few-row calls to their scalar paths.
+"""
+
+from libc.stdint cimport uint8_t
+
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+
+from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
+from zorder.interleave.bitloop cimport bitloop_rows
+from zorder.interleave.kernel cimport Column, RowsKernel
+
+from zorder.cpu.select import SHAPE_CLASSES
+from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
+
+name = "auto"
+
+DEF NCLASSES = 8
+cdef RowsKernel _kernels[NCLASSES]
+
+if len(SHAPE_CLASSES) != NCLASSES:  # pragma: no cover - a new class needs a case below
+    raise ImportError(f"zorder.interleave.auto knows {NCLASSES} shape classes, not {SHAPE_CLASSES}")
+
+for _i in range(NCLASSES):
+    _kernels[_i] = bitloop_rows   # until configure() installs the plan
+
+#: class -> backend name, as installed.
+PLAN = {}
+
+
+cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
+    """The index of the call's class in SHAPE_CLASSES (see there)."""
+    cdef Py_ssize_t c, w0 = cols[0].width, wmin = cols[0].width, total = 0
+    cdef bint uniform = 1
+    if n > 8:
+        return 7
+    for c in range(n):
+        total += cols[c].width
+        if cols[c].width != w0:
+            uniform = 0
+        if cols[c].width < wmin:
+            wmin = cols[c].width
+    if uniform:
+        if w0 % 8:
+            return 3
+        if size == total:
+            return 0
+        return 1 if n <= 3 else 2
+    if size == total:
+        return 4
+    return 5 if size <= n * wmin else 6
+
+
+cdef void auto_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
+                    Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    _kernels[shape_class(columns, ncolumns, size)](columns, ncolumns, size, nrows, out,
+                                                   out_stride)
+
+
+def configure(plan, capsules):
+    """Install ``plan`` ({class: backend name}) with ``capsules`` ({backend name: the
+    capsule of its RowsKernel}, from ``zorder.interleave.row_kernel_capsule``)."""
+    cdef int i
+    for i, shape in enumerate(SHAPE_CLASSES):
+        capsule = capsules[plan[shape]]
+        _kernels[i] = <RowsKernel>PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+    PLAN.clear()
+    PLAN.update(plan)
+
+
+def shape_class_of(widths, size):
+    """The class a call with these column widths and interleaved size falls in (tests)."""
+    cdef Column cols[64]
+    cdef Py_ssize_t i, n = len(widths)
+    if not 1 <= n <= 64:
+        raise ValueError("widths must hold 1 to 64 column widths")
+    for i in range(n):
+        cols[i].data = NULL
+        cols[i].row_stride = 0
+        cols[i].width = widths[i]
+    return SHAPE_CLASSES[shape_class(cols, n, size)]
+
+
+def interleave_bits(columns, interleaved_size=None, out=None):
+    return interleave_bits_with(auto_rows, columns, interleaved_size, out)
+
+
+def interleave_rows(columns, interleaved_size=None, out=None, *, threads=1):
+    return interleave_rows_with(auto_rows, columns, interleaved_size, out, threads)
+
+
+interleave_bits.__doc__ = INTERLEAVE_BITS_DOC
+interleave_rows.__doc__ = INTERLEAVE_ROWS_DOC
