@@ -491,6 +491,9 @@ OTHER_ERRORS = [
     ("hilbert-rows-empty", "hilbert_rows", ([],), {}, ValueError, r"columns is empty"),
     ("hilbert-decode-width", "hilbert_decode_rows", (np.zeros((2, 8), U8), 2), {}, ValueError, r"values have 8 bytes per row"),
     ("hilbert-decode-n", "hilbert_decode_rows", (np.zeros((2, 8), U8), 0), {}, ValueError, r"n_columns must be >= 1"),
+    ("hilbert-values-contribution", "hilbert_values", ([np.arange(3)],), {"options": zorder.IcebergOptions(var_length_contribution=16)}, ValueError, r"Z-order options"),
+    ("hilbert-values-type", "hilbert_values", ([np.array([1j])],), {}, TypeError, r"column columns\[0\].*complex"),
+    ("hilbert-values-set", "hilbert_values", ({"a": np.arange(2)},), {"columns": {"a"}}, TypeError, r"columns must be an ordered sequence"),
 ]
 
 
@@ -511,7 +514,7 @@ def test_every_public_function_has_an_error_row():
     """A public function added later must get rows here (or in BITS/ROWS_ERRORS)."""
     covered = {row[1] for row in OTHER_ERRORS} | {
         "interleave_bits", "interleave_rows", "get_backend", "choose_backend"}
-    not_taking_input = {"available_backends", "cpu_info", "explain_choice"}
+    not_taking_input = {"available_backends", "cpu_info", "explain_choice", "dispatch"}
     public = {n for n in zorder.__all__ if callable(getattr(zorder, n))
               and not isinstance(getattr(zorder, n), type)}
     missing = public - covered - not_taking_input

@@ -10,6 +10,7 @@ rounds (the method of benchmarks/NOTES.md).
 from __future__ import annotations
 
 import argparse
+import functools
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -68,9 +69,9 @@ def time_shape(widths: Sequence[int], size: int, rows: int, kernels: Dict[str, A
     block, columns = _columns(widths, rows, seed=len(widths) * 100 + size)
     copy = np.empty_like(block)
     out = np.empty((rows, size), dtype=np.uint8)
-    calls: Dict[str, Callable[[], Any]] = {"memcpy": lambda: np.copyto(copy, block)}
+    calls: Dict[str, Callable[[], Any]] = {"memcpy": functools.partial(np.copyto, copy, block)}
     for name, fn in kernels.items():
-        calls[name] = (lambda f=fn: f(columns, size, out=out))
+        calls[name] = functools.partial(fn, columns, size, out=out)
     best = {name: float("inf") for name in calls}
     for f in calls.values():
         f()

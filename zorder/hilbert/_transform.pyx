@@ -12,16 +12,13 @@ interleave front end's (zorder/_frontend.pyx), so they behave exactly as in
 from cpython.buffer cimport PyObject_CheckBuffer
 from cpython.bytearray cimport PyByteArray_CheckExact
 from cpython.bytes cimport PyBytes_CheckExact
-from cpython.list cimport PyList_CheckExact
 from cpython.long cimport PyLong_CheckExact
-from cpython.tuple cimport PyTuple_CheckExact
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.stdint cimport uint8_t
 
-from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
+from zorder.interleave._frontend cimport as_column_list, interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column, RowsKernel
 
-from collections.abc import Mapping
 import operator
 
 import numpy
@@ -148,34 +145,6 @@ cdef int checked_bits(object bits_per_column) except -1:
     return bits
 
 
-cdef list column_list(object columns):
-    if PyList_CheckExact(columns) or PyTuple_CheckExact(columns):
-        # Our own list even here: the front end holds the columns only while it runs,
-        # and the width checks must see the same columns it does.
-        items = list(columns)
-        if not items:
-            raise ValueError("columns is empty: at least one column is needed")
-        return items
-    if isinstance(columns, (str, bytes, bytearray, memoryview)):
-        raise TypeError(
-            f"columns must be a sequence of columns, not one {type(columns).__name__} "
-            "(wrap a single column in a list)"
-        )
-    if isinstance(columns, (set, frozenset, Mapping)):
-        raise TypeError(
-            f"columns must be an ordered sequence of columns, not {type(columns).__name__}"
-        )
-    try:
-        items = list(columns)
-    except TypeError:
-        raise TypeError(
-            f"columns must be a sequence of columns, not {type(columns).__name__}"
-        ) from None
-    if not items:
-        raise ValueError("columns is empty: at least one column is needed")
-    return items
-
-
 cdef short_column(Py_ssize_t i, Py_ssize_t width, int bits, str what):
     return ValueError(
         f"columns[{i}] has {width} bytes{what}, fewer than the {bits // 8} that "
@@ -236,7 +205,7 @@ cdef object checked_rows_columns(object columns, int bits):
         if shape[2] < bits // 8:
             raise short_column(0, shape[2], bits, " per row")
         return columns, shape[1]
-    items = column_list(columns)
+    items = as_column_list(columns)
     for i in range(len(items)):
         shape = byte_shape(items[i])
         if shape is None or len(shape) != 2:
@@ -254,7 +223,7 @@ cdef int check_failures(unsigned long before) except -1:
 
 cdef object index_with(RowsKernel kernel, object columns, object bits_per_column, object out):
     cdef int bits = checked_bits(bits_per_column)
-    cdef list items = column_list(columns)
+    cdef list items = as_column_list(columns)
     cdef unsigned long before = failures
     check_row_widths(items, bits)
     result = interleave_bits_with(kernel, items, len(items) * (bits // 8), out)

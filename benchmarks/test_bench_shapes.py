@@ -1,0 +1,53 @@
+"""The shape matrix (issue 13) under pytest-benchmark: one group per column shape, every
+backend and the per-call ``auto`` beside a numpy copy of the same input bytes.
+
+    pytest benchmarks/test_bench_shapes.py --benchmark-only          # ZORDER_BENCH_ROWS rows
+    pytest benchmarks/test_bench_shapes.py --benchmark-only -k "8+16"
+
+Ratios to the copy are what to read (the machine is shared); `zorder bench` prints the same
+matrix with the ratios computed in one run.
+"""
+
+import functools
+import os
+
+import numpy as np
+import pytest
+
+import zorder
+from zorder.cli.bench_matrix import MATRIX_SHAPES, parse_widths
+
+ROWS = int(os.environ.get("ZORDER_BENCH_ROWS", 1_000_000))
+pytest.importorskip("pytest_benchmark", reason="these benchmarks need pytest-benchmark")
+
+KERNELS = [n for n in zorder.available_backends() if n != "bitloop"] + ["auto", "memcpy"]
+SHAPES = [pytest.param(s, id=f"{s[0]}->{s[1]}") for s in MATRIX_SHAPES]
+
+
+@functools.lru_cache(maxsize=None)
+def columns_of(text):
+    widths = parse_widths(text)
+    block = np.random.default_rng(len(widths)).integers(0, 256, (ROWS, sum(widths)), np.uint8)
+    cols, at = [], 0
+    for w in widths:
+        cols.append(np.ascontiguousarray(block[:, at:at + w]))
+        at += w
+    return block, cols
+
+
+@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_shape(benchmark, shape, name):
+    text, size = shape
+    block, cols = columns_of(text)
+    benchmark.group = f"shape {text}->{size}"
+    benchmark.extra_info["class"] = zorder.interleave.auto.shape_class_of(parse_widths(text), size)
+    if name == "memcpy":
+        copy = np.empty_like(block)
+        benchmark(np.copyto, copy, block)
+        return
+    fn = zorder.interleave_rows if name == "auto" else zorder.get_backend(name).interleave_rows
+    out = np.empty((ROWS, size), np.uint8)
+    benchmark(fn, cols, size, out=out)
+    np.testing.assert_array_equal(out[:50], zorder.get_backend("bitloop").interleave_rows(
+        [c[:50] for c in cols], size))
