@@ -60,3 +60,31 @@ def test_hilbert_threads(benchmark, interleave_block, columns, threads):
     benchmark.extra_info["rows"] = data.shape[0]
     out = np.empty((data.shape[0], columns * 8), np.uint8)
     benchmark(zorder.hilbert_rows, data, 64, out, threads=threads)
+
+
+# Other Python packages a user might pick for Hilbert codes (pip install 'zorder[compare]').
+# Their curve orientation differs from Iceberg's, so only their speed is comparable. Both
+# take one integer per dimension: two 32-bit coordinates here (numpy-hilbert-curve packs
+# its index into 64 bits), against hilbert_rows on the same two 4-byte columns.
+OTHER_ROWS = 100_000
+
+
+@pytest.mark.parametrize("what", ["zorder.hilbert_rows", "numpy-hilbert-curve", "hilbertcurve"])
+def test_hilbert_other_packages(benchmark, what):
+    rng = np.random.default_rng(5)
+    points = rng.integers(0, 2**32, (OTHER_ROWS, 2), dtype=np.uint64)
+    benchmark.group = "hilbert 2 x 32-bit coordinates, other packages"
+    benchmark.extra_info["rows"] = OTHER_ROWS
+    if what == "zorder.hilbert_rows":
+        be = points.astype(">u4").view(np.uint8).reshape(OTHER_ROWS, 2, 4)
+        benchmark(zorder.hilbert_rows, be, 32)
+    elif what == "numpy-hilbert-curve":
+        hilbert = pytest.importorskip("hilbert", reason="pip install numpy-hilbert-curve")
+        benchmark(hilbert.encode, points.astype(np.int64), 2, 32)
+    else:
+        curve_module = pytest.importorskip("hilbertcurve.hilbertcurve",
+                                           reason="pip install hilbertcurve")
+        curve = curve_module.HilbertCurve(32, 2)
+        few = points[:2_000].tolist()   # pure Python: ns per row from fewer rows
+        benchmark.extra_info["rows"] = len(few)
+        benchmark.pedantic(curve.distances_from_points, args=(few,), rounds=3)
