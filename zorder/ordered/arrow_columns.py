@@ -83,6 +83,12 @@ def arrow_column(arr, length: int, mode: str, spark: str,
         inferred = "tz" if typ.tz is not None else "ntz"
         longs = timestamps(ticks, TICKS_PER_SECOND[typ.unit], 0, kind or inferred, valid)
         return whole_numbers(longs), nulls
+    if (t.is_string(typ) or t.is_large_string(typ)) and not _valid_utf8(arr):
+        # Spark decodes a string column's bytes before Iceberg encodes them again: each
+        # malformed sequence becomes U+FFFD (the replacement Python's decoder makes too).
+        texts = [None if b is None else b.decode("utf-8", "replace")
+                 for b in arr.cast(pa.large_binary()).to_pylist()]
+        return arrow_column(pa.array(texts, pa.large_string()), length, mode, spark, kind)
     if t.is_string(typ) or t.is_large_string(typ) or t.is_binary(typ) or t.is_large_binary(typ):
         utf8 = t.is_string(typ) or t.is_large_string(typ)
         large = t.is_large_string(typ) or t.is_large_binary(typ)
@@ -116,6 +122,16 @@ def arrow_column(arr, length: int, mode: str, spark: str,
         f"unsupported Arrow type {typ}; Iceberg's Spark UDF takes "
         f"integers, floats, booleans, dates, timestamps, strings and binary"
     )
+
+
+def _valid_utf8(arr: Any) -> bool:
+    """Whether a string array's bytes are valid UTF-8 (Arrow and Parquet can hold any)."""
+    pa = arrow_module()
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def arrow_width(typ, length: int) -> int:

@@ -20,7 +20,8 @@ from zorder.ordered.errors import ColumnTypeError, ColumnValueError
 from zorder.ordered.numbers import all_python_ints, python_ints
 from zorder.ordered.numpy_columns import numpy_column
 from zorder.ordered.options import (
-    PRIMITIVE_BUFFER_SIZE, check_length, iceberg_mode, spark_mode, timestamp_kind,
+    FIRST_NTZ_RELEASE, PRIMITIVE_BUFFER_SIZE, check_length, date_mode, iceberg_mode,
+    iceberg_release, timestamp_kind,
 )
 from zorder.ordered.pandas_columns import is_pandas, pandas_to_column
 
@@ -105,7 +106,8 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = "
     """
     n_length = check_length(length, "ordered_bytes", default=PRIMITIVE_BUFFER_SIZE)
     float_mode = iceberg_mode(iceberg)
-    date_mode = spark_mode(spark)
+    dates = date_mode(iceberg, spark)
+    release = iceberg_release(iceberg)
     kind = timestamp_kind(timestamp)
 
     inherent = None
@@ -118,7 +120,9 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = "
                 f"must be a pyarrow Array or ChunkedArray, not "
                 f"{type(values).__name__} (pass one column)"
             )
-        out, nulls = arrow_column(values, n_length, float_mode, date_mode, kind)
+        if release is not None and release < FIRST_NTZ_RELEASE:
+            _refuse_ntz(_arrow_is_ntz(values.type, kind), release)
+        out, nulls = arrow_column(values, n_length, float_mode, dates, kind)
     else:
         if isinstance(values, numpy.ma.MaskedArray):
             inherent = numpy.ma.getmaskarray(values)
@@ -151,7 +155,10 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = "
             raise ColumnTypeError(
                 f"must be 1-D (one column), got shape {values.shape}"
             )
-        out, nulls = numpy_column(values, n_length, float_mode, date_mode, kind)
+        if release is not None and release < FIRST_NTZ_RELEASE:
+            _refuse_ntz(values.dtype.kind == "M" and numpy.datetime_data(values.dtype)[0]
+                        not in ("Y", "M", "W", "D", "generic") and kind != "tz", release)
+        out, nulls = numpy_column(values, n_length, float_mode, dates, kind)
     for extra in (inherent, mask):
         if extra is None:
             continue
@@ -166,3 +173,20 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = "
     if nulls is not None and nulls.any():
         out[nulls] = 0
     return numpy.ascontiguousarray(out)
+
+
+def _arrow_is_ntz(typ: Any, kind: Optional[str]) -> bool:
+    import pyarrow.types as t
+
+    if t.is_dictionary(typ):
+        typ = typ.value_type
+    return bool(t.is_timestamp(typ) and (kind == "ntz" or (kind is None and typ.tz is None)))
+
+
+def _refuse_ntz(is_ntz: bool, release: Any) -> None:
+    if is_ntz:
+        raise ColumnTypeError(
+            f"a TIMESTAMP_NTZ column, which Iceberg {'.'.join(map(str, release))} refuses "
+            f"in Z-order (it arrived in 1.11.0, apache/iceberg #15778); pass a newer iceberg= "
+            f"or timestamp='tz' if the column is Spark's TIMESTAMP"
+        )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Tuple, Union
 
 import numpy
 
@@ -40,6 +40,7 @@ SPARK_VERSIONS = {
     "4": "4",
     "4.0": "4",
     "4.1": "4",
+    "4.2": "4",
     "3.5": "3.5",
 }
 
@@ -67,6 +68,31 @@ def iceberg_mode(iceberg: Any) -> str:
     )
 
 
+def iceberg_release(iceberg: Any) -> Optional[Tuple[int, int, int]]:
+    """The release an ``iceberg=`` value names, as (1, minor, patch), or None for main.
+    "1.11" and "legacy" name 1.11.0; "1.10" (no patch) names 1.10.0."""
+    mode = iceberg_mode(iceberg)
+    if mode == "main":
+        return None
+    match = _RELEASE.match(iceberg.strip().lower())
+    if match is None:  # "1.11" / "legacy"
+        return (1, 11, 0)
+    return (1, int(match.group(1)), int((match.group(2) or ".0")[1:]))
+
+
+def date_mode(iceberg: Any, spark: Any) -> str:
+    """'4' (days) or '3.5' (every DATE is zeros): Spark's DATE behaviour, with Iceberg
+    1.10.0 on Spark 4.0, which cast DATE to BIGINT like Spark 3.5 (fixed in 1.10.1)."""
+    mode = spark_mode(spark)
+    if iceberg_release(iceberg) == (1, 10, 0) and str(spark).strip() in ("4", "4.0"):
+        return "3.5"
+    return mode
+
+
+#: TIMESTAMP_NTZ in Z-order arrived in Iceberg 1.11.0 (apache/iceberg #15778).
+FIRST_NTZ_RELEASE = (1, 11, 0)
+
+
 def spark_mode(spark: Any) -> str:
     """'4' or '3.5' for a user's ``spark=`` value (a string, or a number such as 3.5)."""
     name = spark
@@ -75,7 +101,7 @@ def spark_mode(spark: Any) -> str:
     if isinstance(name, str) and name.strip() in SPARK_VERSIONS:
         return SPARK_VERSIONS[name.strip()]
     raise ValueError(
-        f"spark must be '4' (the default; also '4.0', '4.1': a DATE is its days since "
+        f"spark must be '4' (the default; also '4.0', '4.1', '4.2': a DATE is its days since "
         f"1970-01-01) or '3.5' (every DATE becomes 8 zero bytes); got {spark!r}"
     )
 
