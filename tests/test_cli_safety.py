@@ -8,10 +8,14 @@ output's old content exactly as they were.
 """
 
 import os
+import sys
 import re
 
 import numpy as np
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fs_snapshot import snapshot  # noqa: E402
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -25,23 +29,6 @@ def write_table(path, seed=0):
     rng = np.random.default_rng(seed)
     pq.write_table(pa.table({"a": rng.integers(-1000, 1000, ROWS),
                              "b": rng.normal(size=ROWS)}), path)
-
-
-def snapshot(path):
-    """The bytes of a file, or {relative path: bytes} of a folder, links resolved."""
-    path = os.path.realpath(path)
-    if not os.path.lexists(path):
-        return None
-    if os.path.isfile(path):
-        with open(path, "rb") as f:
-            return f.read()
-    found = {}
-    for root, _, files in os.walk(path):
-        for name in files:
-            full = os.path.join(root, name)
-            with open(full, "rb") as f:
-                found[os.path.relpath(full, path)] = f.read()
-    return found
 
 
 def cli(capsys, *argv):

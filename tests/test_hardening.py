@@ -23,6 +23,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fs_snapshot import leftovers, snapshot  # noqa: E402
+
 import zorder
 from zorder.__main__ import main
 
@@ -48,26 +51,6 @@ def cli(capsys, *argv):
     except Exception as exc:  # noqa: BLE001
         pytest.fail(f"zorder {' '.join(argv)}: raw {type(exc).__name__}: {exc}")
     return rc, capsys.readouterr().err
-
-
-def snapshot(path):
-    path = str(path)
-    if not os.path.lexists(path):
-        return None
-    if os.path.isfile(path):
-        with open(path, "rb") as f:
-            return f.read()
-    found = {}
-    for root, _, files in os.walk(path):
-        for name in files:
-            full = os.path.join(root, name)
-            with open(full, "rb") as f:
-                found[os.path.relpath(full, path)] = f.read()
-    return found
-
-
-def leftovers(folder):
-    return sorted(n for n in os.listdir(folder) if ".zorder-" in n)
 
 
 def child_env():

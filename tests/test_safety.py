@@ -1,30 +1,16 @@
 """zorder.parquet.safety: an output is never the input, and every exit leaves it old or complete."""
 
 import os
+import sys
 import signal
 import threading
 
 import pytest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fs_snapshot import leftovers, snapshot  # noqa: E402
+
 from zorder.parquet import safety as _safety
-
-
-def tree(path):
-    """{relative path: bytes} of every file under a folder (or the file's bytes)."""
-    if os.path.isfile(path):
-        with open(path, "rb") as f:
-            return f.read()
-    found = {}
-    for root, _, files in os.walk(path):
-        for name in files:
-            full = os.path.join(root, name)
-            with open(full, "rb") as f:
-                found[os.path.relpath(full, path)] = f.read()
-    return found
-
-
-def leftovers(folder):
-    return sorted(n for n in os.listdir(folder) if ".zorder-" in n)
 
 
 @pytest.fixture
@@ -176,13 +162,13 @@ def folders(tmp_path):
     new.mkdir()
     (new / "part-0.parquet").write_bytes(b"new 0")
     (new / "_zorder.json").write_bytes(b"{}")
-    return tmp_path, str(new), str(target), tree(target), tree(new)
+    return tmp_path, str(new), str(target), snapshot(target), snapshot(new)
 
 
 def test_replace_folder_success(folders):
     root, new, target, _, new_tree = folders
     _safety.replace_folder(new, target)
-    assert tree(target) == new_tree
+    assert snapshot(target) == new_tree
     assert leftovers(root) == []
 
 
@@ -191,7 +177,7 @@ def test_replace_folder_into_missing_target(tmp_path):
     new.mkdir()
     (new / "x").write_bytes(b"x")
     _safety.replace_folder(str(new), str(tmp_path / "out"))
-    assert tree(tmp_path / "out") == {"x": b"x"}
+    assert snapshot(tmp_path / "out") == {"x": b"x"}
 
 
 @pytest.mark.parametrize("when", ["before", "after"])
@@ -228,9 +214,9 @@ def test_replace_folder_fault_at_each_step(folders, monkeypatch, step, error, wh
     except BaseException as exc:  # noqa: B036 - the point is what is left, whatever raised
         raised = exc
     monkeypatch.undo()
-    assert tree(target) in (old_tree, new_tree), "the output is neither old nor complete"
-    if tree(target) == old_tree:
-        assert raised is not None and tree(new) == new_tree  # the caller still has the result
+    assert snapshot(target) in (old_tree, new_tree), "the output is neither old nor complete"
+    if snapshot(target) == old_tree:
+        assert raised is not None and snapshot(new) == new_tree  # the caller still has the result
     # Only the caller's own temporary folder may remain (it removes it); nothing else.
     assert [n for n in leftovers(root) if "zorder-old" in n] == []
     if step == "remove_old" and isinstance(raised, Exception):
@@ -253,7 +239,7 @@ def test_replace_folder_names_an_old_copy_it_cannot_put_back(folders, monkeypatc
         _safety.replace_folder(new, target)
     monkeypatch.undo()
     (old,) = info.value.leftovers
-    assert old in str(info.value) and tree(old) == old_tree
+    assert old in str(info.value) and snapshot(old) == old_tree
 
 
 def test_replace_folder_names_an_old_copy_it_cannot_remove(folders, monkeypatch):
@@ -266,7 +252,7 @@ def test_replace_folder_names_an_old_copy_it_cannot_remove(folders, monkeypatch)
     monkeypatch.setattr(_safety, "_remove", lambda path: False)
     with pytest.raises(_safety.LeftoverError) as info:
         _safety.replace_folder(new, target)
-    assert tree(target) == new_tree
+    assert snapshot(target) == new_tree
     assert info.value.leftovers[0] in str(info.value)
 
 
