@@ -7,8 +7,11 @@
 - One module per backend: ``bitloop`` (the reference), ``table``, ``nibble``, ``pdep``
   (BMI2), ``simd`` (AVX-512 VBMI + GFNI). Hand-written C is in ``csrc/``, each C file
   compiled into exactly one extension.
+- ``auto``: the per-call dispatcher, which runs each call's shape class on the backend
+  measured fastest for it (the table and its numbers are ``zorder.cpu.select.DISPATCH``).
 - This module is the registry: which backends this build and CPU run, the module of one by
-  name, and ``resolve``, which turns a wish (``auto`` or a name) into a backend.
+  name, ``resolve``, which turns a wish (``auto`` or a name) into what runs, and ``use``,
+  which installs it as the default the floors above get from ``rows_function()``.
 
 Imports only the CPU floor (``zorder.cpu``), whose facts say what can run; the choice
 itself is ``zorder.cpu.select``'s.
@@ -21,8 +24,9 @@ from types import ModuleType
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from zorder import cpu
-import zorder.cpu.select  # noqa: F401  (cpu.select below)
-from zorder.cpu.select import BACKEND_NAMES, ISA_FLAGS
+from zorder.cpu.select import (
+    BACKEND_NAMES, ISA_FLAGS, SHAPE_CLASSES, describe_plan, dispatch_plan,
+)
 
 __all__ = [
     "BACKEND_NAMES", "BackendError", "available_backends", "describe", "dispatch",
@@ -146,7 +150,7 @@ def use(name: str, cpu_info: Optional[Mapping[str, Any]] = None) -> ModuleType:
     from zorder.interleave import auto
 
     facts = cpu.facts() if cpu_info is None else dict(cpu_info)
-    plan = cpu.select.dispatch_plan(facts, available_backends(cpu_info))
+    plan = dispatch_plan(facts, available_backends(cpu_info))
     auto.configure({shape: chosen for shape, (chosen, _) in plan.items()},
                    {chosen: row_kernel_capsule(chosen) for chosen, _ in plan.values()})
     _default, _plan = auto, plan
@@ -163,7 +167,7 @@ def describe() -> str:
     """What the default is: a backend name, or ``auto (simd; pdep for ...)``."""
     if _default is None:
         raise RuntimeError("no default interleave backend: zorder.interleave.use() was not called")
-    return cpu.select.describe_plan(_plan) if _plan else str(_default.name)
+    return describe_plan(_plan) if _plan else str(_default.name)
 
 
 def default_name() -> str:
@@ -171,7 +175,7 @@ def default_name() -> str:
     choice for uniform 8-byte columns, or the forced backend)."""
     if _default is None:
         raise RuntimeError("no default interleave backend: zorder.interleave.use() was not called")
-    return _plan[cpu.select.SHAPE_CLASSES[0]][0] if _plan else str(_default.name)
+    return _plan[SHAPE_CLASSES[0]][0] if _plan else str(_default.name)
 
 
 def rows_function(name: Optional[str] = None) -> Any:
