@@ -68,3 +68,18 @@ def test_spark_4_2_and_release_parsing():
     assert iceberg_release("1.10.1") == (1, 10, 1)
     with pytest.raises(ValueError, match="iceberg must be"):
         iceberg_release("1.12")
+
+
+def test_null_boolean_raises_for_releases_and_is_zeros_on_main():
+    bools = pa.array([True, None, False])
+    with pytest.raises(ValueError, match=r"a null BOOLEAN \(first at index 1\)"):
+        zorder.ordered_bytes(bools, iceberg="1.11")
+    with pytest.raises(ValueError, match="column 'b': a null BOOLEAN"):
+        zorder.zorder_values(pa.table({"b": bools}), iceberg="1.10")
+    with pytest.raises(ValueError, match="null BOOLEAN"):
+        zorder.ordered_bytes(np.array([True, False]), iceberg="legacy", mask=np.array([False, True]))
+    main = zorder.ordered_bytes(bools, iceberg="main")
+    assert main.tolist()[1] == [0] * 8 and main.tolist()[0][0] == 0x81
+    # no null: every release gives the same bytes
+    np.testing.assert_array_equal(zorder.ordered_bytes(pa.array([True, False]), iceberg="1.11"),
+                                  zorder.ordered_bytes(pa.array([True, False]), iceberg="main"))

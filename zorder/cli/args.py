@@ -6,6 +6,7 @@ import argparse
 from typing import List
 
 from zorder.ordered import IcebergOptions
+from zorder.ordered.options import ICEBERG_DEFAULT
 from zorder.parquet.sizes import parse_size
 
 __all__ = ["add_iceberg_arguments", "columns_arg", "fraction", "iceberg_options",
@@ -59,9 +60,10 @@ def add_iceberg_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-output-size", type=positive_int, default=None, metavar="N",
                        help="cap on the Z-value length in bytes (Iceberg's max-output-size; "
                             "default: no cap)")
-    group.add_argument("--iceberg", default="main", metavar="VERSION",
-                       help="float/double bytes of this Iceberg: 'main' (default) or '1.11' "
-                            "(every release to date)")
+    group.add_argument("--iceberg", default=ICEBERG_DEFAULT, metavar="VERSION",
+                       help=f"the Iceberg whose bytes to give: main (default: {ICEBERG_DEFAULT}), "
+                            "or a release such as 1.11 or 1.10 (every release to date has the "
+                            "old float formula)")
     group.add_argument("--spark", default="4", metavar="VERSION",
                        help="DATE bytes of this Spark: '4' (default) or '3.5'")
     group.add_argument("--timestamp", default=None, choices=("ntz", "tz"),

@@ -57,7 +57,7 @@ import numpy as np
 
 from zorder.engines import dask_stages as stages
 from zorder.ordered import IcebergOptions
-from zorder.ordered.options import TimestampOption
+from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.parquet.files import parquet_files
 from zorder.parquet.safety import (
     check_apart, check_folder_output, check_no_shared_files, physical, replace_folder,
@@ -294,7 +294,7 @@ def cluster(
     zvalue_column: Optional[str] = None,
     var_length_contribution: int = 8,
     max_output_size: Optional[int] = None,
-    iceberg: str = "main",
+    iceberg: str = ICEBERG_DEFAULT,
     spark: str = "4",
     timestamp: TimestampOption = None,
     options: Optional[IcebergOptions] = None,

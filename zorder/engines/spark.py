@@ -17,7 +17,7 @@ import functools
 from typing import Iterable, Iterator, Optional, Sequence
 
 from zorder.ordered import IcebergOptions
-from zorder.ordered.options import TimestampOption
+from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.values.codec import ZVALUE_COLUMN, to_arrow
 from zorder.values.table import check_column_names, zvalue_matrix
 
@@ -30,7 +30,7 @@ def zvalue_batches(
     zvalue_column: str = ZVALUE_COLUMN,
     var_length_contribution: int = 8,
     max_output_size: Optional[int] = None,
-    iceberg: str = "main",
+    iceberg: str = ICEBERG_DEFAULT,
     spark: str = "4",
     timestamp: TimestampOption = None,
     options: Optional[IcebergOptions] = None,
@@ -80,7 +80,7 @@ def zorder_dataframe(
     zvalue_column: str = ZVALUE_COLUMN,
     var_length_contribution: int = 8,
     max_output_size: Optional[int] = None,
-    iceberg: str = "main",
+    iceberg: str = ICEBERG_DEFAULT,
     spark: str = "4",
     timestamp: TimestampOption = None,
     options: Optional[IcebergOptions] = None,

@@ -20,7 +20,7 @@ from zorder.ordered.errors import ColumnTypeError, ColumnValueError
 from zorder.ordered.numbers import all_python_ints, python_ints
 from zorder.ordered.numpy_columns import numpy_column
 from zorder.ordered.options import (
-    FIRST_NTZ_RELEASE, PRIMITIVE_BUFFER_SIZE, check_length, date_mode, iceberg_mode,
+    FIRST_NTZ_RELEASE, ICEBERG_DEFAULT, PRIMITIVE_BUFFER_SIZE, check_length, date_mode, iceberg_mode,
     iceberg_release, timestamp_kind,
 )
 from zorder.ordered.pandas_columns import is_pandas, pandas_to_column
@@ -28,7 +28,7 @@ from zorder.ordered.pandas_columns import is_pandas, pandas_to_column
 __all__ = ["ordered_bytes"]
 
 
-def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = "main",
+def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = ICEBERG_DEFAULT,
                   spark: str = "4", timestamp: Optional[str] = None,
                   mask: Any = None) -> numpy.ndarray:
     """Iceberg's ordered bytes of a whole column, as Iceberg's Spark Z-order UDF makes them.
@@ -171,8 +171,27 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = "
             )
         nulls = extra if nulls is None else (nulls | extra)
     if nulls is not None and nulls.any():
+        if release is not None and _is_boolean(values):
+            first = int(numpy.argmax(nulls))
+            raise ColumnValueError(
+                f"a null BOOLEAN (first at index {first}): Iceberg's Spark UDF throws there "
+                f"in every release (a NullPointerException that fails the rewrite); "
+                f"iceberg='main' gives 8 zero bytes, as Iceberg main does (PR 17669 / 18077)"
+            )
         out[nulls] = 0
     return numpy.ascontiguousarray(out)
+
+
+def _is_boolean(values: Any) -> bool:
+    """Whether a converted column is Spark's BOOLEAN (numpy bool, Arrow bool)."""
+    if isinstance(values, numpy.ndarray):
+        return values.dtype.kind == "b"
+    typ = getattr(values, "type", None)
+    if typ is None:
+        return False
+    import pyarrow.types as t
+
+    return bool(t.is_boolean(typ.value_type if t.is_dictionary(typ) else typ))
 
 
 def _arrow_is_ntz(typ: Any, kind: Optional[str]) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import numpy
 
-from zorder.ordered.options import check_length, iceberg_mode
+from zorder.ordered.options import ICEBERG_DEFAULT, check_length, iceberg_mode
 
 
 SIGN = 1 << 63
@@ -142,7 +142,7 @@ def _double(value: float, mode: str) -> bytes:
     return _float_bits(int.from_bytes(_DOUBLE_BITS.pack(value), "big"), mode)
 
 
-def floating_point_ordered_bytes(value: float, *, iceberg: str = "main") -> bytes:
+def floating_point_ordered_bytes(value: float, *, iceberg: str = ICEBERG_DEFAULT) -> bytes:
     """Iceberg's ``floatingPointOrderedBytes``: the same as ``double_to_ordered_bytes``.
 
     >>> floating_point_ordered_bytes(1.0).hex()
@@ -152,7 +152,7 @@ def floating_point_ordered_bytes(value: float, *, iceberg: str = "main") -> byte
     return _double(_real(value, "floating_point_ordered_bytes"), mode)
 
 
-def double_to_ordered_bytes(value: float, *, iceberg: str = "main") -> bytes:
+def double_to_ordered_bytes(value: float, *, iceberg: str = ICEBERG_DEFAULT) -> bytes:
     """Iceberg's ``doubleToOrderedBytes``: 8 bytes whose order is ``Double.compare``'s.
 
     Every NaN (any sign or payload) becomes ``fff8000000000000``, above +Infinity
@@ -175,7 +175,7 @@ def double_to_ordered_bytes(value: float, *, iceberg: str = "main") -> bytes:
     return _double(_real(value, "double_to_ordered_bytes"), mode)
 
 
-def float_to_ordered_bytes(value: float, *, iceberg: str = "main") -> bytes:
+def float_to_ordered_bytes(value: float, *, iceberg: str = ICEBERG_DEFAULT) -> bytes:
     """Iceberg's ``floatToOrderedBytes``: the float widened (exactly) to double, 8 bytes.
 
     ``value`` is a Java float: a Python float or int is first rounded to the nearest

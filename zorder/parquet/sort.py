@@ -13,7 +13,7 @@ import os
 from typing import Any, Callable, Dict, Optional, Sequence
 
 from zorder.ordered import IcebergOptions
-from zorder.ordered.options import TimestampOption
+from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.parquet.files import require_pyarrow
 from zorder.parquet.safety import (
     atomic_file, check_apart, check_file_output, physical, sigterm_as_exception,
@@ -62,7 +62,7 @@ def _input_compression(md) -> str:
 
 def sort_parquet(input: str, output: str, columns: Sequence[str], *,
                  var_length_contribution: int = 8, max_output_size: Optional[int] = None,
-                 iceberg: str = "main", spark: str = "4", timestamp: TimestampOption = None,
+                 iceberg: str = ICEBERG_DEFAULT, spark: str = "4", timestamp: TimestampOption = None,
                  options: Optional[IcebergOptions] = None, row_group_size: Optional[int] = None,
                  compression: Optional[str] = None, overwrite: bool = False,
                  progress: Optional[ProgressCallback] = None, report: bool = True,

@@ -16,7 +16,7 @@ from typing import Any, Optional
 import numpy
 
 from zorder.ordered import IcebergOptions
-from zorder.ordered.options import TimestampOption
+from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.values._radix import argsort_rows
 from zorder.values.codec import as_matrix
 from zorder.values.table import ColumnSelection, curve_matrix
@@ -59,7 +59,7 @@ def argsort_zvalues(values: Any) -> numpy.ndarray:
 
 def sort_indices(data: Any, *, columns: ColumnSelection = None,
                  var_length_contribution: int = 8, max_output_size: Optional[int] = None,
-                 iceberg: str = "main", spark: str = "4", timestamp: TimestampOption = None,
+                 iceberg: str = ICEBERG_DEFAULT, spark: str = "4", timestamp: TimestampOption = None,
                  backend: Optional[str] = None,
                  options: Optional[IcebergOptions] = None, curve: str = "zorder") -> numpy.ndarray:
     """The permutation that puts rows in Z-order, as Iceberg's Spark rewrite sorts them.
@@ -84,7 +84,7 @@ def sort_indices(data: Any, *, columns: ColumnSelection = None,
 
 
 def sort(table: Any, columns: ColumnSelection = None, *, var_length_contribution: int = 8,
-         max_output_size: Optional[int] = None, iceberg: str = "main", spark: str = "4",
+         max_output_size: Optional[int] = None, iceberg: str = ICEBERG_DEFAULT, spark: str = "4",
          timestamp: TimestampOption = None, backend: Optional[str] = None,
          options: Optional[IcebergOptions] = None, curve: str = "zorder") -> Any:
     """A copy of ``table`` with its rows in Z-order of ``columns``.

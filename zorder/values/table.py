@@ -20,7 +20,7 @@ import numpy
 from zorder import interleave
 from zorder.ordered import IcebergOptions, ordered_bytes
 from zorder.ordered.errors import ColumnError
-from zorder.ordered.options import TimestampOption, check_positive
+from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption, check_positive
 from zorder import hilbert
 from zorder.values.codec import to_arrow
 
@@ -296,7 +296,7 @@ def _empty_slice(column: Any) -> Any:
 
 def zorder_values(data: Any, *, columns: ColumnSelection = None,
                   var_length_contribution: int = 8, max_output_size: Optional[int] = None,
-                  iceberg: str = "main", spark: str = "4", timestamp: TimestampOption = None,
+                  iceberg: str = ICEBERG_DEFAULT, spark: str = "4", timestamp: TimestampOption = None,
                   backend: Optional[str] = None,
                   options: Optional[IcebergOptions] = None) -> Any:
     """Iceberg's Z-value of every row, as its Spark Z-order rewrite computes them.
@@ -376,7 +376,7 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
 
 
 
-def hilbert_values(data: Any, columns: ColumnSelection = None, *, iceberg: str = "main",
+def hilbert_values(data: Any, columns: ColumnSelection = None, *, iceberg: str = ICEBERG_DEFAULT,
                    spark: str = "4", timestamp: TimestampOption = None,
                    backend: Optional[str] = None,
                    options: Optional[IcebergOptions] = None) -> Any:
