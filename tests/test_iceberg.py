@@ -397,3 +397,37 @@ def test_cli_rewrites_and_reports(catalog, tmp_path, capsys):
     assert "files and row groups a reader can skip" in out or "row groups a reader can skip" in out
     assert catalog.load_table("db.cli").current_snapshot().summary.operation.value == "replace"
     assert main(["iceberg", "rewrite", "db.nope", "--columns", "l", *flags]) == 2
+
+
+@pytest.mark.parametrize("scheduler", ["sync", "processes"])
+def test_file_groups_as_dask_tasks(catalog, scheduler):
+    pytest.importorskip("dask")
+    table = make_table(catalog, name=f"dask_{scheduler}", spec="identity", appends=2, rows=200)
+    before = multiset(table.scan().to_arrow())
+    result = rewrite(table, ["l", "tstz"], scheduler=scheduler)
+    assert table.current_snapshot().summary.operation.value == "replace"
+    assert multiset(table.scan().to_arrow()) == before
+    assert len(result.report["groups"]) == 3
+    for path in result.added_paths:
+        assert_zordered(path, ["l", "tstz"])
+
+
+def test_a_failed_dask_task_leaves_nothing(catalog, monkeypatch):
+    pytest.importorskip("dask")
+    table = make_table(catalog, name="dask_fail", spec="identity", appends=1, rows=300)
+    on_disk = data_files_on_disk(table)
+    snapshot = table.current_snapshot().snapshot_id
+    real = engine._write_group
+
+    def fail_on_b(metadata, io, group, *args):
+        files, entry = real(metadata, io, group, *args)
+        if group.partition[0] == "b":
+            raise OSError("disk full")
+        return files, entry
+
+    monkeypatch.setattr(engine, "_write_group", fail_on_b)
+    with pytest.raises(IcebergRewriteError, match="1 of 3 file groups failed.*disk full"):
+        rewrite(table, ["l"], scheduler="sync")
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert data_files_on_disk(table) == on_disk

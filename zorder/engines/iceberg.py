@@ -430,6 +430,44 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
     return files, entry
 
 
+def _group_task(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence[str],
+                curve: str, options: Optional[IcebergOptions], target: int) -> Dict[str, Any]:
+    """One file group as a Dask task: its DataFiles, report entry and written paths, or
+    the error it raised after deleting what it wrote (so a failed task leaves nothing and
+    the finished ones stay known to the client, which commits or deletes them)."""
+    written: List[str] = []
+    try:
+        files, entry = _write_group(table_metadata, io, group, names, curve, options, target, written)
+    except Exception as exc:  # noqa: BLE001 - returned, raised again on the client
+        return {"error": f"{type(exc).__name__}: {exc}", "leftovers": _delete_files(io, written)}
+    return {"files": files, "entry": entry, "written": written}
+
+
+def _run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[_FileGroup],
+                 names: Sequence[str], curve: str, options: Optional[IcebergOptions],
+                 target: int, written: List[str]) -> List[Dict[str, Any]]:
+    """Every group as a task on ``scheduler`` (a distributed Client, an address, or
+    'threads'/'processes'/'sync'); the results in group order. The commit stays here, on
+    the client."""
+    import dask
+
+    from zorder.engines.dask import _scheduler, require_dask
+
+    require_dask("rewrite(scheduler=...)")
+    tasks = [dask.delayed(_group_task, pure=False)(table_metadata, io, g, list(names), curve,
+                                                    options, target) for g in groups]
+    with _scheduler(scheduler, 10.0) as client:
+        results = list(client.compute(tasks, sync=True) if client is not None else dask.compute(*tasks))
+    for r in results:
+        written.extend(r.get("written", []))
+    errors = [r for r in results if "error" in r]
+    if errors:
+        left = [p for r in errors for p in r["leftovers"]]
+        raise IcebergRewriteError(f"{len(errors)} of {len(groups)} file groups failed, the first "
+                                  f"with {errors[0]['error']}; nothing was committed", left)
+    return results
+
+
 # ---------------------------------------------------------------------------------------
 # The commit: one REPLACE snapshot.
 
@@ -555,8 +593,10 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             matching rows are rewritten (whole), so only their partitions change.
         options: a ``zorder.IcebergOptions`` (contribution, cap, versions); its
             ``timestamp`` is replaced by the kinds the Iceberg schema gives.
-        scheduler: must be None; file groups run one after the other in this process
-            (the largest group bounds memory).
+        scheduler: None (file groups run one after the other in this process, so the
+            largest group bounds memory), or a Dask scheduler: a ``distributed.Client``,
+            its address, ``"threads"``, ``"processes"`` or ``"sync"``; each file group
+            is then one task (read, sort, write), and the commit happens once, here.
         dry_run: plan and report the groups, write and commit nothing.
         case_sensitive: resolve column names exactly (Spark's default is insensitive).
         max_file_group_size: the most input bytes in one group (Iceberg's
@@ -575,8 +615,6 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             a concurrent commit comes as this error, with the original as its cause.
     """
     _require_pyiceberg()
-    if scheduler is not None:
-        raise ValueError("scheduler: running file groups on Dask is not supported yet; pass None")
     curve = _check_curve(curve)
     if not isinstance(case_sensitive, bool):
         raise TypeError(f"case_sensitive must be a bool, not {type(case_sensitive).__name__}")
@@ -604,13 +642,22 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     written: List[str] = []
     added: List[Any] = []
     try:
-        for i, group in enumerate(groups):
-            files, entry = _write_group(metadata, table.io, group, names, curve, options,
-                                        target, written)
-            added.extend(files)
-            report["groups"].append(entry)
-            if progress is not None:
-                progress(i + 1, len(groups), entry)
+        if scheduler is None:
+            for i, group in enumerate(groups):
+                files, entry = _write_group(metadata, table.io, group, names, curve, options,
+                                            target, written)
+                added.extend(files)
+                report["groups"].append(entry)
+                if progress is not None:
+                    progress(i + 1, len(groups), entry)
+        else:
+            results = _run_on_dask(scheduler, metadata, table.io, groups, names, curve,
+                                   options, target, written)
+            for i, r in enumerate(results):
+                added.extend(r["files"])
+                report["groups"].append(r["entry"])
+                if progress is not None:
+                    progress(i + 1, len(groups), r["entry"])
         if sum(f.record_count for f in added) != sum(f.record_count for f in removed):
             raise IcebergRewriteError("the written files do not hold the rows read; nothing was committed")
     except IcebergRewriteError as exc:
