@@ -431,3 +431,25 @@ def test_a_failed_dask_task_leaves_nothing(catalog, monkeypatch):
     table.refresh()
     assert table.current_snapshot().snapshot_id == snapshot
     assert data_files_on_disk(table) == on_disk
+
+
+def test_the_job_checks_rows_values_and_nulls_against_the_manifests(catalog):
+    table = make_table(catalog, name="counts", appends=2, rows=100)
+    files = [t.file for t in table.scan().plan_files()]
+    engine.check_counts(files, list(reversed(files)), "here")  # same totals: fine
+
+    class Lost:  # one file's metrics with a null gone missing
+        def __init__(self, f, field):
+            self.record_count = f.record_count
+            self.value_counts = dict(f.value_counts)
+            self.null_value_counts = dict(f.null_value_counts)
+            self.null_value_counts[field] -= 1
+
+    with pytest.raises(IcebergRewriteError, match="here: column 2's null value counts"):
+        engine.check_counts(files, [Lost(files[0], 2), files[1]], "here")
+
+    class Short:
+        record_count = files[0].record_count - 1
+
+    with pytest.raises(IcebergRewriteError, match="hold .* rows"):
+        engine.check_counts(files[:1], [Short()], "here")

@@ -50,6 +50,7 @@ __all__ = [
     "DEFAULT_TARGET_FILE_SIZE",
     "IcebergRewriteError",
     "RewriteResult",
+    "check_counts",
     "curve_columns",
     "rewrite",
     "skipping",
@@ -372,6 +373,36 @@ def _partition_name(table_metadata: Any, record: Any) -> str:
     return "" if spec.is_unpartitioned() else spec.partition_to_path(record, table_metadata.schema())
 
 
+def _metric_totals(files: Sequence[Any]) -> Dict[Tuple[str, int], int]:
+    """Per column: the values and nulls the files' metrics count, summed; only columns
+    every file has metrics for."""
+    totals: Dict[Tuple[str, int], int] = {}
+    for kind in ("value_counts", "null_value_counts"):
+        maps = [getattr(f, kind, None) or {} for f in files]
+        common = set.intersection(*(set(m) for m in maps)) if maps else set()
+        for field_id in common:
+            totals[(kind, field_id)] = sum(m[field_id] for m in maps)
+    return totals
+
+
+def check_counts(before: Sequence[Any], after: Sequence[Any], where: str) -> None:
+    """The job's own check: the files written hold as many rows, values and nulls per
+    column as the files they replace (as their Iceberg metrics count them)."""
+    rows_before = sum(f.record_count for f in before)
+    rows_after = sum(f.record_count for f in after)
+    if rows_before != rows_after:
+        raise IcebergRewriteError(f"{where}: the files written hold {rows_after} rows, the "
+                                  f"files they replace {rows_before}; nothing was committed")
+    a, b = _metric_totals(before), _metric_totals(after)
+    wrong = sorted(k for k in set(a) & set(b) if a[k] != b[k])
+    if wrong:
+        kind, field_id = wrong[0]
+        raise IcebergRewriteError(
+            f"{where}: column {field_id}'s {kind.replace('_', ' ')} is {b[(kind, field_id)]} in "
+            f"the files written and {a[(kind, field_id)]} in the files they replace; nothing "
+            f"was committed")
+
+
 def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence[str],
                  curve: str, options: Optional[IcebergOptions], target: int,
                  written: List[str]) -> Tuple[List[Any], Dict[str, Any]]:
@@ -419,6 +450,8 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
             per_row = max(files[-1].file_size_in_bytes / take, 1e-3)
         done += take
         task_id += 1
+    check_counts([t.file for t in group.tasks], files,
+                 f"partition {_partition_name(table_metadata, group.partition) or '(unpartitioned)'}")
     entry = {
         "partition": _partition_name(table_metadata, group.partition),
         "input_files": len(group.tasks),
@@ -658,8 +691,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
                 report["groups"].append(r["entry"])
                 if progress is not None:
                     progress(i + 1, len(groups), r["entry"])
-        if sum(f.record_count for f in added) != sum(f.record_count for f in removed):
-            raise IcebergRewriteError("the written files do not hold the rows read; nothing was committed")
+        check_counts(removed, added, "the table")
     except IcebergRewriteError as exc:
         raise IcebergRewriteError(str(exc), _delete_files(table.io, written)) from exc.__cause__
     except BaseException as exc:
