@@ -381,6 +381,12 @@ def test_hilbert_curve(catalog):
     result = rewrite(table, ["l", "d"], curve="hilbert")
     assert multiset(table.scan().to_arrow()) == before
     assert result.report["curve"] == "hilbert"
+    assert table.current_snapshot().summary.additional_properties["zorder.curve"] == "hilbert"
+    for path in result.added_paths:
+        data = pq.read_table(local(path))
+        h = zorder.hilbert_values({"l": data.column("l"), "d": data.column("d")})
+        h = h.to_pylist() if hasattr(h, "to_pylist") else [bytes(r) for r in h]
+        assert all(a <= b for a, b in zip(h, h[1:])), f"{path} is not in Hilbert order"
 
 
 def test_cli_rewrites_and_reports(catalog, tmp_path, capsys):
@@ -453,3 +459,21 @@ def test_the_job_checks_rows_values_and_nulls_against_the_manifests(catalog):
 
     with pytest.raises(IcebergRewriteError, match="hold .* rows"):
         engine.check_counts(files[:1], [Short()], "here")
+
+
+def test_cli_refuses_a_timestamp_kind_the_schema_already_gives(catalog, tmp_path, capsys):
+    from zorder.cli import main
+
+    make_table(catalog, name="cli_ts", appends=1, rows=20)
+    code = main(["iceberg", "rewrite", "db.cli_ts", "--columns", "ts", "--timestamp", "tz",
+                 "--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db"])
+    assert code == 2
+    assert "--timestamp does not apply" in capsys.readouterr().err
+
+
+def test_a_bad_row_filter_is_a_clear_error(catalog):
+    table = make_table(catalog, name="bad_filter", appends=1, rows=20)
+    with pytest.raises(ValueError, match="row_filter: cannot parse 'cat === 3'"):
+        rewrite(table, ["l"], row_filter="cat === 3")
+    with pytest.raises(TypeError, match="row_filter must be"):
+        rewrite(table, ["l"], row_filter=3)

@@ -76,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
     _require_pyiceberg()
     from pyiceberg.exceptions import NoSuchTableError
 
+    if args.timestamp is not None:
+        raise ValueError("--timestamp does not apply: the Iceberg schema says which columns are "
+                         "timestamp (microseconds) and which timestamptz (seconds)")
     options = iceberg_options(args)
     catalog = load_catalog(args)
     try:

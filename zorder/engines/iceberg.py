@@ -307,15 +307,35 @@ class _FileGroup:
         return sum(t.file.record_count for t in self.tasks)
 
 
-def _plan(table: Any, row_filter: Any, case_sensitive: bool, max_group: int) -> List[_FileGroup]:
-    from pyiceberg.expressions import AlwaysTrue
+def _row_filter(row_filter: Any) -> Any:
+    """A PyIceberg expression from an expression or a string (ValueError if unparsable)."""
+    from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 
+    if row_filter is None:
+        return AlwaysTrue()
+    if isinstance(row_filter, BooleanExpression):
+        return row_filter
+    if not isinstance(row_filter, str):
+        raise TypeError(f"row_filter must be a PyIceberg expression or a string, not "
+                        f"{type(row_filter).__name__}")
+    from pyiceberg.expressions.parser import parse
+
+    try:
+        return parse(row_filter)
+    except Exception as exc:  # noqa: BLE001 - pyparsing's ParseException
+        where = getattr(exc, "col", None)
+        raise ValueError(f"row_filter: cannot parse {row_filter!r} as a PyIceberg expression"
+                         + (f" (at column {where})" if where else "")
+                         + "; e.g. \"day >= '2026-01-01' and city = 'Oslo'\"") from None
+
+
+def _plan(table: Any, row_filter: Any, case_sensitive: bool, max_group: int) -> List[_FileGroup]:
     snapshot = table.current_snapshot()
     if snapshot is None:
         return []
     deletes = int((snapshot.summary or {}).get("total-delete-files") or 0)
-    scan = table.scan(row_filter=row_filter if row_filter is not None else AlwaysTrue(),
-                      case_sensitive=case_sensitive, snapshot_id=snapshot.snapshot_id)
+    scan = table.scan(row_filter=row_filter, case_sensitive=case_sensitive,
+                      snapshot_id=snapshot.snapshot_id)
     tasks = list(scan.plan_files())
     if deletes or any(t.delete_files for t in tasks):
         raise ValueError(
@@ -654,6 +674,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     max_group = parse_size(max_file_group_size, "max_file_group_size")
     if options is not None and not isinstance(options, IcebergOptions):
         raise TypeError(f"options must be a zorder.IcebergOptions, not {type(options).__name__}")
+    row_filter = _row_filter(row_filter)
     start = time.perf_counter()
     table.refresh()
     target = _target_size(table, target_file_size)
