@@ -119,7 +119,7 @@ def local(path):
     return urlparse(path).path
 
 
-def zvalues_of_file(path, columns, options=None):
+def zvalues_of_file(path, columns):
     """Z-values of a data file's rows, converted here from the Iceberg types (uuid text
     through Python's uuid module; timestamp kinds named), not by the engine."""
     data = pq.read_table(local(path))
@@ -133,8 +133,7 @@ def zvalues_of_file(path, columns, options=None):
                            pa.string())
         cols[name] = col
     ts = {k: v for k, v in kinds.items() if k in columns} or None
-    z = zorder.zorder_values(cols, columns=list(columns), timestamp=ts,
-                             **({} if options is None else {}))
+    z = zorder.zorder_values(cols, columns=list(columns), timestamp=ts)
     return np.asarray(z.to_pylist() if hasattr(z, "to_pylist") else [bytes(r) for r in z], dtype=object)
 
 
@@ -477,3 +476,13 @@ def test_a_bad_row_filter_is_a_clear_error(catalog):
         rewrite(table, ["l"], row_filter="cat === 3")
     with pytest.raises(TypeError, match="row_filter must be"):
         rewrite(table, ["l"], row_filter=3)
+
+
+def test_every_accepted_type_at_once(catalog):
+    table = make_table(catalog, name="all_types", spec="identity", appends=2, rows=200)
+    columns = ["b", "i", "l", "f", "d", "day", "ts", "tstz", "s", "u", "fx", "bin"]
+    before = multiset(table.scan().to_arrow())
+    result = rewrite(table, columns)
+    assert multiset(table.scan().to_arrow()) == before
+    for path in result.added_paths:
+        assert_zordered(path, columns)
