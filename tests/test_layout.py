@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "zorder"
 #: Floor of each subpackage (and of the face's modules), lowest first.
 RANK = {"cpu": 0, "interleave": 1, "ordered": 2, "hilbert": 2, "values": 3, "parquet": 4, "engines": 5,
         "face": 6, "cli": 7}
-FACE = {"__init__", "dask", "spark"}
+FACE = {"__init__", "dask", "iceberg", "spark"}
 IMPORT = re.compile(r"^[ \t]*(?:from\s+(zorder(?:\.\w+)*)\s+c?import|c?import\s+(zorder(?:\.\w+)*))",
                     re.MULTILINE)
 

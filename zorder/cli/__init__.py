@@ -1,6 +1,6 @@
 """The command line: ``zorder COMMAND`` (or ``python -m zorder COMMAND``).
 
-One module per command (``info``, ``bench``, ``sort``, ``cluster``), each with
+One module per command (``info``, ``bench``, ``sort``, ``cluster``, ``iceberg``), each with
 ``add_arguments(parser)`` and ``run(args) -> int``, imported only when used, so ``info``
 never pays for pyarrow, dask or matplotlib. Shared pieces: ``args`` (flags), ``progress``
 (the progress line), ``plot`` (figures). The top floor: it may import every other one.
@@ -25,6 +25,7 @@ COMMANDS = {
     "bench": ("zorder.cli.bench", "time every backend against a memory copy"),
     "sort": ("zorder.cli.sort", "rewrite a Parquet file in Z-order (needs pyarrow)"),
     "cluster": ("zorder.cli.cluster", "Z-order cluster a Parquet dataset with Dask (needs dask)"),
+    "iceberg": ("zorder.cli.iceberg", "Z-order rewrite an Iceberg table (needs pyiceberg)"),
 }
 
 #: Exit statuses.

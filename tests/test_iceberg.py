@@ -1,0 +1,488 @@
+"""zorder.iceberg.rewrite on real PyIceberg: a SqlCatalog on a SQLite file with a local
+warehouse. Every rewrite is read back through PyIceberg and compared row for row (as
+multisets), each new file is checked to be in Z-order (with Z-values computed here,
+independently of the engine's column conversion), and the snapshot and history are
+checked as Spark's rewrite leaves them."""
+
+import datetime as dt
+import inspect
+import os
+import uuid
+from collections import Counter
+from urllib.parse import urlparse
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("pyiceberg")
+pytest.importorskip("sqlalchemy")
+
+from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
+from pyiceberg.exceptions import CommitFailedException  # noqa: E402
+from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: E402
+from pyiceberg.schema import Schema  # noqa: E402
+from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform  # noqa: E402
+from pyiceberg.types import (  # noqa: E402
+    BinaryType, BooleanType, DateType, DecimalType, DoubleType, FixedType, FloatType,
+    IntegerType, LongType, NestedField, StringType, StructType, TimestampType,
+    TimestamptzType, TimeType, UUIDType,
+)
+
+import zorder  # noqa: E402
+from zorder.engines import iceberg as engine  # noqa: E402
+from zorder.iceberg import IcebergRewriteError, rewrite  # noqa: E402
+
+HAS_TRANSFORMS = True
+try:
+    import pyiceberg_core  # noqa: F401  (day and bucket partitions on append)
+except ImportError:
+    HAS_TRANSFORMS = False
+
+# Every type Iceberg's Z-order accepts, each optional (nulls in every column).
+COLUMNS = [
+    ("b", BooleanType()), ("i", IntegerType()), ("l", LongType()), ("f", FloatType()),
+    ("d", DoubleType()), ("day", DateType()), ("ts", TimestampType()),
+    ("tstz", TimestamptzType()), ("s", StringType()), ("u", UUIDType()),
+    ("fx", FixedType(4)), ("bin", BinaryType()), ("cat", StringType()),
+]
+SCHEMA = Schema(*[NestedField(k + 1, name, typ, required=False)
+                  for k, (name, typ) in enumerate(COLUMNS)])
+FIELD_ID = {name: k + 1 for k, (name, _) in enumerate(COLUMNS)}
+
+SPECS = {
+    "unpartitioned": PartitionSpec(),
+    "identity": PartitionSpec(PartitionField(FIELD_ID["cat"], 1000, IdentityTransform(), "cat")),
+    "day": PartitionSpec(PartitionField(FIELD_ID["tstz"], 1000, DayTransform(), "tstz_day")),
+    "bucket": PartitionSpec(PartitionField(FIELD_ID["l"], 1000, BucketTransform(3), "l_bucket")),
+}
+
+
+def arrow_batch(rng, n, with_nulls=True):
+    """n rows of every type; about 10% nulls except in the partition sources."""
+    base = dt.datetime(2026, 1, 1)
+    micros = rng.integers(0, 2 * 86_400 * 10**6, n)
+    cols = {
+        "b": pa.array(rng.integers(0, 2, n).astype(bool)),
+        "i": pa.array(rng.integers(-1000, 1000, n).astype(np.int32)),
+        "l": pa.array(rng.integers(-10**12, 10**12, n)),
+        "f": pa.array(rng.normal(size=n).astype(np.float32)),
+        "d": pa.array(rng.normal(size=n) * 1e3),
+        "day": pa.array([dt.date(2025, 1, 1) + dt.timedelta(days=int(x))
+                         for x in rng.integers(0, 400, n)], pa.date32()),
+        "ts": pa.array([base + dt.timedelta(microseconds=int(x)) for x in micros],
+                       pa.timestamp("us")),
+        "tstz": pa.array([(base + dt.timedelta(microseconds=int(x))).replace(tzinfo=dt.timezone.utc)
+                          for x in micros[::-1]], pa.timestamp("us", tz="UTC")),
+        "s": pa.array([f"{'xyz'[x % 3]}{x}" for x in rng.integers(0, 10**6, n)]),
+        "u": pa.array([uuid.UUID(int=int(x) << 64 | int(y)).bytes
+                       for x, y in rng.integers(0, 2**62, (n, 2))], pa.binary(16)),
+        "fx": pa.array([bytes(r) for r in rng.integers(0, 256, (n, 4), dtype=np.uint8)],
+                       pa.binary(4)),
+        "bin": pa.array([bytes(r[: r[0] % 12]) for r in rng.integers(0, 256, (n, 12), dtype=np.uint8)]),
+        "cat": pa.array(["abc"[x] for x in rng.integers(0, 3, n)]),
+    }
+    if with_nulls:
+        for name in ("b", "i", "f", "d", "day", "ts", "s", "u", "fx", "bin"):
+            mask = pa.array(rng.random(n) < 0.1)
+            cols[name] = pa.compute.if_else(mask, pa.scalar(None, cols[name].type), cols[name])
+    return pa.table(cols)
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    cat = SqlCatalog("test", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}/wh")
+    cat.create_namespace("db")
+    return cat
+
+
+def make_table(catalog, name="t", spec="unpartitioned", version=2, appends=3, rows=400,
+               seed=0, properties=None, with_nulls=True):
+    props = {"format-version": str(version), **(properties or {})}
+    table = catalog.create_table(f"db.{name}", SCHEMA, partition_spec=SPECS[spec], properties=props)
+    rng = np.random.default_rng(seed)
+    for _ in range(appends):
+        table.append(arrow_batch(rng, rows, with_nulls))
+    return table
+
+
+def multiset(arrow_table):
+    def plain(v):  # a uuid reads back as uuid.UUID, is written as 16 bytes
+        return v.bytes if isinstance(v, uuid.UUID) else v
+
+    return Counter(tuple(sorted((k, plain(v)) for k, v in row.items()))
+                   for row in arrow_table.to_pylist())
+
+
+def local(path):
+    return urlparse(path).path
+
+
+def zvalues_of_file(path, columns):
+    """Z-values of a data file's rows, converted here from the Iceberg types (uuid text
+    through Python's uuid module; timestamp kinds named), not by the engine."""
+    data = pq.read_table(local(path))
+    kinds = {"ts": "ntz", "tstz": "tz"}
+    cols = {}
+    for name in columns:
+        col = data.column(name)
+        if name == "u":
+            col = pa.array([None if v is None else str(v if isinstance(v, uuid.UUID) else uuid.UUID(bytes=v))
+                            for v in col.to_pylist()],
+                           pa.string())
+        cols[name] = col
+    ts = {k: v for k, v in kinds.items() if k in columns} or None
+    z = zorder.zorder_values(cols, columns=list(columns), timestamp=ts)
+    return np.asarray(z.to_pylist() if hasattr(z, "to_pylist") else [bytes(r) for r in z], dtype=object)
+
+
+def assert_zordered(path, columns):
+    z = zvalues_of_file(path, columns)
+    assert all(z[k] <= z[k + 1] for k in range(len(z) - 1)), f"{path} is not in Z-order"
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("spec", list(SPECS))
+def test_rewrite_keeps_rows_orders_files_and_commits_one_replace(catalog, spec, version):
+    if spec in ("day", "bucket") and not HAS_TRANSFORMS:
+        pytest.skip("PyIceberg needs pyiceberg-core to append to day/bucket partitions")
+    table = make_table(catalog, spec=spec, version=version)
+    before = table.scan().to_arrow()
+    before_snapshot = table.current_snapshot()
+    old_files = {t.file.file_path for t in table.scan().plan_files()}
+    columns = ["l", "tstz", "s", "u"]
+
+    result = rewrite(table, columns, target_file_size="40KB")
+
+    snap = table.current_snapshot()
+    assert snap.snapshot_id == result.snapshot_id
+    assert snap.parent_snapshot_id == before_snapshot.snapshot_id
+    assert snap.summary.operation.value == "replace"
+    summary = snap.summary.additional_properties
+    assert int(summary["deleted-data-files"]) == result.rewritten_files == len(old_files)
+    assert int(summary["added-data-files"]) == result.added_files
+    assert int(summary["added-records"]) == int(summary["deleted-records"]) == before.num_rows
+    assert int(summary["total-records"]) == before.num_rows
+    # Every row, as a multiset, through PyIceberg.
+    after = table.scan().to_arrow()
+    assert multiset(after) == multiset(before)
+    # Each new file is in Z-order and sits in its partition; no old file is kept.
+    new_files = [t.file for t in table.scan().plan_files()]
+    assert {f.file_path for f in new_files} == set(result.added_paths)
+    assert not old_files & set(result.added_paths)
+    for f in new_files:
+        assert_zordered(f.file_path, columns)
+        if spec != "unpartitioned":
+            part = table.spec().partition_to_path(f.partition, table.schema())
+            assert f"/{part}/" in f.file_path
+            rows = pq.read_table(local(f.file_path))
+            if spec == "identity":
+                assert set(rows.column("cat").to_pylist()) == {f.partition[0]}
+        # Full column metrics, so readers can prune on the new files.
+        assert set(f.lower_bounds) >= {FIELD_ID[c] for c in ("l", "tstz", "s")}
+        assert f.null_value_counts[FIELD_ID["s"]] == pq.read_table(local(f.file_path)).column("s").null_count
+    # History: the previous snapshot still reads the old data; nothing is "new" data.
+    old = table.scan(snapshot_id=before_snapshot.snapshot_id).to_arrow()
+    assert multiset(old) == multiset(before)
+    assert {t.file.file_path for t in table.scan(snapshot_id=before_snapshot.snapshot_id).plan_files()} == old_files
+    appended = table.incremental_append_scan(from_snapshot_id_exclusive=before_snapshot.snapshot_id).to_arrow()
+    assert appended.num_rows == 0
+    # One file group per partition.
+    partitions = {(t.file.spec_id, tuple(t.file.partition)) for t in table.scan().plan_files()}
+    assert len(result.report["groups"]) == len(partitions)
+
+
+def test_identity_partition_columns_are_dropped_and_types_come_from_the_schema(catalog):
+    table = make_table(catalog, spec="identity", appends=2, rows=300)
+    result = rewrite(table, ["CAT", "TS", "tsTZ"])  # case-insensitive, as Spark
+    assert result.report["columns"] == ["ts", "tstz"]
+    for path in result.added_paths:
+        assert_zordered(path, ["ts", "tstz"])
+    # Wrong kinds would order differently: micros for a timestamptz is not Spark's order.
+    data = pq.read_table(local(result.added_paths[0]))
+    wrong = zorder.zorder_values({"ts": data.column("ts"), "tstz": data.column("tstz")},
+                                 timestamp={"ts": "ntz", "tstz": "ntz"}).to_pylist()
+    assert any(a > b for a, b in zip(wrong, wrong[1:]))
+
+
+def test_uuid_is_its_canonical_text_as_spark_reads_it():
+    values = [uuid.UUID(int=k * 0x0123456789ABCDEF0123456789ABCDEF % 2**128) for k in range(50)]
+    arr = pa.array([v.bytes for v in values] + [None], pa.binary(16))
+    text = engine._uuid_text(arr.slice(1))
+    assert text.to_pylist() == [str(v) for v in values[1:]] + [None]
+
+
+def test_refusals_use_icebergs_errors(catalog):
+    schema = Schema(NestedField(1, "id", LongType(), required=False),
+                    NestedField(2, "amount", DecimalType(10, 2), required=False),
+                    NestedField(3, "at", TimeType(), required=False),
+                    NestedField(4, "point", StructType(NestedField(5, "x", DoubleType(), required=False)),
+                                required=False),
+                    NestedField(6, "part", StringType(), required=False))
+    spec = PartitionSpec(PartitionField(6, 1000, IdentityTransform(), "part"))
+    table = catalog.create_table("db.refuse", schema, partition_spec=spec)
+    with pytest.raises(TypeError, match=r"Cannot use column amount of type decimal\(10, 2\) in ZOrdering"):
+        rewrite(table, ["id", "amount"])
+    with pytest.raises(TypeError, match="Cannot use column at of type time in ZOrdering"):
+        rewrite(table, ["at"])
+    with pytest.raises(TypeError, match="Cannot use column point of type struct"):
+        rewrite(table, ["point"])
+    with pytest.raises(TypeError, match=r"Cannot use column point\.x of type nested field"):
+        rewrite(table, ["point.x"])
+    with pytest.raises(ValueError, match="Cannot ZOrder, all columns provided were identity partition"):
+        rewrite(table, ["PART"])
+    with pytest.raises(ValueError, match="Cannot find column 'ID' in table schema"):
+        rewrite(table, ["ID"], case_sensitive=True)
+    with pytest.raises(ValueError, match="Cannot ZOrder when no columns"):
+        rewrite(table, [])
+    with pytest.raises(ValueError, match="curve must be"):
+        rewrite(table, ["id"], curve="peano")
+    with pytest.raises(TypeError, match="options must be a zorder.IcebergOptions"):
+        rewrite(table, ["id"], options={"iceberg": "main"})
+    clash = catalog.create_table("db.clash", Schema(NestedField(1, "id", LongType(), required=False),
+                                                    NestedField(2, "icezvalue", BinaryType(), required=False)))
+    with pytest.raises(ValueError, match="has a column named 'ICEZVALUE'"):
+        rewrite(clash, ["id"])
+
+
+def test_row_filter_rewrites_only_matching_partitions(catalog):
+    table = make_table(catalog, name="f", spec="identity", appends=2, rows=300)
+    files = {t.file.file_path: t.file.partition[0] for t in table.scan().plan_files()}
+    result = rewrite(table, ["l", "d"], row_filter="cat = 'b'")
+    assert set(result.removed_paths) == {p for p, c in files.items() if c == "b"}
+    kept = {t.file.file_path for t in table.scan().plan_files()} - set(result.added_paths)
+    assert kept == {p for p, c in files.items() if c != "b"}
+    assert len(result.report["groups"]) == 1
+
+
+def test_target_size_groups_and_write_properties(catalog):
+    table = make_table(catalog, name="p", appends=4, rows=2000, with_nulls=False)
+    with table.transaction() as tx:  # after the appends, so they wrote one file each
+        tx.set_properties({"write.parquet.compression-codec": "snappy",
+                           "write.parquet.row-group-limit": "1000",
+                           "write.target-file-size-bytes": "60000"})
+    result = rewrite(table, ["l", "d"], max_file_group_size=1)  # one group per input file
+    assert result.report["target_file_size"] == 60000
+    assert len(result.report["groups"]) == 4
+    sizes = []
+    for path in result.added_paths:
+        md = pq.ParquetFile(local(path)).metadata
+        assert md.row_group(0).column(0).compression == "SNAPPY"
+        assert all(md.row_group(g).num_rows <= 1000 for g in range(md.num_row_groups))
+        sizes.append(os.path.getsize(local(path)))
+    # Each group of ~4 files' worth is cut into files of about the target size.
+    assert len(sizes) > 4
+    assert all(0.6 * 60000 <= s <= 1.4 * 60000 for s in sizes), sizes
+
+
+def test_dry_run_plans_and_changes_nothing(catalog):
+    table = make_table(catalog, name="dry", spec="identity", appends=2, rows=100)
+    snapshot = table.current_snapshot().snapshot_id
+    files = sorted(os.listdir(local(table.location()) + "/data"))
+    result = rewrite(table, ["l"], dry_run=True)
+    assert result.snapshot_id is None and result.added_files == 0
+    assert result.rewritten_files == 6 and len(result.report["groups"]) == 3
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert sorted(os.listdir(local(table.location()) + "/data")) == files
+
+
+def data_files_on_disk(table):
+    out = set()
+    for root, _, names in os.walk(local(table.location()) + "/data"):
+        out.update(os.path.join(root, n) for n in names)
+    return out
+
+
+def test_a_writer_appending_between_plan_and_commit_is_refused_and_nothing_is_lost(catalog):
+    table = make_table(catalog, name="race", spec="identity", appends=2, rows=200)
+    before = multiset(table.scan().to_arrow())
+    extra = arrow_batch(np.random.default_rng(9), 50)
+    other = catalog.load_table("db.race")
+    calls = []
+
+    def append_once(done, total, entry):
+        if not calls:
+            other.append(extra)  # a concurrent writer commits mid-rewrite
+        calls.append(done)
+
+    on_disk = data_files_on_disk(table)
+    with pytest.raises(IcebergRewriteError, match="concurrent commit") as info:
+        rewrite(table, ["l", "s"], progress=append_once)
+    assert isinstance(info.value.__cause__, CommitFailedException)
+    assert info.value.leftovers == []
+    table.refresh()
+    assert table.current_snapshot().summary.operation.value == "append"
+    assert multiset(table.scan().to_arrow()) == before + multiset(extra)
+    # The rewrite's files are gone; only the other writer's new file remains.
+    new = data_files_on_disk(table) - on_disk
+    assert {local(t.file.file_path) for t in table.scan().plan_files()} >= new
+    assert len(new) == len({t.file.file_path for t in other.scan().plan_files()}) - len(on_disk)
+
+
+def test_a_failed_catalog_leaves_the_table_and_removes_the_files(catalog, monkeypatch):
+    table = make_table(catalog, name="down", appends=2, rows=100)
+    snapshot = table.current_snapshot().snapshot_id
+    on_disk = data_files_on_disk(table)
+
+    def down(*args, **kwargs):
+        raise ConnectionError("catalog down")
+
+    monkeypatch.setattr(type(table.catalog), "commit_table", down)
+    with pytest.raises(IcebergRewriteError, match="did not land"):
+        rewrite(table, ["l"])
+    monkeypatch.undo()
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert data_files_on_disk(table) == on_disk
+
+
+def test_an_unreachable_catalog_keeps_and_names_the_files(catalog, monkeypatch):
+    table = make_table(catalog, name="gone", appends=1, rows=100)
+    on_disk = data_files_on_disk(table)
+
+    def down(*args, **kwargs):
+        raise ConnectionError("catalog down")
+
+    def unreachable(done, total, entry):  # after planning: the catalog goes away
+        monkeypatch.setattr(type(table.catalog), "commit_table", down)
+        monkeypatch.setattr(type(table.catalog), "load_table", down)
+
+    with pytest.raises(IcebergRewriteError, match="cannot say whether it landed") as info:
+        rewrite(table, ["l"], progress=unreachable)
+    monkeypatch.undo()
+    new = data_files_on_disk(table) - on_disk
+    assert new and all(p in str(info.value) for p in new)
+
+
+def test_tables_with_delete_files_are_refused(catalog, monkeypatch):
+    table = make_table(catalog, name="del", appends=1, rows=50)
+    from pyiceberg.table import DataScan
+
+    real = DataScan.plan_files
+
+    def with_deletes(self):
+        tasks = list(real(self))
+        tasks[0].delete_files = {tasks[0].file}
+        return tasks
+
+    monkeypatch.setattr(DataScan, "plan_files", with_deletes)
+    with pytest.raises(ValueError, match="delete files"):
+        rewrite(table, ["l"])
+
+
+@pytest.mark.skipif("curve" not in inspect.signature(zorder.sort_indices).parameters,
+                    reason="zorder.sort_indices has no curve= yet")
+def test_hilbert_curve(catalog):
+    table = make_table(catalog, name="h", appends=2, rows=200)
+    before = multiset(table.scan().to_arrow())
+    result = rewrite(table, ["l", "d"], curve="hilbert")
+    assert multiset(table.scan().to_arrow()) == before
+    assert result.report["curve"] == "hilbert"
+    assert table.current_snapshot().summary.additional_properties["zorder.curve"] == "hilbert"
+    for path in result.added_paths:
+        data = pq.read_table(local(path))
+        h = zorder.hilbert_values({"l": data.column("l"), "d": data.column("d")})
+        h = h.to_pylist() if hasattr(h, "to_pylist") else [bytes(r) for r in h]
+        assert all(a <= b for a, b in zip(h, h[1:])), f"{path} is not in Hilbert order"
+
+
+def test_cli_rewrites_and_reports(catalog, tmp_path, capsys):
+    from zorder.cli import main
+
+    make_table(catalog, name="cli", appends=3, rows=300)
+    flags = ["--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db",
+             "--warehouse", f"file://{tmp_path}/wh"]
+    assert main(["iceberg", "rewrite", "db.cli", "--columns", "l,d", "--dry-run", *flags]) == 0
+    assert "would rewrite 3 data files" in capsys.readouterr().out
+    assert main(["iceberg", "rewrite", "db.cli", "--columns", "l,d", "--quiet", *flags]) == 0
+    out = capsys.readouterr().out
+    assert "committed snapshot" in out and "(replace)" in out
+    assert "files and row groups a reader can skip" in out or "row groups a reader can skip" in out
+    assert catalog.load_table("db.cli").current_snapshot().summary.operation.value == "replace"
+    assert main(["iceberg", "rewrite", "db.nope", "--columns", "l", *flags]) == 2
+
+
+@pytest.mark.parametrize("scheduler", ["sync", "processes"])
+def test_file_groups_as_dask_tasks(catalog, scheduler):
+    pytest.importorskip("dask")
+    table = make_table(catalog, name=f"dask_{scheduler}", spec="identity", appends=2, rows=200)
+    before = multiset(table.scan().to_arrow())
+    result = rewrite(table, ["l", "tstz"], scheduler=scheduler)
+    assert table.current_snapshot().summary.operation.value == "replace"
+    assert multiset(table.scan().to_arrow()) == before
+    assert len(result.report["groups"]) == 3
+    for path in result.added_paths:
+        assert_zordered(path, ["l", "tstz"])
+
+
+def test_a_failed_dask_task_leaves_nothing(catalog, monkeypatch):
+    pytest.importorskip("dask")
+    table = make_table(catalog, name="dask_fail", spec="identity", appends=1, rows=300)
+    on_disk = data_files_on_disk(table)
+    snapshot = table.current_snapshot().snapshot_id
+    real = engine._write_group
+
+    def fail_on_b(metadata, io, group, *args):
+        files, entry = real(metadata, io, group, *args)
+        if group.partition[0] == "b":
+            raise OSError("disk full")
+        return files, entry
+
+    monkeypatch.setattr(engine, "_write_group", fail_on_b)
+    with pytest.raises(IcebergRewriteError, match="1 of 3 file groups failed.*disk full"):
+        rewrite(table, ["l"], scheduler="sync")
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert data_files_on_disk(table) == on_disk
+
+
+def test_the_job_checks_rows_values_and_nulls_against_the_manifests(catalog):
+    table = make_table(catalog, name="counts", appends=2, rows=100)
+    files = [t.file for t in table.scan().plan_files()]
+    engine.check_counts(files, list(reversed(files)), "here")  # same totals: fine
+
+    class Lost:  # one file's metrics with a null gone missing
+        def __init__(self, f, field):
+            self.record_count = f.record_count
+            self.value_counts = dict(f.value_counts)
+            self.null_value_counts = dict(f.null_value_counts)
+            self.null_value_counts[field] -= 1
+
+    with pytest.raises(IcebergRewriteError, match="here: column 2's null value counts"):
+        engine.check_counts(files, [Lost(files[0], 2), files[1]], "here")
+
+    class Short:
+        record_count = files[0].record_count - 1
+
+    with pytest.raises(IcebergRewriteError, match="hold .* rows"):
+        engine.check_counts(files[:1], [Short()], "here")
+
+
+def test_cli_refuses_a_timestamp_kind_the_schema_already_gives(catalog, tmp_path, capsys):
+    from zorder.cli import main
+
+    make_table(catalog, name="cli_ts", appends=1, rows=20)
+    code = main(["iceberg", "rewrite", "db.cli_ts", "--columns", "ts", "--timestamp", "tz",
+                 "--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db"])
+    assert code == 2
+    assert "--timestamp does not apply" in capsys.readouterr().err
+
+
+def test_a_bad_row_filter_is_a_clear_error(catalog):
+    table = make_table(catalog, name="bad_filter", appends=1, rows=20)
+    with pytest.raises(ValueError, match="row_filter: cannot parse 'cat === 3'"):
+        rewrite(table, ["l"], row_filter="cat === 3")
+    with pytest.raises(TypeError, match="row_filter must be"):
+        rewrite(table, ["l"], row_filter=3)
+
+
+def test_every_accepted_type_at_once(catalog):
+    table = make_table(catalog, name="all_types", spec="identity", appends=2, rows=200)
+    columns = ["b", "i", "l", "f", "d", "day", "ts", "tstz", "s", "u", "fx", "bin"]
+    before = multiset(table.scan().to_arrow())
+    result = rewrite(table, columns)
+    assert multiset(table.scan().to_arrow()) == before
+    for path in result.added_paths:
+        assert_zordered(path, columns)

@@ -1,0 +1,126 @@
+"""``zorder iceberg rewrite TABLE --columns a,b``: Z-order an Iceberg table in place with
+one REPLACE snapshot (``zorder.engines.iceberg.rewrite``), then report what readers can
+skip before and after."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Dict
+
+from zorder.cli.args import add_iceberg_arguments, columns_arg, iceberg_options, size_arg
+from zorder.cli.progress import Progress
+
+__all__ = ["add_arguments", "load_catalog", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``iceberg`` command's options."""
+    parser.add_argument("action", choices=["rewrite"], help="what to do (rewrite: cluster the table)")
+    parser.add_argument("table", metavar="TABLE", help="the table's identifier, e.g. db.events")
+    parser.add_argument("--columns", required=True, type=columns_arg, metavar="a,b,c",
+                        help="curve columns, in order (Iceberg's zorder(a, b, c))")
+    parser.add_argument("--curve", default="zorder", choices=["zorder", "hilbert"],
+                        help="the space-filling curve (default zorder)")
+    parser.add_argument("--where", default=None, metavar="EXPR",
+                        help="rewrite only the files that may hold matching rows, e.g. "
+                             "\"day >= '2026-01-01'\" (PyIceberg's expression syntax)")
+    where = parser.add_argument_group("catalog (as PyIceberg loads it: ~/.pyiceberg.yaml, "
+                                      "PYICEBERG_CATALOG__* variables, or these flags)")
+    where.add_argument("--catalog", default=None, metavar="NAME",
+                       help="the catalog's name in the configuration (default: 'default')")
+    where.add_argument("--uri", default=None, help="catalog URI, e.g. sqlite:///catalog.db or "
+                       "http://rest:8181")
+    where.add_argument("--warehouse", default=None, help="warehouse location, e.g. file:///wh")
+    where.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
+                       help="another catalog property (repeatable)")
+    parser.add_argument("--target-file-size", default=None, type=size_arg, metavar="SIZE",
+                        help="target data file size, e.g. 512MB (default: the table's "
+                             "write.target-file-size-bytes, else 512MiB)")
+    parser.add_argument("--max-file-group-size", default="100GiB", type=size_arg, metavar="SIZE",
+                        help="most input bytes rewritten as one group (default 100GiB, as Iceberg)")
+    parser.add_argument("--case-sensitive", action="store_true",
+                        help="resolve column names exactly (default: case-insensitively, as Spark)")
+    add_iceberg_arguments(parser)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="show the planned file groups; write and commit nothing")
+    parser.add_argument("--no-report", action="store_true", help="skip the skipping report")
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+
+
+def load_catalog(args: argparse.Namespace) -> Any:
+    """The catalog the flags name, through ``pyiceberg.catalog.load_catalog``: by name
+    from the configuration, with ``--uri``/``--warehouse``/``--property`` on top."""
+    from pyiceberg.catalog import load_catalog as pyiceberg_load_catalog
+
+    properties: Dict[str, str] = {}
+    for item in args.property:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--property must be KEY=VALUE, got {item!r}")
+        properties[key] = value
+    if args.uri is not None:
+        properties["uri"] = args.uri
+        if args.uri.startswith(("sqlite:", "postgresql:", "mysql:")):
+            properties.setdefault("type", "sql")
+    if args.warehouse is not None:
+        properties["warehouse"] = args.warehouse
+    return pyiceberg_load_catalog(args.catalog or "default", **properties)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``zorder iceberg rewrite`` with parsed ``args``; returns the exit status."""
+    from zorder.engines.iceberg import IcebergRewriteError, _require_pyiceberg, rewrite, skipping
+    from zorder.parquet.skipping import format_report
+
+    _require_pyiceberg()
+    from pyiceberg.exceptions import NoSuchTableError
+
+    if args.timestamp is not None:
+        raise ValueError("--timestamp does not apply: the Iceberg schema says which columns are "
+                         "timestamp (microseconds) and which timestamptz (seconds)")
+    options = iceberg_options(args)
+    catalog = load_catalog(args)
+    try:
+        table = catalog.load_table(args.table)
+    except NoSuchTableError as exc:
+        raise ValueError(f"no table {args.table!r} in catalog {catalog.name!r}: {exc}") from None
+    bar = Progress("zorder iceberg", enabled=not args.quiet)
+
+    def progress(done: int, total: int, entry: Dict[str, Any]) -> None:
+        bar.update(f"file groups (last: {entry['partition'] or 'unpartitioned'})", done, total,
+                   "groups", force=True)
+
+    try:
+        result = rewrite(table, args.columns, curve=args.curve,
+                         target_file_size=args.target_file_size, row_filter=args.where,
+                         options=options, dry_run=args.dry_run,
+                         case_sensitive=args.case_sensitive,
+                         max_file_group_size=args.max_file_group_size, progress=progress)
+    except IcebergRewriteError as exc:
+        bar.close()
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        bar.close()
+    groups = result.report["groups"]
+    out = sys.stdout
+    if args.dry_run:
+        print(f"dry run: would rewrite {result.rewritten_files} data files "
+              f"({result.rewritten_bytes} bytes) in {len(groups)} file groups on "
+              f"{', '.join(result.report['columns'])}", file=out)
+        for g in groups:
+            print(f"  {g['partition'] or '(unpartitioned)'}: {g['input_files']} files, "
+                  f"{g['rows']} rows, {g['input_bytes']} bytes", file=out)
+        return 0
+    if result.snapshot_id is None:
+        print("nothing to rewrite: no data files match", file=out)
+        return 0
+    print(f"committed snapshot {result.snapshot_id} (replace): {result.rewritten_files} files "
+          f"({result.rewritten_bytes} bytes) rewritten as {result.added_files} in "
+          f"{len(groups)} file groups, {result.report['seconds']:.1f} s", file=out)
+    if not args.no_report:
+        report = skipping(table, result.removed_paths, result.added_paths,
+                          result.report["columns"])
+        print(format_report(report), file=out)
+    return 0

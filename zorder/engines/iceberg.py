@@ -1,0 +1,746 @@
+"""Z-order (or Hilbert) clustering of an Iceberg table through PyIceberg: the rewrite
+that Spark runs as ``CALL system.rewrite_data_files(strategy => 'sort',
+sort_order => 'zorder(a, b)')``, committed as one REPLACE snapshot.
+
+What it does, as Iceberg's ``RewriteDataFilesSparkAction`` with
+``SparkZOrderFileRewriteRunner`` does it:
+
+- plans the data files of the current snapshot (only those ``row_filter`` may match,
+  each rewritten whole) and groups them by partition, one group per partition, split
+  when a group passes ``max_file_group_size`` (100 GiB by default, as in Iceberg);
+- drops identity-partition columns from the curve's columns (they are constant in a
+  group) and refuses a table column named like the internal value column;
+- sorts each group by the curve value of its rows, with every column converted from
+  its *Iceberg* type (``timestamptz`` in whole seconds, ``timestamp`` in microseconds,
+  ``uuid`` as its canonical text, as Spark reads them);
+- writes each group as Parquet files of about the target size into the group's
+  partition, with the table's write properties and PyIceberg's column metrics;
+- commits one snapshot with operation ``replace`` that deletes the rewritten files and
+  adds the new ones, so history stays true (the previous snapshot still reads the old
+  files; an incremental append scan sees no new rows).
+
+Nothing is lost: the commit carries the catalog's optimistic-concurrency check, so a
+writer that committed after the plan makes it fail (it is refused, never retried over
+the other commit); on any failure the files written for the rewrite are deleted, and
+any that could not be are named in the error. Tables with delete files are refused.
+
+PyIceberg has no public REPLACE commit (``_RewriteFiles`` is under review, PR 3131): the
+commit here builds on its ``_OverwriteFiles`` snapshot producer (``_ReplaceFiles``).
+Needs ``pyiceberg`` (``pip install 'zorder[iceberg]'``), imported when a function runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+import uuid as uuid_module
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy
+
+from zorder.ordered import IcebergOptions
+from zorder.parquet.sizes import parse_size
+from zorder.values import sort_indices
+
+__all__ = [
+    "CURVE_COLUMNS",
+    "DEFAULT_MAX_FILE_GROUP_SIZE",
+    "DEFAULT_TARGET_FILE_SIZE",
+    "IcebergRewriteError",
+    "RewriteResult",
+    "check_counts",
+    "curve_columns",
+    "rewrite",
+    "skipping",
+]
+
+#: Iceberg's ``max-file-group-size-bytes`` default (``RewriteDataFiles``): 100 GiB.
+DEFAULT_MAX_FILE_GROUP_SIZE = 100 * 1024**3
+
+#: Iceberg's ``write.target-file-size-bytes`` default: 512 MiB.
+DEFAULT_TARGET_FILE_SIZE = 512 * 1024**2
+
+#: The internal value column of each curve, and Iceberg's messages for its checks
+#: (``SparkZOrderFileRewriteRunner``, ``SparkHilbertFileRewriteRunner``).
+CURVE_COLUMNS = {"zorder": "ICEZVALUE", "hilbert": "ICEHVALUE"}
+_CURVE_ERRORS = {
+    "zorder": (
+        "Cannot ZOrder when no columns are specified",
+        "Cannot zorder because the table has a column named '{}', which conflicts with "
+        "Iceberg's internal Z-order column name",
+        "Cannot ZOrder, all columns provided were identity partition columns and cannot be used",
+    ),
+    "hilbert": (
+        "Cannot HILBERT when no columns are specified",
+        "Cannot HILBERT because the table has a column named '{}', which conflicts with "
+        "Iceberg's internal Hilbert column name",
+        "Cannot HILBERT, all columns provided were identity partition columns and cannot be used",
+    ),
+}
+
+
+class IcebergRewriteError(RuntimeError):
+    """The rewrite did not commit; the table is as it was.
+
+    Attributes:
+        leftovers: data files written for the rewrite that could not be deleted (orphans
+            no snapshot references; safe to delete).
+    """
+
+    def __init__(self, message: str, leftovers: Sequence[str] = ()) -> None:
+        if leftovers:
+            message += (f"; {len(leftovers)} written file(s) could not be deleted and are "
+                        f"referenced by no snapshot: {', '.join(leftovers)}")
+        super().__init__(message)
+        self.leftovers = list(leftovers)
+
+
+@dataclass
+class RewriteResult:
+    """What a rewrite did.
+
+    Attributes:
+        snapshot_id: the REPLACE snapshot committed (None for a dry run or when there was
+            nothing to rewrite).
+        rewritten_files: data files removed by the snapshot (planned, for a dry run).
+        added_files: data files it added.
+        rewritten_bytes: bytes of the rewritten files.
+        report: ``{"groups": [...], "columns": [...], "curve": ..., "target_file_size":
+            ..., "seconds": ...}``; each group has ``partition``, ``input_files``,
+            ``input_bytes``, ``rows``, ``output_files``, ``output_bytes``.
+        removed_paths, added_paths: the data files' locations, for a skipping report.
+    """
+
+    snapshot_id: Optional[int]
+    rewritten_files: int
+    added_files: int
+    rewritten_bytes: int
+    report: Dict[str, Any] = field(default_factory=dict)
+    removed_paths: List[str] = field(default_factory=list)
+    added_paths: List[str] = field(default_factory=list)
+
+
+def _require_pyiceberg() -> None:
+    try:
+        import pyiceberg  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            f"the Iceberg rewrite needs pyiceberg and pyarrow: pip install 'zorder[iceberg]' ({exc})"
+        ) from None
+
+
+# ---------------------------------------------------------------------------------------
+# Columns: names resolved as Iceberg resolves them, types from the Iceberg schema.
+
+def _unsupported(name: str, typ: Any) -> TypeError:
+    # SparkZOrderUDF's message, naming the column and its type.
+    return TypeError(f"Cannot use column {name} of type {typ} in ZOrdering, the type is unsupported")
+
+
+def _timestamp_kind(typ: Any) -> Optional[str]:
+    """'tz', 'ntz' or None (not a timestamp) for an Iceberg type."""
+    from pyiceberg import types as T
+
+    if isinstance(typ, T.TimestamptzType):
+        return "tz"
+    if isinstance(typ, T.TimestampType):
+        return "ntz"
+    return None
+
+
+def _check_type(name: str, typ: Any) -> None:
+    """Refuse the Iceberg types Spark's Z-order UDF refuses (as Spark reads the table)."""
+    from pyiceberg import types as T
+
+    accepted = (T.BooleanType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType,
+                T.DateType, T.TimestampType, T.TimestamptzType, T.StringType, T.UUIDType,
+                T.FixedType, T.BinaryType)
+    # The nanosecond timestamps of format v3 subclass nothing above; they are refused.
+    if not isinstance(typ, accepted) or type(typ).__name__.endswith("NanoType"):
+        raise _unsupported(name, typ)
+
+
+def curve_columns(table: Any, columns: Union[str, Sequence[str]], *, curve: str = "zorder",
+                  case_sensitive: bool = False) -> List[str]:
+    """The table's columns the curve is computed on, as Iceberg's rewrite chooses them.
+
+    Resolves ``columns`` against the table's current schema (case-insensitively unless
+    ``case_sensitive``), refuses a table column named like the curve's internal value
+    column (``ICEZVALUE``/``ICEHVALUE``) and types Iceberg refuses, and drops
+    identity-partition columns (constant within a partition); raises Iceberg's errors.
+
+    Returns:
+        the schema's spelling of each kept column, in the order given.
+    """
+    _require_pyiceberg()
+    curve = _check_curve(curve)
+    no_columns, conflict, all_identity = _CURVE_ERRORS[curve]
+    if isinstance(columns, str):
+        columns = [c.strip() for c in columns.split(",") if c.strip()]
+    if not columns:
+        raise ValueError(no_columns)
+    schema = table.schema()
+
+    def lookup(name: str) -> Any:
+        try:
+            return schema.find_field(name, case_sensitive=case_sensitive)
+        except ValueError:
+            return None
+
+    internal = CURVE_COLUMNS[curve]
+    if lookup(internal) is not None:
+        raise ValueError(conflict.format(internal))
+    identity_sources = {f.source_id for f in table.spec().fields
+                        if type(f.transform).__name__ == "IdentityTransform"}
+    top_level = {f.field_id for f in schema.fields}
+    kept: List[str] = []
+    for name in columns:
+        if not isinstance(name, str):
+            raise TypeError(f"columns must be column names, not {type(name).__name__}")
+        found = lookup(name)
+        if found is None:
+            raise ValueError(
+                f"Cannot find column '{name}' in table schema (case sensitive = "
+                f"{str(case_sensitive).lower()}): {schema.as_struct()}"
+            )
+        resolved = schema.find_column_name(found.field_id)
+        if found.field_id not in top_level:
+            # Spark's rewrite reads top-level columns only; a nested field is refused.
+            raise _unsupported(resolved, "nested field")
+        _check_type(resolved, found.field_type)
+        if found.field_id in identity_sources:
+            continue  # Iceberg logs "Ignoring ... constant within a partition"
+        if resolved not in kept:
+            kept.append(resolved)
+    if not kept:
+        raise ValueError(all_identity)
+    return kept
+
+
+def _check_curve(curve: Any) -> str:
+    if not isinstance(curve, str) or curve.strip().lower() not in CURVE_COLUMNS:
+        raise ValueError(f"curve must be 'zorder' or 'hilbert', got {curve!r}")
+    name = curve.strip().lower()
+    if name == "hilbert" and "curve" not in inspect.signature(sort_indices).parameters:
+        raise ValueError("curve='hilbert' needs a zorder whose sort_indices takes curve=")
+    return name
+
+
+def _uuid_text(arr: Any) -> Any:
+    """A 16-byte uuid column as strings of its canonical text form, as Spark reads it."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if isinstance(arr.type, pa.ExtensionType):
+        arr = arr.storage
+    n = len(arr)
+    raw = numpy.frombuffer(arr.buffers()[1], dtype=numpy.uint8,
+                           count=(arr.offset + n) * 16)[arr.offset * 16:].reshape(n, 16) \
+        if n else numpy.zeros((0, 16), dtype=numpy.uint8)
+    digits = numpy.frombuffer(b"0123456789abcdef", dtype=numpy.uint8)
+    text = numpy.full((n, 36), ord("-"), dtype=numpy.uint8)
+    positions = [i for i in range(36) if i not in (8, 13, 18, 23)]
+    text[:, positions[0::2]] = digits[raw >> 4]
+    text[:, positions[1::2]] = digits[raw & 15]
+    offsets = numpy.arange(n + 1, dtype=numpy.int32) * 36
+    validity = arr.buffers()[0] if arr.null_count else None
+    if validity is not None and arr.offset:
+        validity = pa.array(arr.is_valid()).buffers()[1]
+    return pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(offsets),
+                                                  pa.py_buffer(text.tobytes())],
+                                 null_count=arr.null_count)
+
+
+def _curve_input(data: Any, names: Sequence[str], schema: Any) -> Tuple[Dict[str, Any], Dict[str, str]]:
+    """The curve's columns of an Arrow table read from Iceberg, converted as Spark sees
+    them, and each timestamp column's kind (from the Iceberg type, never guessed)."""
+    from pyiceberg import types as T
+
+    columns: Dict[str, Any] = {}
+    kinds: Dict[str, str] = {}
+    for name in names:
+        typ = schema.find_field(name).field_type
+        col = data.column(name)
+        if isinstance(typ, T.UUIDType):
+            col = _uuid_text(col)
+        kind = _timestamp_kind(typ)
+        if kind is not None:
+            kinds[name] = kind
+        columns[name] = col
+    return columns, kinds
+
+
+def _options(options: Optional[IcebergOptions], kinds: Mapping[str, str]) -> IcebergOptions:
+    if options is None:
+        options = IcebergOptions()
+    elif not isinstance(options, IcebergOptions):
+        raise TypeError(f"options must be a zorder.IcebergOptions, not {type(options).__name__}")
+    return replace(options, timestamp=dict(kinds) if kinds else None)
+
+
+def _curve_order(data: Any, names: Sequence[str], schema: Any, curve: str,
+                 options: Optional[IcebergOptions]) -> numpy.ndarray:
+    columns, kinds = _curve_input(data, names, schema)
+    extra: Dict[str, Any] = {"curve": curve} if curve != "zorder" else {}
+    return sort_indices(columns, columns=list(names), options=_options(options, kinds), **extra)
+
+
+# ---------------------------------------------------------------------------------------
+# Planning: the current snapshot's data files, grouped by partition.
+
+@dataclass
+class _FileGroup:
+    partition: Any          # the partition Record of its files
+    spec_id: int
+    tasks: List[Any]        # FileScanTask
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(t.file.file_size_in_bytes for t in self.tasks)
+
+    @property
+    def rows(self) -> int:
+        return sum(t.file.record_count for t in self.tasks)
+
+
+def _row_filter(row_filter: Any) -> Any:
+    """A PyIceberg expression from an expression or a string (ValueError if unparsable)."""
+    from pyiceberg.expressions import AlwaysTrue, BooleanExpression
+
+    if row_filter is None:
+        return AlwaysTrue()
+    if isinstance(row_filter, BooleanExpression):
+        return row_filter
+    if not isinstance(row_filter, str):
+        raise TypeError(f"row_filter must be a PyIceberg expression or a string, not "
+                        f"{type(row_filter).__name__}")
+    from pyiceberg.expressions.parser import parse
+
+    try:
+        return parse(row_filter)
+    except Exception as exc:  # noqa: BLE001 - pyparsing's ParseException
+        where = getattr(exc, "col", None)
+        raise ValueError(f"row_filter: cannot parse {row_filter!r} as a PyIceberg expression"
+                         + (f" (at column {where})" if where else "")
+                         + "; e.g. \"day >= '2026-01-01' and city = 'Oslo'\"") from None
+
+
+def _plan(table: Any, row_filter: Any, case_sensitive: bool, max_group: int) -> List[_FileGroup]:
+    snapshot = table.current_snapshot()
+    if snapshot is None:
+        return []
+    deletes = int((snapshot.summary or {}).get("total-delete-files") or 0)
+    scan = table.scan(row_filter=row_filter, case_sensitive=case_sensitive,
+                      snapshot_id=snapshot.snapshot_id)
+    tasks = list(scan.plan_files())
+    if deletes or any(t.delete_files for t in tasks):
+        raise ValueError(
+            "the table has delete files (row-level deletes of a v2 table); zorder's rewrite "
+            "refuses it rather than risk bringing deleted rows back. Compact them first "
+            "(e.g. rewrite_position_delete_files and expire them on Spark), then rerun"
+        )
+    default_spec = table.metadata.default_spec_id
+    by_partition: Dict[Tuple[int, Tuple[Any, ...]], List[Any]] = {}
+    for task in tasks:
+        f = task.file
+        if f.spec_id != default_spec:
+            raise ValueError(
+                f"data file {f.file_path} has partition spec {f.spec_id}, not the table's "
+                f"current spec {default_spec}; rewriting across a spec change is not supported"
+            )
+        key = (f.spec_id, tuple(f.partition))
+        by_partition.setdefault(key, []).append(task)
+    groups: List[_FileGroup] = []
+    for (spec_id, _), part_tasks in sorted(by_partition.items(), key=lambda kv: repr(kv[0])):
+        part_tasks.sort(key=lambda t: t.file.file_path)
+        current: List[Any] = []
+        size = 0
+        for task in part_tasks:
+            # Iceberg splits a partition into groups of at most max-file-group-size bytes.
+            if current and size + task.file.file_size_in_bytes > max_group:
+                groups.append(_FileGroup(current[0].file.partition, spec_id, current))
+                current, size = [], 0
+            current.append(task)
+            size += task.file.file_size_in_bytes
+        if current:
+            groups.append(_FileGroup(current[0].file.partition, spec_id, current))
+    return groups
+
+
+# ---------------------------------------------------------------------------------------
+# Writing one group: read its files, sort, write files of about the target size.
+
+def _partition_key(table_metadata: Any, record: Any) -> Any:
+    """A PyIceberg PartitionKey that yields an existing partition Record (PartitionKey
+    normally derives the record from raw source values)."""
+    from pyiceberg.partitioning import PartitionKey
+
+    spec = table_metadata.spec()
+    if spec.is_unpartitioned():
+        return None
+    key = PartitionKey(field_values=[], partition_spec=spec, schema=table_metadata.schema())
+    key.__dict__["partition"] = record  # fills the cached_property `partition`
+    return key
+
+
+def _partition_name(table_metadata: Any, record: Any) -> str:
+    """A partition as its path (``day=2026-01-01``), or "" when unpartitioned."""
+    spec = table_metadata.spec()
+    return "" if spec.is_unpartitioned() else spec.partition_to_path(record, table_metadata.schema())
+
+
+def _metric_totals(files: Sequence[Any]) -> Dict[Tuple[str, int], int]:
+    """Per column: the values and nulls the files' metrics count, summed; only columns
+    every file has metrics for."""
+    totals: Dict[Tuple[str, int], int] = {}
+    for kind in ("value_counts", "null_value_counts"):
+        maps = [getattr(f, kind, None) or {} for f in files]
+        common = set.intersection(*(set(m) for m in maps)) if maps else set()
+        for field_id in common:
+            totals[(kind, field_id)] = sum(m[field_id] for m in maps)
+    return totals
+
+
+def check_counts(before: Sequence[Any], after: Sequence[Any], where: str) -> None:
+    """The job's own check: the files written hold as many rows, values and nulls per
+    column as the files they replace (as their Iceberg metrics count them)."""
+    rows_before = sum(f.record_count for f in before)
+    rows_after = sum(f.record_count for f in after)
+    if rows_before != rows_after:
+        raise IcebergRewriteError(f"{where}: the files written hold {rows_after} rows, the "
+                                  f"files they replace {rows_before}; nothing was committed")
+    a, b = _metric_totals(before), _metric_totals(after)
+    wrong = sorted(k for k in set(a) & set(b) if a[k] != b[k])
+    if wrong:
+        kind, field_id = wrong[0]
+        raise IcebergRewriteError(
+            f"{where}: column {field_id}'s {kind.replace('_', ' ')} is {b[(kind, field_id)]} in "
+            f"the files written and {a[(kind, field_id)]} in the files they replace; nothing "
+            f"was committed")
+
+
+def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence[str],
+                 curve: str, options: Optional[IcebergOptions], target: int,
+                 written: List[str]) -> Tuple[List[Any], Dict[str, Any]]:
+    """Rewrite one group; returns (its new DataFiles, its report entry). Every path
+    written is appended to ``written`` as soon as it exists, for cleanup."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan, write_file
+    from pyiceberg.table import WriteTask
+    from pyiceberg.table.locations import load_location_provider
+
+    schema = table_metadata.schema()
+    # Every row of every file: row_filter chose files, not rows (as in Spark).
+    data = ArrowScan(table_metadata, io, schema, AlwaysTrue(), True).to_table(group.tasks)
+    if data.num_rows != group.rows:
+        raise IcebergRewriteError(
+            f"read {data.num_rows} rows from partition {group.partition}, its manifests say "
+            f"{group.rows}; nothing was committed")
+    order = _curve_order(data, names, schema, curve, options)
+    data = data.take(order)
+    del order
+
+    write_uuid = uuid_module.uuid4()
+    extension = str(table_metadata.properties.get("write.format.default", "parquet")).lower()
+    locations = load_location_provider(table_location=table_metadata.location,
+                                       table_properties=table_metadata.properties)
+    key = _partition_key(table_metadata, group.partition)
+    files: List[Any] = []
+    rows, done = data.num_rows, 0
+    # Bytes per row on disk, first from the input files, then from what was written.
+    per_row = group.input_bytes / max(group.rows, 1)
+    task_id = 0
+    while done < rows:
+        remaining = rows - done
+        # Equal files for what is left, each about the target size (no small last file).
+        n_files = max(1, round(remaining * per_row / target))
+        take = math.ceil(remaining / n_files)
+        chunk = data.slice(done, take)
+        task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
+                         record_batches=chunk.to_batches(), partition_key=key)
+        # The path is known before writing: recorded first, so a failed write is cleaned too.
+        written.append(locations.new_data_location(
+            data_file_name=task.generate_data_file_filename(extension), partition_key=key))
+        files.extend(write_file(io, table_metadata, iter([task])))
+        if files and take:
+            per_row = max(files[-1].file_size_in_bytes / take, 1e-3)
+        done += take
+        task_id += 1
+    check_counts([t.file for t in group.tasks], files,
+                 f"partition {_partition_name(table_metadata, group.partition) or '(unpartitioned)'}")
+    entry = {
+        "partition": _partition_name(table_metadata, group.partition),
+        "input_files": len(group.tasks),
+        "input_bytes": group.input_bytes,
+        "rows": rows,
+        "output_files": len(files),
+        "output_bytes": sum(f.file_size_in_bytes for f in files),
+    }
+    return files, entry
+
+
+def _group_task(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence[str],
+                curve: str, options: Optional[IcebergOptions], target: int) -> Dict[str, Any]:
+    """One file group as a Dask task: its DataFiles, report entry and written paths, or
+    the error it raised after deleting what it wrote (so a failed task leaves nothing and
+    the finished ones stay known to the client, which commits or deletes them)."""
+    written: List[str] = []
+    try:
+        files, entry = _write_group(table_metadata, io, group, names, curve, options, target, written)
+    except Exception as exc:  # noqa: BLE001 - returned, raised again on the client
+        return {"error": f"{type(exc).__name__}: {exc}", "leftovers": _delete_files(io, written)}
+    return {"files": files, "entry": entry, "written": written}
+
+
+def _run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[_FileGroup],
+                 names: Sequence[str], curve: str, options: Optional[IcebergOptions],
+                 target: int, written: List[str]) -> List[Dict[str, Any]]:
+    """Every group as a task on ``scheduler`` (a distributed Client, an address, or
+    'threads'/'processes'/'sync'); the results in group order. The commit stays here, on
+    the client."""
+    import dask
+
+    from zorder.engines.dask import _scheduler, require_dask
+
+    require_dask("rewrite(scheduler=...)")
+    tasks = [dask.delayed(_group_task, pure=False)(table_metadata, io, g, list(names), curve,
+                                                    options, target) for g in groups]
+    with _scheduler(scheduler, 10.0) as client:
+        results = list(client.compute(tasks, sync=True) if client is not None else dask.compute(*tasks))
+    for r in results:
+        written.extend(r.get("written", []))
+    errors = [r for r in results if "error" in r]
+    if errors:
+        left = [p for r in errors for p in r["leftovers"]]
+        raise IcebergRewriteError(f"{len(errors)} of {len(groups)} file groups failed, the first "
+                                  f"with {errors[0]['error']}; nothing was committed", left)
+    return results
+
+
+# ---------------------------------------------------------------------------------------
+# The commit: one REPLACE snapshot.
+
+def _replace_producer_class() -> Any:
+    """PyIceberg's ``_OverwriteFiles`` with its summary marked ``replace``.
+
+    PyIceberg has no public REPLACE snapshot producer (its ``_RewriteFiles`` is still
+    under review). ``_OverwriteFiles`` already writes what a REPLACE needs: a manifest of
+    the added files, DELETED entries for the removed ones and the other manifests kept;
+    only the operation differs. ``update_snapshot_summaries`` accepts no ``replace``, so
+    the totals are computed as for an overwrite and the operation is set afterwards.
+    """
+    from pyiceberg.table.snapshots import Operation, Summary
+    from pyiceberg.table.update.snapshot import _OverwriteFiles
+
+    class _ReplaceFiles(_OverwriteFiles):
+        def _summary(self, snapshot_properties: Any = None) -> Any:
+            summary = super()._summary(snapshot_properties or {})
+            entries = dict(summary.additional_properties)
+            return Summary(Operation.REPLACE, **entries)
+
+    return _ReplaceFiles
+
+
+def _delete_files(io: Any, paths: Sequence[str]) -> List[str]:
+    """Delete ``paths``; returns the ones that could not be deleted."""
+    left: List[str] = []
+    for path in paths:
+        try:
+            io.delete(path)
+        except FileNotFoundError:
+            pass
+        except Exception:  # noqa: BLE001 - any storage error: report the file
+            left.append(path)
+    return left
+
+
+class _CommitOutcomeUnknown(Exception):
+    """The catalog call failed in a way that does not say whether the commit landed."""
+
+
+def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
+            properties: Mapping[str, str], written: List[str]) -> int:
+    """Commit one REPLACE snapshot; returns its id. On failure, deletes what was written
+    (data files, manifests) only when the commit surely did not land."""
+    from pyiceberg.exceptions import CommitFailedException, ValidationException
+    from pyiceberg.table import Transaction
+    from pyiceberg.table.snapshots import Operation
+
+    txn = Transaction(table)
+    producer = _replace_producer_class()(
+        operation=Operation.OVERWRITE, transaction=txn, io=table.io,
+        snapshot_properties=dict(properties))
+    for data_file in removed:
+        producer.delete_data_file(data_file)
+    for data_file in added:
+        producer.append_data_file(data_file)
+
+    def discard() -> List[str]:
+        producer._clean_all_uncommitted()
+        return _delete_files(table.io, written)
+
+    try:
+        updates, requirements = producer._commit()
+        # Staged without registering the producer for PyIceberg's retry-and-rebase: the
+        # commit asserts the branch head is still the planned snapshot, so any concurrent
+        # commit fails it (CommitFailedException): the rewrite is refused, never rebased.
+        txn._apply(updates, requirements)
+        txn.commit_transaction()
+    except CommitFailedException as exc:
+        raise IcebergRewriteError(
+            f"the table changed while it was rewritten (a concurrent commit); the rewrite "
+            f"was refused and the table is as it was: {exc}", discard()) from exc
+    except ValidationException as exc:
+        raise IcebergRewriteError(f"the rewrite did not commit: {exc}", discard()) from exc
+    except BaseException as exc:
+        # Catalog down, a lost response, an interrupt: the commit may or may not have
+        # landed. Ask the catalog; delete nothing unless it says the snapshot is absent.
+        try:
+            table.refresh()
+        except Exception:  # noqa: BLE001 - still unreachable
+            raise IcebergRewriteError(
+                f"the commit failed and the catalog cannot say whether it landed ({exc!r}); "
+                f"nothing was deleted: if no snapshot {producer.snapshot_id} appears, the "
+                f"written files are orphans: {', '.join(written)}") from exc
+        if table.metadata.snapshot_by_id(producer.snapshot_id) is not None:
+            return producer.snapshot_id
+        raise IcebergRewriteError(f"the commit failed and did not land ({exc!r}); the table "
+                                  f"is as it was", discard()) from exc
+    return producer.snapshot_id
+
+
+# ---------------------------------------------------------------------------------------
+
+def _target_size(table: Any, target_file_size: Any) -> int:
+    if target_file_size is not None:
+        return parse_size(target_file_size, "target_file_size")
+    prop = table.properties.get("write.target-file-size-bytes")
+    return parse_size(int(prop), "write.target-file-size-bytes") if prop else DEFAULT_TARGET_FILE_SIZE
+
+
+def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder",
+            target_file_size: Union[None, int, str] = None, row_filter: Any = None,
+            options: Optional[IcebergOptions] = None, scheduler: Any = None,
+            dry_run: bool = False, *, case_sensitive: bool = False,
+            max_file_group_size: Union[int, str] = DEFAULT_MAX_FILE_GROUP_SIZE,
+            progress: Optional[Callable[[int, int, Dict[str, Any]], None]] = None,
+            snapshot_properties: Optional[Mapping[str, str]] = None) -> RewriteResult:
+    """Cluster an Iceberg table by the Z-order (or Hilbert) curve of ``columns``, as
+    Spark's ``rewrite_data_files(strategy => 'sort', sort_order => 'zorder(...)')``
+    does, in one REPLACE snapshot.
+
+    Args:
+        table: a ``pyiceberg.table.Table``; it is refreshed first, and again after the
+            commit.
+        columns: the columns, as names or one comma-separated string; resolved
+            case-insensitively unless ``case_sensitive``. Identity-partition columns are
+            dropped (Iceberg's error if none is left).
+        curve: ``"zorder"`` or ``"hilbert"`` (when zorder's ``sort_indices`` has it).
+        target_file_size: bytes or a size such as ``"512MB"``; default the table's
+            ``write.target-file-size-bytes``, else 512 MiB.
+        row_filter: a PyIceberg expression or string: only data files that may hold
+            matching rows are rewritten (whole), so only their partitions change.
+        options: a ``zorder.IcebergOptions`` (contribution, cap, versions); its
+            ``timestamp`` is replaced by the kinds the Iceberg schema gives.
+        scheduler: None (file groups run one after the other in this process, so the
+            largest group bounds memory), or a Dask scheduler: a ``distributed.Client``,
+            its address, ``"threads"``, ``"processes"`` or ``"sync"``; each file group
+            is then one task (read, sort, write), and the commit happens once, here.
+        dry_run: plan and report the groups, write and commit nothing.
+        case_sensitive: resolve column names exactly (Spark's default is insensitive).
+        max_file_group_size: the most input bytes in one group (Iceberg's
+            ``max-file-group-size-bytes``, 100 GiB).
+        progress: called as ``progress(done_groups, total_groups, group_entry)``.
+        snapshot_properties: extra entries for the snapshot summary.
+
+    Returns:
+        a ``RewriteResult``.
+
+    Raises:
+        ValueError, TypeError: bad arguments, refused columns or types, a table with
+            delete files.
+        IcebergRewriteError: the rewrite wrote files but did not commit (the files were
+            deleted; any that could not be are listed). A ``CommitFailedException`` from
+            a concurrent commit comes as this error, with the original as its cause.
+    """
+    _require_pyiceberg()
+    curve = _check_curve(curve)
+    if not isinstance(case_sensitive, bool):
+        raise TypeError(f"case_sensitive must be a bool, not {type(case_sensitive).__name__}")
+    max_group = parse_size(max_file_group_size, "max_file_group_size")
+    if options is not None and not isinstance(options, IcebergOptions):
+        raise TypeError(f"options must be a zorder.IcebergOptions, not {type(options).__name__}")
+    row_filter = _row_filter(row_filter)
+    start = time.perf_counter()
+    table.refresh()
+    target = _target_size(table, target_file_size)
+    names = curve_columns(table, columns, curve=curve, case_sensitive=case_sensitive)
+    groups = _plan(table, row_filter, case_sensitive, max_group)
+    report: Dict[str, Any] = {"columns": names, "curve": curve, "target_file_size": target,
+                              "groups": []}
+    removed = [t.file for g in groups for t in g.tasks]
+    result = RewriteResult(None, len(removed), 0, sum(f.file_size_in_bytes for f in removed),
+                           report, [f.file_path for f in removed], [])
+    if dry_run or not groups:
+        for g in groups:
+            report["groups"].append({"partition": _partition_name(table.metadata, g.partition), "input_files": len(g.tasks),
+                                     "input_bytes": g.input_bytes, "rows": g.rows})
+        report["seconds"] = time.perf_counter() - start
+        return result
+
+    metadata = table.metadata
+    written: List[str] = []
+    added: List[Any] = []
+    try:
+        if scheduler is None:
+            for i, group in enumerate(groups):
+                files, entry = _write_group(metadata, table.io, group, names, curve, options,
+                                            target, written)
+                added.extend(files)
+                report["groups"].append(entry)
+                if progress is not None:
+                    progress(i + 1, len(groups), entry)
+        else:
+            results = _run_on_dask(scheduler, metadata, table.io, groups, names, curve,
+                                   options, target, written)
+            for i, r in enumerate(results):
+                added.extend(r["files"])
+                report["groups"].append(r["entry"])
+                if progress is not None:
+                    progress(i + 1, len(groups), r["entry"])
+        check_counts(removed, added, "the table")
+    except IcebergRewriteError as exc:
+        raise IcebergRewriteError(str(exc), _delete_files(table.io, written)) from exc.__cause__
+    except BaseException as exc:
+        left = _delete_files(table.io, written)
+        if left and isinstance(exc, Exception):
+            raise IcebergRewriteError(f"the rewrite failed and did not commit: {exc}", left) from exc
+        raise
+    props = {"zorder.curve": curve, "zorder.columns": ",".join(names)}
+    props.update(snapshot_properties or {})
+    snapshot_id = _commit(table, removed, added, props, written)
+    table.refresh()
+    result.snapshot_id = snapshot_id
+    result.added_files = len(added)
+    result.added_paths = [f.file_path for f in added]
+    report["seconds"] = time.perf_counter() - start
+    return result
+
+
+def skipping(table: Any, before: Sequence[str], after: Sequence[str], columns: Sequence[str],
+             **kwargs: Any) -> Dict[str, Any]:
+    """``zorder.parquet.skipping.skipping_report`` over two lists of the table's data
+    files (e.g. ``result.removed_paths`` and ``result.added_paths``), opened through the
+    table's FileIO so any storage PyIceberg reads works."""
+    import pyarrow.parquet as pq
+
+    from zorder.parquet.skipping import skipping_report
+
+    def opened(paths: Sequence[str]) -> List[Any]:
+        return [pq.ParquetFile(table.io.new_input(p).open()) for p in paths]
+
+    return skipping_report(opened(before), opened(after), columns, **kwargs)
