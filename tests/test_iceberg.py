@@ -32,6 +32,7 @@ from pyiceberg.types import (  # noqa: E402
 
 import zorder  # noqa: E402
 from zorder.engines import iceberg as engine  # noqa: E402
+from zorder.engines import iceberg_columns  # noqa: E402
 from zorder.iceberg import IcebergRewriteError, rewrite  # noqa: E402
 
 HAS_TRANSFORMS = True
@@ -209,7 +210,7 @@ def test_identity_partition_columns_are_dropped_and_types_come_from_the_schema(c
 def test_uuid_is_its_canonical_text_as_spark_reads_it():
     values = [uuid.UUID(int=k * 0x0123456789ABCDEF0123456789ABCDEF % 2**128) for k in range(50)]
     arr = pa.array([v.bytes for v in values] + [None], pa.binary(16))
-    text = engine._uuid_text(arr.slice(1))
+    text = iceberg_columns._uuid_text(arr.slice(1))
     assert text.to_pylist() == [str(v) for v in values[1:]] + [None]
 
 

@@ -3,7 +3,8 @@
 - ``dask``: ``cluster``, a whole Parquet dataset range-partitioned by Z-value on Dask.
 - ``spark``: Iceberg's Spark recipe with zorder computing the Z-values (``mapInArrow``).
 - ``iceberg``: ``rewrite``, an Iceberg table Z-ordered through PyIceberg in one REPLACE
-  snapshot (``zorder.iceberg``).
+  snapshot (``zorder.iceberg``); ``iceberg_columns`` resolves and converts the columns as
+  Spark does, ``iceberg_commit`` makes the one commit.
 
 Imports the parquet, values and ordered floors; the engines themselves (dask, pyspark)
 only when a function runs. ``zorder.dask``, ``zorder.spark`` and ``zorder.iceberg`` are

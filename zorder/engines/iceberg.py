@@ -31,18 +31,20 @@ Needs ``pyiceberg`` (``pip install 'zorder[iceberg]'``), imported when a functio
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
 import uuid as uuid_module
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-import numpy
 
 from zorder.ordered import IcebergOptions
 from zorder.parquet.sizes import parse_size
-from zorder.values import sort_indices
+from zorder.engines.iceberg_columns import (  # noqa: F401  (re-exported names)
+    CURVE_COLUMNS, curve_columns, _check_curve, _curve_order,
+)
+from zorder.engines.iceberg_columns import _require_pyiceberg
+from zorder.engines.iceberg_commit import IcebergRewriteError, _commit, _delete_files
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -64,38 +66,6 @@ DEFAULT_TARGET_FILE_SIZE = 512 * 1024**2
 
 #: The internal value column of each curve, and Iceberg's messages for its checks
 #: (``SparkZOrderFileRewriteRunner``, ``SparkHilbertFileRewriteRunner``).
-CURVE_COLUMNS = {"zorder": "ICEZVALUE", "hilbert": "ICEHVALUE"}
-_CURVE_ERRORS = {
-    "zorder": (
-        "Cannot ZOrder when no columns are specified",
-        "Cannot zorder because the table has a column named '{}', which conflicts with "
-        "Iceberg's internal Z-order column name",
-        "Cannot ZOrder, all columns provided were identity partition columns and cannot be used",
-    ),
-    "hilbert": (
-        "Cannot HILBERT when no columns are specified",
-        "Cannot HILBERT because the table has a column named '{}', which conflicts with "
-        "Iceberg's internal Hilbert column name",
-        "Cannot HILBERT, all columns provided were identity partition columns and cannot be used",
-    ),
-}
-
-
-class IcebergRewriteError(RuntimeError):
-    """The rewrite did not commit; the table is as it was.
-
-    Attributes:
-        leftovers: data files written for the rewrite that could not be deleted (orphans
-            no snapshot references; safe to delete).
-    """
-
-    def __init__(self, message: str, leftovers: Sequence[str] = ()) -> None:
-        if leftovers:
-            message += (f"; {len(leftovers)} written file(s) could not be deleted and are "
-                        f"referenced by no snapshot: {', '.join(leftovers)}")
-        super().__init__(message)
-        self.leftovers = list(leftovers)
-
 
 @dataclass
 class RewriteResult:
@@ -121,172 +91,6 @@ class RewriteResult:
     removed_paths: List[str] = field(default_factory=list)
     added_paths: List[str] = field(default_factory=list)
 
-
-def _require_pyiceberg() -> None:
-    try:
-        import pyiceberg  # noqa: F401
-        import pyarrow  # noqa: F401
-    except ImportError as exc:
-        raise ImportError(
-            f"the Iceberg rewrite needs pyiceberg and pyarrow: pip install 'zorder[iceberg]' ({exc})"
-        ) from None
-
-
-# ---------------------------------------------------------------------------------------
-# Columns: names resolved as Iceberg resolves them, types from the Iceberg schema.
-
-def _unsupported(name: str, typ: Any) -> TypeError:
-    # SparkZOrderUDF's message, naming the column and its type.
-    return TypeError(f"Cannot use column {name} of type {typ} in ZOrdering, the type is unsupported")
-
-
-def _timestamp_kind(typ: Any) -> Optional[str]:
-    """'tz', 'ntz' or None (not a timestamp) for an Iceberg type."""
-    from pyiceberg import types as T
-
-    if isinstance(typ, T.TimestamptzType):
-        return "tz"
-    if isinstance(typ, T.TimestampType):
-        return "ntz"
-    return None
-
-
-def _check_type(name: str, typ: Any) -> None:
-    """Refuse the Iceberg types Spark's Z-order UDF refuses (as Spark reads the table)."""
-    from pyiceberg import types as T
-
-    accepted = (T.BooleanType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType,
-                T.DateType, T.TimestampType, T.TimestamptzType, T.StringType, T.UUIDType,
-                T.FixedType, T.BinaryType)
-    # The nanosecond timestamps of format v3 subclass nothing above; they are refused.
-    if not isinstance(typ, accepted) or type(typ).__name__.endswith("NanoType"):
-        raise _unsupported(name, typ)
-
-
-def curve_columns(table: Any, columns: Union[str, Sequence[str]], *, curve: str = "zorder",
-                  case_sensitive: bool = False) -> List[str]:
-    """The table's columns the curve is computed on, as Iceberg's rewrite chooses them.
-
-    Resolves ``columns`` against the table's current schema (case-insensitively unless
-    ``case_sensitive``), refuses a table column named like the curve's internal value
-    column (``ICEZVALUE``/``ICEHVALUE``) and types Iceberg refuses, and drops
-    identity-partition columns (constant within a partition); raises Iceberg's errors.
-
-    Returns:
-        the schema's spelling of each kept column, in the order given.
-    """
-    _require_pyiceberg()
-    curve = _check_curve(curve)
-    no_columns, conflict, all_identity = _CURVE_ERRORS[curve]
-    if isinstance(columns, str):
-        columns = [c.strip() for c in columns.split(",") if c.strip()]
-    if not columns:
-        raise ValueError(no_columns)
-    schema = table.schema()
-
-    def lookup(name: str) -> Any:
-        try:
-            return schema.find_field(name, case_sensitive=case_sensitive)
-        except ValueError:
-            return None
-
-    internal = CURVE_COLUMNS[curve]
-    if lookup(internal) is not None:
-        raise ValueError(conflict.format(internal))
-    identity_sources = {f.source_id for f in table.spec().fields
-                        if type(f.transform).__name__ == "IdentityTransform"}
-    top_level = {f.field_id for f in schema.fields}
-    kept: List[str] = []
-    for name in columns:
-        if not isinstance(name, str):
-            raise TypeError(f"columns must be column names, not {type(name).__name__}")
-        found = lookup(name)
-        if found is None:
-            raise ValueError(
-                f"Cannot find column '{name}' in table schema (case sensitive = "
-                f"{str(case_sensitive).lower()}): {schema.as_struct()}"
-            )
-        resolved = schema.find_column_name(found.field_id)
-        if found.field_id not in top_level:
-            # Spark's rewrite reads top-level columns only; a nested field is refused.
-            raise _unsupported(resolved, "nested field")
-        _check_type(resolved, found.field_type)
-        if found.field_id in identity_sources:
-            continue  # Iceberg logs "Ignoring ... constant within a partition"
-        if resolved not in kept:
-            kept.append(resolved)
-    if not kept:
-        raise ValueError(all_identity)
-    return kept
-
-
-def _check_curve(curve: Any) -> str:
-    if not isinstance(curve, str) or curve.strip().lower() not in CURVE_COLUMNS:
-        raise ValueError(f"curve must be 'zorder' or 'hilbert', got {curve!r}")
-    name = curve.strip().lower()
-    if name == "hilbert" and "curve" not in inspect.signature(sort_indices).parameters:
-        raise ValueError("curve='hilbert' needs a zorder whose sort_indices takes curve=")
-    return name
-
-
-def _uuid_text(arr: Any) -> Any:
-    """A 16-byte uuid column as strings of its canonical text form, as Spark reads it."""
-    import pyarrow as pa
-
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if isinstance(arr.type, pa.ExtensionType):
-        arr = arr.storage
-    n = len(arr)
-    raw = numpy.frombuffer(arr.buffers()[1], dtype=numpy.uint8,
-                           count=(arr.offset + n) * 16)[arr.offset * 16:].reshape(n, 16) \
-        if n else numpy.zeros((0, 16), dtype=numpy.uint8)
-    digits = numpy.frombuffer(b"0123456789abcdef", dtype=numpy.uint8)
-    text = numpy.full((n, 36), ord("-"), dtype=numpy.uint8)
-    positions = [i for i in range(36) if i not in (8, 13, 18, 23)]
-    text[:, positions[0::2]] = digits[raw >> 4]
-    text[:, positions[1::2]] = digits[raw & 15]
-    offsets = numpy.arange(n + 1, dtype=numpy.int32) * 36
-    validity = arr.buffers()[0] if arr.null_count else None
-    if validity is not None and arr.offset:
-        validity = pa.array(arr.is_valid()).buffers()[1]
-    return pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(offsets),
-                                                  pa.py_buffer(text.tobytes())],
-                                 null_count=arr.null_count)
-
-
-def _curve_input(data: Any, names: Sequence[str], schema: Any) -> Tuple[Dict[str, Any], Dict[str, str]]:
-    """The curve's columns of an Arrow table read from Iceberg, converted as Spark sees
-    them, and each timestamp column's kind (from the Iceberg type, never guessed)."""
-    from pyiceberg import types as T
-
-    columns: Dict[str, Any] = {}
-    kinds: Dict[str, str] = {}
-    for name in names:
-        typ = schema.find_field(name).field_type
-        col = data.column(name)
-        if isinstance(typ, T.UUIDType):
-            col = _uuid_text(col)
-        kind = _timestamp_kind(typ)
-        if kind is not None:
-            kinds[name] = kind
-        columns[name] = col
-    return columns, kinds
-
-
-def _options(options: Optional[IcebergOptions], kinds: Mapping[str, str]) -> IcebergOptions:
-    if options is None:
-        options = IcebergOptions()
-    elif not isinstance(options, IcebergOptions):
-        raise TypeError(f"options must be a zorder.IcebergOptions, not {type(options).__name__}")
-    return replace(options, timestamp=dict(kinds) if kinds else None)
-
-
-def _curve_order(data: Any, names: Sequence[str], schema: Any, curve: str,
-                 options: Optional[IcebergOptions]) -> numpy.ndarray:
-    columns, kinds = _curve_input(data, names, schema)
-    extra: Dict[str, Any] = {"curve": curve} if curve != "zorder" else {}
-    return sort_indices(columns, columns=list(names), options=_options(options, kinds), **extra)
 
 
 # ---------------------------------------------------------------------------------------
@@ -521,97 +325,6 @@ def _run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[
     return results
 
 
-# ---------------------------------------------------------------------------------------
-# The commit: one REPLACE snapshot.
-
-def _replace_producer_class() -> Any:
-    """PyIceberg's ``_OverwriteFiles`` with its summary marked ``replace``.
-
-    PyIceberg has no public REPLACE snapshot producer (its ``_RewriteFiles`` is still
-    under review). ``_OverwriteFiles`` already writes what a REPLACE needs: a manifest of
-    the added files, DELETED entries for the removed ones and the other manifests kept;
-    only the operation differs. ``update_snapshot_summaries`` accepts no ``replace``, so
-    the totals are computed as for an overwrite and the operation is set afterwards.
-    """
-    from pyiceberg.table.snapshots import Operation, Summary
-    from pyiceberg.table.update.snapshot import _OverwriteFiles
-
-    class _ReplaceFiles(_OverwriteFiles):
-        def _summary(self, snapshot_properties: Any = None) -> Any:
-            summary = super()._summary(snapshot_properties or {})
-            entries = dict(summary.additional_properties)
-            return Summary(Operation.REPLACE, **entries)
-
-    return _ReplaceFiles
-
-
-def _delete_files(io: Any, paths: Sequence[str]) -> List[str]:
-    """Delete ``paths``; returns the ones that could not be deleted."""
-    left: List[str] = []
-    for path in paths:
-        try:
-            io.delete(path)
-        except FileNotFoundError:
-            pass
-        except Exception:  # noqa: BLE001 - any storage error: report the file
-            left.append(path)
-    return left
-
-
-class _CommitOutcomeUnknown(Exception):
-    """The catalog call failed in a way that does not say whether the commit landed."""
-
-
-def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
-            properties: Mapping[str, str], written: List[str]) -> int:
-    """Commit one REPLACE snapshot; returns its id. On failure, deletes what was written
-    (data files, manifests) only when the commit surely did not land."""
-    from pyiceberg.exceptions import CommitFailedException, ValidationException
-    from pyiceberg.table import Transaction
-    from pyiceberg.table.snapshots import Operation
-
-    txn = Transaction(table)
-    producer = _replace_producer_class()(
-        operation=Operation.OVERWRITE, transaction=txn, io=table.io,
-        snapshot_properties=dict(properties))
-    for data_file in removed:
-        producer.delete_data_file(data_file)
-    for data_file in added:
-        producer.append_data_file(data_file)
-
-    def discard() -> List[str]:
-        producer._clean_all_uncommitted()
-        return _delete_files(table.io, written)
-
-    try:
-        updates, requirements = producer._commit()
-        # Staged without registering the producer for PyIceberg's retry-and-rebase: the
-        # commit asserts the branch head is still the planned snapshot, so any concurrent
-        # commit fails it (CommitFailedException): the rewrite is refused, never rebased.
-        txn._apply(updates, requirements)
-        txn.commit_transaction()
-    except CommitFailedException as exc:
-        raise IcebergRewriteError(
-            f"the table changed while it was rewritten (a concurrent commit); the rewrite "
-            f"was refused and the table is as it was: {exc}", discard()) from exc
-    except ValidationException as exc:
-        raise IcebergRewriteError(f"the rewrite did not commit: {exc}", discard()) from exc
-    except BaseException as exc:
-        # Catalog down, a lost response, an interrupt: the commit may or may not have
-        # landed. Ask the catalog; delete nothing unless it says the snapshot is absent.
-        try:
-            table.refresh()
-        except Exception:  # noqa: BLE001 - still unreachable
-            raise IcebergRewriteError(
-                f"the commit failed and the catalog cannot say whether it landed ({exc!r}); "
-                f"nothing was deleted: if no snapshot {producer.snapshot_id} appears, the "
-                f"written files are orphans: {', '.join(written)}") from exc
-        if table.metadata.snapshot_by_id(producer.snapshot_id) is not None:
-            return producer.snapshot_id
-        raise IcebergRewriteError(f"the commit failed and did not land ({exc!r}); the table "
-                                  f"is as it was", discard()) from exc
-    return producer.snapshot_id
-
 
 # ---------------------------------------------------------------------------------------
 
@@ -744,3 +457,4 @@ def skipping(table: Any, before: Sequence[str], after: Sequence[str], columns: S
         return [pq.ParquetFile(table.io.new_input(p).open()) for p in paths]
 
     return skipping_report(opened(before), opened(after), columns, **kwargs)
+

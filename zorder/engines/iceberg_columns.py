@@ -1,0 +1,203 @@
+"""The columns of an Iceberg Z-order (or Hilbert) rewrite, as Spark resolves and reads
+them: the curve's columns after identity-partition columns are dropped, Iceberg's own
+errors for types and names it refuses, and each column converted from its *Iceberg* type
+(``timestamptz`` in whole seconds, ``timestamp`` in microseconds, ``uuid`` as its
+canonical text). Used by ``zorder.engines.iceberg``."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import replace
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy
+
+from zorder.ordered import IcebergOptions
+from zorder.values import sort_indices
+
+
+def _require_pyiceberg() -> None:
+    try:
+        import pyiceberg  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            f"the Iceberg rewrite needs pyiceberg and pyarrow: pip install 'zorder[iceberg]' ({exc})"
+        ) from None
+
+
+CURVE_COLUMNS = {"zorder": "ICEZVALUE", "hilbert": "ICEHVALUE"}
+_CURVE_ERRORS = {
+    "zorder": (
+        "Cannot ZOrder when no columns are specified",
+        "Cannot zorder because the table has a column named '{}', which conflicts with "
+        "Iceberg's internal Z-order column name",
+        "Cannot ZOrder, all columns provided were identity partition columns and cannot be used",
+    ),
+    "hilbert": (
+        "Cannot HILBERT when no columns are specified",
+        "Cannot HILBERT because the table has a column named '{}', which conflicts with "
+        "Iceberg's internal Hilbert column name",
+        "Cannot HILBERT, all columns provided were identity partition columns and cannot be used",
+    ),
+}
+
+
+
+# ---------------------------------------------------------------------------------------
+# Columns: names resolved as Iceberg resolves them, types from the Iceberg schema.
+
+def _unsupported(name: str, typ: Any) -> TypeError:
+    # SparkZOrderUDF's message, naming the column and its type.
+    return TypeError(f"Cannot use column {name} of type {typ} in ZOrdering, the type is unsupported")
+
+
+def _timestamp_kind(typ: Any) -> Optional[str]:
+    """'tz', 'ntz' or None (not a timestamp) for an Iceberg type."""
+    from pyiceberg import types as T
+
+    if isinstance(typ, T.TimestamptzType):
+        return "tz"
+    if isinstance(typ, T.TimestampType):
+        return "ntz"
+    return None
+
+
+def _check_type(name: str, typ: Any) -> None:
+    """Refuse the Iceberg types Spark's Z-order UDF refuses (as Spark reads the table)."""
+    from pyiceberg import types as T
+
+    accepted = (T.BooleanType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType,
+                T.DateType, T.TimestampType, T.TimestamptzType, T.StringType, T.UUIDType,
+                T.FixedType, T.BinaryType)
+    # The nanosecond timestamps of format v3 subclass nothing above; they are refused.
+    if not isinstance(typ, accepted) or type(typ).__name__.endswith("NanoType"):
+        raise _unsupported(name, typ)
+
+
+def curve_columns(table: Any, columns: Union[str, Sequence[str]], *, curve: str = "zorder",
+                  case_sensitive: bool = False) -> List[str]:
+    """The table's columns the curve is computed on, as Iceberg's rewrite chooses them.
+
+    Resolves ``columns`` against the table's current schema (case-insensitively unless
+    ``case_sensitive``), refuses a table column named like the curve's internal value
+    column (``ICEZVALUE``/``ICEHVALUE``) and types Iceberg refuses, and drops
+    identity-partition columns (constant within a partition); raises Iceberg's errors.
+
+    Returns:
+        the schema's spelling of each kept column, in the order given.
+    """
+    _require_pyiceberg()
+    curve = _check_curve(curve)
+    no_columns, conflict, all_identity = _CURVE_ERRORS[curve]
+    if isinstance(columns, str):
+        columns = [c.strip() for c in columns.split(",") if c.strip()]
+    if not columns:
+        raise ValueError(no_columns)
+    schema = table.schema()
+
+    def lookup(name: str) -> Any:
+        try:
+            return schema.find_field(name, case_sensitive=case_sensitive)
+        except ValueError:
+            return None
+
+    internal = CURVE_COLUMNS[curve]
+    if lookup(internal) is not None:
+        raise ValueError(conflict.format(internal))
+    identity_sources = {f.source_id for f in table.spec().fields
+                        if type(f.transform).__name__ == "IdentityTransform"}
+    top_level = {f.field_id for f in schema.fields}
+    kept: List[str] = []
+    for name in columns:
+        if not isinstance(name, str):
+            raise TypeError(f"columns must be column names, not {type(name).__name__}")
+        found = lookup(name)
+        if found is None:
+            raise ValueError(
+                f"Cannot find column '{name}' in table schema (case sensitive = "
+                f"{str(case_sensitive).lower()}): {schema.as_struct()}"
+            )
+        resolved = schema.find_column_name(found.field_id)
+        if found.field_id not in top_level:
+            # Spark's rewrite reads top-level columns only; a nested field is refused.
+            raise _unsupported(resolved, "nested field")
+        _check_type(resolved, found.field_type)
+        if found.field_id in identity_sources:
+            continue  # Iceberg logs "Ignoring ... constant within a partition"
+        if resolved not in kept:
+            kept.append(resolved)
+    if not kept:
+        raise ValueError(all_identity)
+    return kept
+
+
+def _check_curve(curve: Any) -> str:
+    if not isinstance(curve, str) or curve.strip().lower() not in CURVE_COLUMNS:
+        raise ValueError(f"curve must be 'zorder' or 'hilbert', got {curve!r}")
+    name = curve.strip().lower()
+    if name == "hilbert" and "curve" not in inspect.signature(sort_indices).parameters:
+        raise ValueError("curve='hilbert' needs a zorder whose sort_indices takes curve=")
+    return name
+
+
+def _uuid_text(arr: Any) -> Any:
+    """A 16-byte uuid column as strings of its canonical text form, as Spark reads it."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if isinstance(arr.type, pa.ExtensionType):
+        arr = arr.storage
+    n = len(arr)
+    raw = numpy.frombuffer(arr.buffers()[1], dtype=numpy.uint8,
+                           count=(arr.offset + n) * 16)[arr.offset * 16:].reshape(n, 16) \
+        if n else numpy.zeros((0, 16), dtype=numpy.uint8)
+    digits = numpy.frombuffer(b"0123456789abcdef", dtype=numpy.uint8)
+    text = numpy.full((n, 36), ord("-"), dtype=numpy.uint8)
+    positions = [i for i in range(36) if i not in (8, 13, 18, 23)]
+    text[:, positions[0::2]] = digits[raw >> 4]
+    text[:, positions[1::2]] = digits[raw & 15]
+    offsets = numpy.arange(n + 1, dtype=numpy.int32) * 36
+    validity = arr.buffers()[0] if arr.null_count else None
+    if validity is not None and arr.offset:
+        validity = pa.array(arr.is_valid()).buffers()[1]
+    return pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(offsets),
+                                                  pa.py_buffer(text.tobytes())],
+                                 null_count=arr.null_count)
+
+
+def _curve_input(data: Any, names: Sequence[str], schema: Any) -> Tuple[Dict[str, Any], Dict[str, str]]:
+    """The curve's columns of an Arrow table read from Iceberg, converted as Spark sees
+    them, and each timestamp column's kind (from the Iceberg type, never guessed)."""
+    from pyiceberg import types as T
+
+    columns: Dict[str, Any] = {}
+    kinds: Dict[str, str] = {}
+    for name in names:
+        typ = schema.find_field(name).field_type
+        col = data.column(name)
+        if isinstance(typ, T.UUIDType):
+            col = _uuid_text(col)
+        kind = _timestamp_kind(typ)
+        if kind is not None:
+            kinds[name] = kind
+        columns[name] = col
+    return columns, kinds
+
+
+def _options(options: Optional[IcebergOptions], kinds: Mapping[str, str]) -> IcebergOptions:
+    if options is None:
+        options = IcebergOptions()
+    elif not isinstance(options, IcebergOptions):
+        raise TypeError(f"options must be a zorder.IcebergOptions, not {type(options).__name__}")
+    return replace(options, timestamp=dict(kinds) if kinds else None)
+
+
+def _curve_order(data: Any, names: Sequence[str], schema: Any, curve: str,
+                 options: Optional[IcebergOptions]) -> numpy.ndarray:
+    columns, kinds = _curve_input(data, names, schema)
+    extra: Dict[str, Any] = {"curve": curve} if curve != "zorder" else {}
+    return sort_indices(columns, columns=list(names), options=_options(options, kinds), **extra)
+
+

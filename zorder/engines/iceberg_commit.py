@@ -1,0 +1,122 @@
+"""The one REPLACE commit of an Iceberg rewrite, through PyIceberg's snapshot producers.
+
+PyIceberg has no public REPLACE commit (``_RewriteFiles`` is under review, PR 3131): the
+commit builds on its ``_OverwriteFiles`` producer, marked ``replace``, and is not
+registered for PyIceberg's retry-and-rebase, so a concurrent commit is refused, never
+rebased. Files written for a rewrite that does not commit are deleted, or named."""
+
+from __future__ import annotations
+
+from typing import Any, List, Mapping, Sequence
+
+
+
+
+class IcebergRewriteError(RuntimeError):
+    """The rewrite did not commit; the table is as it was.
+
+    Attributes:
+        leftovers: data files written for the rewrite that could not be deleted (orphans
+            no snapshot references; safe to delete).
+    """
+
+    def __init__(self, message: str, leftovers: Sequence[str] = ()) -> None:
+        if leftovers:
+            message += (f"; {len(leftovers)} written file(s) could not be deleted and are "
+                        f"referenced by no snapshot: {', '.join(leftovers)}")
+        super().__init__(message)
+        self.leftovers = list(leftovers)
+
+
+# ---------------------------------------------------------------------------------------
+# The commit: one REPLACE snapshot.
+
+def _replace_producer_class() -> Any:
+    """PyIceberg's ``_OverwriteFiles`` with its summary marked ``replace``.
+
+    PyIceberg has no public REPLACE snapshot producer (its ``_RewriteFiles`` is still
+    under review). ``_OverwriteFiles`` already writes what a REPLACE needs: a manifest of
+    the added files, DELETED entries for the removed ones and the other manifests kept;
+    only the operation differs. ``update_snapshot_summaries`` accepts no ``replace``, so
+    the totals are computed as for an overwrite and the operation is set afterwards.
+    """
+    from pyiceberg.table.snapshots import Operation, Summary
+    from pyiceberg.table.update.snapshot import _OverwriteFiles
+
+    class _ReplaceFiles(_OverwriteFiles):
+        def _summary(self, snapshot_properties: Any = None) -> Any:
+            summary = super()._summary(snapshot_properties or {})
+            entries = dict(summary.additional_properties)
+            return Summary(Operation.REPLACE, **entries)
+
+    return _ReplaceFiles
+
+
+def _delete_files(io: Any, paths: Sequence[str]) -> List[str]:
+    """Delete ``paths``; returns the ones that could not be deleted."""
+    left: List[str] = []
+    for path in paths:
+        try:
+            io.delete(path)
+        except FileNotFoundError:
+            pass
+        except Exception:  # noqa: BLE001 - any storage error: report the file
+            left.append(path)
+    return left
+
+
+class _CommitOutcomeUnknown(Exception):
+    """The catalog call failed in a way that does not say whether the commit landed."""
+
+
+def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
+            properties: Mapping[str, str], written: List[str]) -> int:
+    """Commit one REPLACE snapshot; returns its id. On failure, deletes what was written
+    (data files, manifests) only when the commit surely did not land."""
+    from pyiceberg.exceptions import CommitFailedException, ValidationException
+    from pyiceberg.table import Transaction
+    from pyiceberg.table.snapshots import Operation
+
+    txn = Transaction(table)
+    producer = _replace_producer_class()(
+        operation=Operation.OVERWRITE, transaction=txn, io=table.io,
+        snapshot_properties=dict(properties))
+    for data_file in removed:
+        producer.delete_data_file(data_file)
+    for data_file in added:
+        producer.append_data_file(data_file)
+
+    def discard() -> List[str]:
+        producer._clean_all_uncommitted()
+        return _delete_files(table.io, written)
+
+    try:
+        updates, requirements = producer._commit()
+        # Staged without registering the producer for PyIceberg's retry-and-rebase: the
+        # commit asserts the branch head is still the planned snapshot, so any concurrent
+        # commit fails it (CommitFailedException): the rewrite is refused, never rebased.
+        txn._apply(updates, requirements)
+        txn.commit_transaction()
+    except CommitFailedException as exc:
+        raise IcebergRewriteError(
+            f"the table changed while it was rewritten (a concurrent commit); the rewrite "
+            f"was refused and the table is as it was: {exc}", discard()) from exc
+    except ValidationException as exc:
+        raise IcebergRewriteError(f"the rewrite did not commit: {exc}", discard()) from exc
+    except BaseException as exc:
+        # Catalog down, a lost response, an interrupt: the commit may or may not have
+        # landed. Ask the catalog; delete nothing unless it says the snapshot is absent.
+        try:
+            table.refresh()
+        except Exception:  # noqa: BLE001 - still unreachable
+            raise IcebergRewriteError(
+                f"the commit failed and the catalog cannot say whether it landed ({exc!r}); "
+                f"nothing was deleted: if no snapshot {producer.snapshot_id} appears, the "
+                f"written files are orphans: {', '.join(written)}") from exc
+        if table.metadata.snapshot_by_id(producer.snapshot_id) is not None:
+            return producer.snapshot_id
+        raise IcebergRewriteError(f"the commit failed and did not land ({exc!r}); the table "
+                                  f"is as it was", discard()) from exc
+    return producer.snapshot_id
+
+
