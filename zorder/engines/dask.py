@@ -43,19 +43,17 @@ byte order, for the sort inside each range.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
-import re
 import shutil
-import sys
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator, List, Optional, Sequence, Union
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
 from zorder.engines import dask_stages as stages
+from zorder.engines.dask_scheduler import SCHEDULERS, compute, running_on
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.parquet.files import parquet_files
@@ -118,122 +116,6 @@ class ClusterResult:
         return asdict(self)
 
 
-_SCHEDULERS = ("scheduler must be None, 'threads', 'processes', 'sync', an address string "
-               "or a distributed.Client")
-
-
-@contextlib.contextmanager
-def _scheduler(scheduler, connect_timeout: float) -> Iterator[Any]:
-    """Runs the block on the scheduler asked for; yields a distributed Client or None.
-
-    ``processes`` gets a process pool owned here, so that an interrupt can end its workers
-    at once (Dask's own pool waits for running tasks on shutdown, which can hang).
-    """
-    if scheduler is None:
-        try:
-            from distributed import default_client
-
-            yield default_client()
-        except (ImportError, ValueError):
-            yield None
-        return
-    if isinstance(scheduler, str) and scheduler in ("threads", "sync", "synchronous"):
-        import dask
-
-        with dask.config.set(scheduler=scheduler):
-            yield None
-        return
-    if scheduler == "processes":
-        import dask
-
-        pool = _process_pool()
-        try:
-            with dask.config.set(scheduler="processes", pool=pool):
-                yield None
-        except BaseException:
-            _stop_pool(pool)
-            raise
-        pool.shutdown(wait=True)
-        return
-    if isinstance(scheduler, str):
-        client = _connect(scheduler, connect_timeout)
-        try:
-            yield client
-        finally:
-            client.close()
-        return
-    if type(scheduler).__name__ == "Client" and hasattr(scheduler, "compute"):
-        yield scheduler
-        return
-    raise TypeError(f"{_SCHEDULERS}, not {type(scheduler).__name__}")
-
-
-def _process_pool():
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1,
-                               mp_context=multiprocessing.get_context("spawn"))
-
-
-def _stop_pool(pool) -> None:
-    """End a process pool now: cancel what waits, terminate what runs."""
-    processes = list(getattr(pool, "_processes", {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        with contextlib.suppress(Exception):
-            process.terminate()
-    for process in processes:
-        with contextlib.suppress(Exception):
-            process.join(timeout=2)
-
-
-def _connect(address: str, timeout: float):
-    """A distributed Client for ``address``, or a ValueError naming the address and what
-    was (not) found there, within about ``timeout`` seconds."""
-    if not re.match(r"^[a-z0-9+]+://|^[\w.\-\[\]:]+:\d+$", address):
-        raise ValueError(
-            f"scheduler={address!r} is neither threads, processes, sync nor a scheduler "
-            "address such as tcp://127.0.0.1:8786"
-        )
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"connect_timeout must be a positive number of seconds, got {timeout!r}")
-    try:
-        from distributed import Client
-    except ImportError as exc:
-        raise ImportError("a scheduler address needs distributed: "
-                          "pip install 'zorder[dask]'") from exc
-    hostport = re.sub(r"^[a-z0-9+]+://", "", address)
-    host, _, port = hostport.rpartition(":")
-    if host and port.isdigit():
-        import socket
-
-        try:
-            probe = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
-        except OSError as exc:
-            raise ValueError(f"cannot reach the Dask scheduler at {address}: "
-                             f"{exc.strerror or exc}") from None
-        # A Dask scheduler speaks first (its handshake); an HTTP or other server waits for
-        # a request, and distributed would then wait out its whole timeout, or read an
-        # HTTP reply as a frame length and try to allocate exabytes.
-        with probe:
-            try:
-                first = probe.recv(8)
-            except OSError:
-                first = b""
-        if not first:
-            raise ValueError(f"{address} accepts connections but is not a Dask scheduler "
-                             f"(it sent no handshake within {timeout:g} s)")
-        if first.startswith(b"HTTP") or first[:1] == b"<":
-            raise ValueError(f"{address} is an HTTP server, not a Dask scheduler "
-                             "(the scheduler's own port is usually 8786)")
-    try:
-        return Client(address, timeout=timeout)
-    except Exception as exc:  # noqa: BLE001 - any failure here means: not a scheduler
-        raise ValueError(f"{address} answered, but not as a Dask scheduler "
-                         f"({type(exc).__name__}: {exc})") from None
-
-
 def _files_read_by(ddf) -> Optional[List[str]]:
     """The files a Dask DataFrame reads (dask-expr read_parquet/read_csv/...), [] when it
     reads none, None when that cannot be told."""
@@ -258,28 +140,6 @@ def _files_read_by(ddf) -> Optional[List[str]]:
 def _holds_parquet(folder: str) -> bool:
     return os.path.isdir(folder) and any(
         name.endswith(".parquet") for _, _, names in os.walk(folder) for name in names)
-
-
-def _compute(objs, client, progress: bool, label: str):
-    """Compute a list of Dask collections, with a progress bar if asked."""
-    import dask
-
-    if progress:
-        print(f"zorder cluster: {label}", file=sys.stderr, flush=True)
-    if client is not None:
-        futures = client.compute(list(objs))
-        if progress:
-            from distributed import progress as show
-
-            show(futures)
-            print(file=sys.stderr, flush=True)
-        return client.gather(futures)
-    if progress:
-        from dask.diagnostics import ProgressBar
-
-        with ProgressBar(out=sys.stderr):
-            return list(dask.compute(*objs))
-    return list(dask.compute(*objs))
 
 
 def cluster(
@@ -402,7 +262,7 @@ def cluster(
             schema = None  # object columns: let each file infer its types
 
     if not (scheduler is None or isinstance(scheduler, str) or hasattr(scheduler, "compute")):
-        raise TypeError(f"{_SCHEDULERS}, not {type(scheduler).__name__}")
+        raise TypeError(f"{SCHEDULERS}, not {type(scheduler).__name__}")
     if data_path is not None:
         check_apart(out_dir, data_path, "out_dir", "the input")
         check_no_shared_files(out_dir, files)
@@ -413,7 +273,7 @@ def cluster(
     tmp = sibling(out_dir, "tmp")
     os.mkdir(tmp)
     try:
-        with sigterm_as_exception(), _scheduler(scheduler, connect_timeout) as client:
+        with sigterm_as_exception(), running_on(scheduler, connect_timeout) as client:
             if client is not None:
                 seen = client.run(os.path.isdir, tmp)
                 blind = sorted(w for w, ok in seen.items() if not ok)
@@ -426,7 +286,7 @@ def cluster(
             # At most ~1M sampled keys reach the client, however many partitions there are.
             per_part = int(max(50, min(sample_rows, stages.MAX_SAMPLE // max(1, len(parts)))))
             survey = dask.delayed(stages.survey, pure=True)
-            stats = _compute(
+            stats = compute(
                 [survey(p, i, columns, ordering, per_part, compression) for i, p in enumerate(parts)],
                 client, progress, f"sampling Z-values of {len(parts)} partitions",
             )
@@ -458,7 +318,7 @@ def cluster(
                 group_rows, compression, max(5, len(str(nranges - 1))),
                 meta=stages.info_frame([]), enforce_metadata=False,
             )
-            (info,) = _compute([written], client, progress,
+            (info,) = compute([written], client, progress,
                                f"range-partitioning {total_rows} rows into {nranges} ranges and writing")
             result = _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes,
                              ordering, keep_zvalue, zvalue_column)

@@ -308,12 +308,13 @@ def _run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[
     the client."""
     import dask
 
-    from zorder.engines.dask import _scheduler, require_dask
+    from zorder.engines.dask import require_dask
+    from zorder.engines.dask_scheduler import running_on
 
     require_dask("rewrite(scheduler=...)")
     tasks = [dask.delayed(_group_task, pure=False)(table_metadata, io, g, list(names), curve,
                                                     options, target) for g in groups]
-    with _scheduler(scheduler, 10.0) as client:
+    with running_on(scheduler, 10.0) as client:
         results = list(client.compute(tasks, sync=True) if client is not None else dask.compute(*tasks))
     for r in results:
         written.extend(r.get("written", []))
@@ -323,7 +324,6 @@ def _run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[
         raise IcebergRewriteError(f"{len(errors)} of {len(groups)} file groups failed, the first "
                                   f"with {errors[0]['error']}; nothing was committed", left)
     return results
-
 
 
 # ---------------------------------------------------------------------------------------
