@@ -11,7 +11,7 @@ a most-significant-byte-first radix sort (``_radix``), stable.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy
 
@@ -19,7 +19,11 @@ from zorder.ordered import IcebergOptions
 from zorder.ordered.options import TimestampOption
 from zorder.values._radix import argsort_rows
 from zorder.values.codec import as_matrix
-from zorder.values.table import ColumnSelection, zvalue_matrix
+from zorder.values.rank import encoded_matrix
+from zorder.values.table import ColumnSelection
+
+if TYPE_CHECKING:
+    from zorder.values.rank import RankBoundaries
 
 __all__ = ["argsort_zvalues", "sort", "sort_indices"]
 
@@ -61,12 +65,16 @@ def sort_indices(data: Any, *, columns: ColumnSelection = None,
                  var_length_contribution: int = 8, max_output_size: Optional[int] = None,
                  iceberg: str = "main", spark: str = "4", timestamp: TimestampOption = None,
                  backend: Optional[str] = None,
-                 options: Optional[IcebergOptions] = None) -> numpy.ndarray:
+                 options: Optional[IcebergOptions] = None, encoding: str = "iceberg",
+                 rank_bits: Optional[int] = None,
+                 boundaries: Optional[RankBoundaries] = None) -> numpy.ndarray:
     """The permutation that puts rows in Z-order, as Iceberg's Spark rewrite sorts them.
 
     Takes the same arguments as ``zorder_values`` and sorts its Z-values as unsigned
     bytes (``argsort_zvalues``). The sort is stable: rows with equal Z-values keep their
-    input order (Spark gives no order among ties).
+    input order (Spark gives no order among ties). ``encoding="rank"`` (with
+    ``rank_bits`` and ``boundaries``) sorts by interleaved column ranks instead, as
+    ``zorder_values`` computes them: balanced, but not Iceberg's order.
 
     Returns:
         an int64 array ``p``; ``table.take(p)`` or ``df.iloc[p]`` is the sorted table.
@@ -78,14 +86,16 @@ def sort_indices(data: Any, *, columns: ColumnSelection = None,
     opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
                              max_output_size=max_output_size, iceberg=iceberg, spark=spark,
                              timestamp=timestamp)
-    z, _ = zvalue_matrix(data, columns, opts, backend)
+    z, _ = encoded_matrix(data, columns, opts, encoding=encoding, rank_bits=rank_bits,
+                          boundaries=boundaries, backend=backend)
     return argsort_zvalues(z)
 
 
 def sort(table: Any, columns: ColumnSelection = None, *, var_length_contribution: int = 8,
          max_output_size: Optional[int] = None, iceberg: str = "main", spark: str = "4",
          timestamp: TimestampOption = None, backend: Optional[str] = None,
-         options: Optional[IcebergOptions] = None) -> Any:
+         options: Optional[IcebergOptions] = None, encoding: str = "iceberg",
+         rank_bits: Optional[int] = None, boundaries: Optional[RankBoundaries] = None) -> Any:
     """A copy of ``table`` with its rows in Z-order of ``columns``.
 
     Args:
@@ -94,6 +104,8 @@ def sort(table: Any, columns: ColumnSelection = None, *, var_length_contribution
         columns: the column names to Z-order by, in order (default: all).
         var_length_contribution, max_output_size, iceberg, spark, timestamp, backend,
         options: as for ``zorder_values``.
+        encoding, rank_bits, boundaries: as for ``zorder_values`` (``encoding="rank"``:
+            balanced, not Iceberg's order).
 
     >>> import pandas as pd
     >>> sort(pd.DataFrame({"x": [3, 0, 1], "y": [0, 5, 2]}), ["x", "y"]).index.tolist()
@@ -117,7 +129,8 @@ def sort(table: Any, columns: ColumnSelection = None, *, var_length_contribution
     opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
                              max_output_size=max_output_size, iceberg=iceberg, spark=spark,
                              timestamp=timestamp)
-    perm = sort_indices(table, columns=columns, backend=backend, options=opts)
+    perm = sort_indices(table, columns=columns, backend=backend, options=opts,
+                        encoding=encoding, rank_bits=rank_bits, boundaries=boundaries)
     if mod == "pandas":
         return table.iloc[perm].copy()
     return table.take(perm)
