@@ -162,11 +162,28 @@ def _split_points(sample: numpy.ndarray, rank_bits: int) -> numpy.ndarray:
     if len(distinct) <= buckets:
         # Dense: every distinct value is its own rank 0, 1, 2, ...
         return distinct[1:]
-    # Quantiles: the value at each 1/buckets of the sample. A heavy value spans several
-    # quantiles and yields one split point (equal values never straddle two ranks).
+    # Quantiles of the sample's mass. A heavy value (more than 1/buckets of the sample)
+    # cannot be split, since equal values share a rank: it gets a bucket of its own (split
+    # points at it and at the next value) and the rest of the budget is spread evenly over
+    # the mass of the other values, so a heavy hitter does not waste the ranks it spans.
     n = len(ordered)
-    positions = (numpy.arange(1, buckets, dtype=numpy.int64) * n) // buckets
-    points = _distinct_sorted(ordered[positions])
+    starts = numpy.flatnonzero(numpy.concatenate(([True], ordered[1:] != ordered[:-1])))
+    counts = numpy.diff(numpy.append(starts, n))
+    heavy = numpy.flatnonzero(counts * buckets > n)
+    own = numpy.unique(numpy.concatenate((heavy, heavy + 1)))
+    own = own[own < len(distinct)]
+    budget = buckets - 1 - len(own)
+    if budget < (buckets - 1) // 2:  # very many heavy values: plain quantiles
+        positions = (numpy.arange(1, buckets, dtype=numpy.int64) * n) // buckets
+        points = _distinct_sorted(ordered[positions])
+    else:
+        light = counts.copy()
+        light[heavy] = 0
+        mass = numpy.cumsum(light)
+        targets = (numpy.arange(1, budget + 1, dtype=numpy.int64) * int(mass[-1])) // (budget + 1)
+        chosen = numpy.searchsorted(mass, targets, side="right")
+        chosen = chosen[chosen < len(distinct)]
+        points = distinct[numpy.unique(numpy.concatenate((own, chosen)))]
     return points[points > ordered[0]]
 
 
@@ -383,7 +400,7 @@ def _check_ordered(ordered_columns: Any) -> List[numpy.ndarray]:
         raise TypeError("ordered_columns must be a list of (N, width) uint8 arrays, one per column")
     if not ordered_columns:
         raise ValueError("ordered_columns is empty: at least one column is needed")
-    parts = []
+    parts: List[numpy.ndarray] = []
     for i, p in enumerate(ordered_columns):
         p = numpy.asarray(p)
         if p.dtype != numpy.uint8 or p.ndim != 2:
@@ -552,13 +569,13 @@ def encoded_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
     the boundaries' (or ``DEFAULT_RANK_BITS``); given, it must agree with them.
     """
     check_encoding(encoding)
+    if boundaries is not None and not isinstance(boundaries, RankBoundaries):
+        raise TypeError(f"boundaries must be a RankBoundaries (see rank_boundaries), not "
+                        f"{type(boundaries).__name__}")
     if rank_bits is None:
         bits = DEFAULT_RANK_BITS if boundaries is None else boundaries.rank_bits
     else:
         bits = check_rank_bits(rank_bits)
-    if boundaries is not None and not isinstance(boundaries, RankBoundaries):
-        raise TypeError(f"boundaries must be a RankBoundaries (see rank_boundaries), not "
-                        f"{type(boundaries).__name__}")
     if encoding == "iceberg":
         if boundaries is not None:
             raise ValueError("boundaries are for encoding='rank'; encoding='iceberg' uses "
