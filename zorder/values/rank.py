@@ -51,8 +51,9 @@ __all__ = ["ENCODINGS", "RankBoundaries", "encoded_matrix", "rank_boundaries",
 ENCODINGS = ("iceberg", "rank")
 #: Bits per column rank by default: 65,536 buckets per column.
 DEFAULT_RANK_BITS = 16
-#: Rows sampled (with replacement) for the split points by default.
-DEFAULT_SAMPLE = 1_000_000
+#: Rows sampled (with replacement) for the split points by default: four per bucket at
+#: 16 bits, enough for quantiles, and cheap to sort.
+DEFAULT_SAMPLE = 262_144
 DEFAULT_SEED = 0
 #: The ``format`` field of the JSON form.
 FORMAT = "zorder.rank-boundaries"
@@ -152,29 +153,51 @@ def _distinct_sorted(keys: numpy.ndarray) -> numpy.ndarray:
     return keys[keep]
 
 
-def _split_points(sample: numpy.ndarray, rank_bits: int) -> numpy.ndarray:
-    """Split points (sorted, distinct keys) of one column's sampled keys."""
+def _split_points(sample: numpy.ndarray, rank_bits: int,
+                  complete: bool = False) -> Tuple[numpy.ndarray, Optional[numpy.ndarray]]:
+    """(split points: sorted distinct keys, of one column's sampled keys; the rank of
+    each bucket, or None for dense ranks). ``complete``: the sample is every row."""
     if len(sample) == 0:
-        return sample
+        return sample, None
     ordered = numpy.sort(sample)
     distinct = _distinct_sorted(ordered)
     buckets = 1 << rank_bits
-    if len(distinct) <= buckets:
+    if len(distinct) <= buckets and (complete or _saw_every_value(ordered, buckets)):
         # Dense: every distinct value is its own rank 0, 1, 2, ...
-        return distinct[1:]
-    # Quantiles of the sample's mass. A heavy value (more than 1/buckets of the sample)
-    # cannot be split, since equal values share a rank: it gets a bucket of its own (split
-    # points at it and at the next value) and the rest of the budget is spread evenly over
-    # the mass of the other values, so a heavy hitter does not waste the ranks it spans.
+        return distinct[1:], None
+    points = _quantile_points(ordered, distinct, min(buckets, len(ordered)))
+    return points, _bucket_codes(ordered, points, rank_bits)
+
+
+def _saw_every_value(ordered: numpy.ndarray, buckets: int) -> bool:
+    """Whether a sample has (almost surely) seen every value of its column: the mass of
+    the values it has not seen, estimated by Good and Turing as the share of values seen
+    once, is below one bucket. Otherwise the column has more values than the sample
+    shows, and dense ranks of the sampled ones would split rows by value count, not by
+    row count, at the leading bits."""
+    n = len(ordered)
+    starts = numpy.flatnonzero(numpy.concatenate(([True], ordered[1:] != ordered[:-1])))
+    once = int(numpy.count_nonzero(numpy.diff(numpy.append(starts, n)) == 1))
+    return once * buckets <= n
+
+
+def _quantile_points(ordered: numpy.ndarray, distinct: numpy.ndarray,
+                     slots: int) -> numpy.ndarray:
+    """Split points at the quantiles of a sorted sample's mass, about ``slots - 1``.
+
+    A heavy value (more than 1/slots of the sample) cannot be split, since equal values
+    share a rank: it gets a bucket of its own (split points at it and at the next value)
+    and the rest of the split points are spread evenly over the mass of the other values,
+    so a heavy hitter does not waste the ranks it spans."""
     n = len(ordered)
     starts = numpy.flatnonzero(numpy.concatenate(([True], ordered[1:] != ordered[:-1])))
     counts = numpy.diff(numpy.append(starts, n))
-    heavy = numpy.flatnonzero(counts * buckets > n)
+    heavy = numpy.flatnonzero(counts * slots > n)
     own = numpy.unique(numpy.concatenate((heavy, heavy + 1)))
     own = own[own < len(distinct)]
-    budget = buckets - 1 - len(own)
-    if budget < (buckets - 1) // 2:  # very many heavy values: plain quantiles
-        positions = (numpy.arange(1, buckets, dtype=numpy.int64) * n) // buckets
+    budget = slots - 1 - len(own)
+    if budget < (slots - 1) // 2:  # very many heavy values: plain quantiles
+        positions = (numpy.arange(1, slots, dtype=numpy.int64) * n) // slots
         points = _distinct_sorted(ordered[positions])
     else:
         light = counts.copy()
@@ -187,19 +210,38 @@ def _split_points(sample: numpy.ndarray, rank_bits: int) -> numpy.ndarray:
     return points[points > ordered[0]]
 
 
+def _bucket_codes(ordered: numpy.ndarray, points: numpy.ndarray, rank_bits: int) -> numpy.ndarray:
+    """The rank of each of the ``K + 1`` buckets of ``points``: the share of the sorted
+    sample below the bucket, scaled to ``0 .. 2**rank_bits - 1``, so the leading rank
+    bits split the rows evenly (the empirical distribution function), made strictly
+    increasing so distinct buckets keep distinct ranks."""
+    k = len(points)
+    top = (1 << rank_bits) - 1
+    below = numpy.zeros(k + 1, numpy.uint64)
+    below[1:] = numpy.searchsorted(ordered, points, side="left")
+    n = numpy.uint64(len(ordered))
+    # floor(below * 2**rank_bits / n) without overflowing 64 bits (below <= n < 2**32)
+    scale = 1 << rank_bits
+    codes = (below * numpy.uint64(scale // len(ordered))
+             + (below * numpy.uint64(scale % len(ordered))) // n)
+    steps = numpy.arange(k + 1, dtype=numpy.uint64)
+    codes = numpy.maximum.accumulate(codes - numpy.minimum(codes, steps)) + steps
+    return numpy.minimum(codes, numpy.uint64(top - k) + steps)
+
+
 # ---- the search ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class _Table:
     """Bucket table over ``[lo, hi]`` of sorted uint64 split points: bucket ``h`` covers
     keys ``lo + (h << shift)`` up to the next bucket; ``first[h]`` is the number of split
-    points before it and ``count[h]`` how many fall inside it."""
+    points before it and ``crowded[h]`` whether more than one falls inside it."""
 
     lo: numpy.uint64
     hi: numpy.uint64
     shift: numpy.uint64
     first: numpy.ndarray
-    count: numpy.ndarray
+    crowded: numpy.ndarray
 
 
 def _build_table(points: numpy.ndarray) -> Optional[_Table]:
@@ -216,26 +258,26 @@ def _build_table(points: numpy.ndarray) -> Optional[_Table]:
     first = numpy.cumsum(count) - count
     index_type = numpy.int32 if k < 2**31 else numpy.int64
     return _Table(numpy.uint64(lo), numpy.uint64(hi), numpy.uint64(shift),
-                  first.astype(index_type), count.astype(numpy.int32))
+                  first.astype(index_type), count > 1)
 
 
 def _ranks(keys: numpy.ndarray, points: numpy.ndarray, table: Optional[_Table]) -> numpy.ndarray:
-    """For each key, the number of split points ``<=`` it (int64)."""
+    """For each key, the number of split points ``<=`` it (int32 or int64)."""
     if len(points) == 0:
         return numpy.zeros(len(keys), numpy.int64)
     if table is None:  # wide keys (S dtype): numpy's binary search
         return numpy.searchsorted(points, keys, side="right").astype(numpy.int64, copy=False)
     # 8-byte keys: the bucket of each key gives the split points before it; a bucket with
-    # one split point needs one comparison, a rare bucket with more a binary search.
+    # one split point needs one comparison, a rare bucket with more a binary search. A key
+    # in a bucket with none compares with the first point of a later bucket, which is
+    # larger, and the last bucket holds the last point, so the index stays in range.
     bucket = numpy.clip(keys, table.lo, table.hi)
     bucket -= table.lo
     bucket >>= table.shift
-    bucket = bucket.astype(numpy.intp)
-    ranks = table.first[bucket].astype(numpy.int64)
-    count = table.count[bucket]
-    nearest = points[numpy.minimum(ranks, len(points) - 1)]
-    ranks += (count > 0) & (nearest <= keys)
-    crowded = numpy.flatnonzero(count > 1)
+    index = bucket.view(numpy.int64)          # < 2**_TABLE_BITS_MAX
+    ranks = table.first[index]
+    ranks += points[ranks] <= keys
+    crowded = numpy.flatnonzero(table.crowded[index])
     if crowded.size:
         ranks[crowded] = numpy.searchsorted(points, keys[crowded], side="right")
     return ranks
@@ -267,11 +309,17 @@ class RankBoundaries:
             unsigned bytes, ``K <= 2**rank_bits - 1``; ``width`` is the column's ordered
             byte width (8, or ``var_length_contribution`` for strings and binary).
         names: the column names, or None (columns given as a list).
+        codes: per column, None (dense ranks: a value's rank is the number of split
+            points ``<=`` it) or a strictly increasing ``(K + 1,)`` uint64 array, the
+            rank of each bucket (quantile split points: the share of the sample below
+            the bucket, scaled to ``0 .. 2**rank_bits - 1``, so the leading rank bits
+            split the rows evenly); None for the whole means all dense.
     """
 
     rank_bits: int
     splits: Tuple[numpy.ndarray, ...]
     names: Optional[Tuple[str, ...]] = None
+    codes: Optional[Tuple[Optional[numpy.ndarray], ...]] = None
     _keys: List[Any] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -305,6 +353,24 @@ class RankBoundaries:
             if len(names) != len(checked):
                 raise ValueError(f"names has {len(names)} entries for {len(checked)} columns")
             object.__setattr__(self, "names", names)
+        codes = (None,) * len(checked) if self.codes is None else self.codes
+        if not isinstance(codes, (list, tuple)) or len(codes) != len(checked):
+            raise ValueError(f"codes must be a list of one entry per column ({len(checked)})")
+        checked_codes: List[Optional[numpy.ndarray]] = []
+        for i, c in enumerate(codes):
+            if c is not None:
+                c = numpy.asarray(c)
+                k = checked[i].shape[0]
+                if c.dtype != numpy.uint64 or c.shape != (k + 1,):
+                    raise ValueError(f"codes[{i}] must be a ({k + 1},) uint64 array, got "
+                                     f"dtype {c.dtype} shape {c.shape}")
+                if bool(numpy.any(c[1:] <= c[:-1])) or int(c[-1]) > (1 << bits) - 1:
+                    raise ValueError(f"codes[{i}] must be strictly increasing and below "
+                                     f"2**rank_bits")
+                c = c.copy()
+                c.setflags(write=False)
+            checked_codes.append(c)
+        object.__setattr__(self, "codes", tuple(checked_codes))
 
     @property
     def widths(self) -> Tuple[int, ...]:
@@ -320,24 +386,36 @@ class RankBoundaries:
         if not isinstance(other, RankBoundaries):
             return NotImplemented
         return (self.rank_bits == other.rank_bits and self.names == other.names
+                and all((a is None and b is None) or (a is not None and b is not None
+                                                    and bool(numpy.array_equal(a, b)))
+                        for a, b in zip(self.codes or (), other.codes or ()))
                 and len(self.splits) == len(other.splits)
                 and all(a.shape == b.shape and bool(numpy.array_equal(a, b))
                         for a, b in zip(self.splits, other.splits)))
 
     def __repr__(self) -> str:
         return (f"RankBoundaries(rank_bits={self.rank_bits}, names={self.names}, "
-                f"widths={self.widths}, counts={self.counts})")
+                f"widths={self.widths}, counts={self.counts}, "
+                f"quantile={tuple(c is not None for c in self.codes or ())})")
 
     @classmethod
     def from_ordered(cls, ordered_columns: Sequence[Any], rank_bits: int = DEFAULT_RANK_BITS,
-                     names: Optional[Sequence[str]] = None) -> "RankBoundaries":
+                     names: Optional[Sequence[str]] = None, *,
+                     complete: bool = False) -> "RankBoundaries":
         """Boundaries from sampled ordered bytes: one ``(S, width)`` uint8 array per
         column (the rows of a sample, e.g. gathered from every partition of a
-        distributed table). All sampled rows count; nulls are zero bytes."""
+        distributed table). All sampled rows count; nulls are zero bytes.
+
+        A column gets dense ranks (its distinct values as split points) when it has at
+        most ``2**rank_bits`` distinct values and ``complete`` (the rows are the whole
+        data) or the sample has almost surely seen every value (few values seen only
+        once); otherwise quantile split points filling the whole rank range."""
         bits = check_rank_bits(rank_bits)
         parts = _check_ordered(ordered_columns)
-        splits = [_key_matrix(_split_points(_search_keys(p), bits), p.shape[1]) for p in parts]
-        return cls(bits, tuple(splits), None if names is None else tuple(names))
+        found = [_split_points(_search_keys(p), bits, bool(complete)) for p in parts]
+        splits = [_key_matrix(points, p.shape[1]) for (points, _), p in zip(found, parts)]
+        return cls(bits, tuple(splits), None if names is None else tuple(names),
+                   tuple(codes for _, codes in found))
 
     def to_dict(self) -> Dict[str, Any]:
         """A JSON-ready dict: split points as one hex string per column."""
@@ -347,8 +425,9 @@ class RankBoundaries:
             "rank_bits": self.rank_bits,
             "columns": [
                 {"name": None if self.names is None else self.names[i], "width": m.shape[1],
-                 "count": m.shape[0], "splits": m.tobytes().hex()}
-                for i, m in enumerate(self.splits)
+                 "count": m.shape[0], "splits": m.tobytes().hex(),
+                 "codes": None if c is None else c.astype(">u8").tobytes().hex()}
+                for i, (m, c) in enumerate(zip(self.splits, self.codes or (None,) * len(self.splits)))
             ],
         }
 
@@ -363,7 +442,7 @@ class RankBoundaries:
         columns = data.get("columns")
         if not isinstance(columns, list) or not columns:
             raise ValueError("boundaries: 'columns' must be a non-empty list")
-        splits, names = [], []
+        splits, names, codes = [], [], []
         for i, col in enumerate(columns):
             try:
                 width, count, text = int(col["width"]), int(col["count"]), str(col["splits"])
@@ -375,9 +454,16 @@ class RankBoundaries:
                                  f"points, not count {count} x width {width}")
             splits.append(numpy.frombuffer(raw, numpy.uint8).reshape(count, width).copy())
             names.append(col.get("name"))
+            text = col.get("codes")
+            try:
+                codes.append(None if text is None else numpy.frombuffer(
+                    bytes.fromhex(str(text)), ">u8").astype(numpy.uint64))
+            except ValueError as exc:
+                raise ValueError(f"boundaries: column {i} has malformed codes ({exc})") from None
         named = all(isinstance(n, str) for n in names)
         try:
-            return cls(data["rank_bits"], tuple(splits), tuple(names) if named else None)
+            return cls(data["rank_bits"], tuple(splits), tuple(names) if named else None,
+                       tuple(codes))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"boundaries: {exc}") from None
 
@@ -436,8 +522,12 @@ def rank_columns(ordered_columns: Sequence[Any], boundaries: RankBoundaries,
     _check_shapes(parts, boundaries, None)
     nbytes = boundaries.rank_bits // 8
     out = []
-    for part, (points, table) in zip(parts, boundaries._keys):
-        out.append(_rank_bytes(_ranks(_search_keys(part), points, table), nbytes))
+    for i, (part, (points, table)) in enumerate(zip(parts, boundaries._keys)):
+        ranks = _ranks(_search_keys(part), points, table)
+        codes = boundaries.codes[i] if boundaries.codes else None
+        if codes is not None:
+            ranks = codes[ranks]
+        out.append(_rank_bytes(ranks, nbytes))
     return out
 
 
@@ -491,9 +581,13 @@ def ordered_columns(data: Any, columns: ColumnSelection,
     return parts, _column_names(data, columns), arrow
 
 
-def _sampled(parts: List[numpy.ndarray], sample: int, seed: int) -> List[numpy.ndarray]:
+def _boundaries_of(parts: List[numpy.ndarray], rank_bits: int, names: Optional[List[str]],
+                   sample: int, seed: int) -> RankBoundaries:
     rows = sample_indices(parts[0].shape[0], sample, seed)
-    return parts if rows is None else [numpy.take(p, rows, axis=0) for p in parts]
+    if rows is None:
+        return RankBoundaries.from_ordered(parts, rank_bits, names, complete=True)
+    return RankBoundaries.from_ordered([numpy.take(p, rows, axis=0) for p in parts],
+                                       rank_bits, names)
 
 
 def rank_boundaries(data: Any, columns: ColumnSelection = None, *,
@@ -530,7 +624,7 @@ def rank_boundaries(data: Any, columns: ColumnSelection = None, *,
     opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
                              iceberg=iceberg, spark=spark, timestamp=timestamp)
     parts, names, _ = ordered_columns(data, columns, opts)
-    return RankBoundaries.from_ordered(_sampled(parts, sample, seed), bits, names)
+    return _boundaries_of(parts, bits, names, sample, seed)
 
 
 def rank_values_of_ordered(ordered: Sequence[Any], boundaries: RankBoundaries, *,
@@ -585,8 +679,7 @@ def encoded_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
         return zvalue_matrix(data, columns, options, backend)
     parts, names, arrow = ordered_columns(data, columns, options)
     if boundaries is None:
-        boundaries = RankBoundaries.from_ordered(
-            _sampled(parts, DEFAULT_SAMPLE, DEFAULT_SEED), bits, names)
+        boundaries = _boundaries_of(parts, bits, names, DEFAULT_SAMPLE, DEFAULT_SEED)
     elif boundaries.rank_bits != bits:
         raise ValueError(f"rank_bits={bits} but the boundaries were made for "
                          f"rank_bits={boundaries.rank_bits}")
