@@ -9,13 +9,18 @@ every column then varies from its first bit.
 
 - ``RankBoundaries``: per column, the sorted split points over the column's Iceberg ordered
   bytes (so every type works and nulls, zero bytes, sort first), at most
-  ``2**rank_bits - 1`` of them, taken from a deterministic sample; with fewer distinct
-  sampled values than ``2**rank_bits``, the distinct values themselves, so ranks are
-  dense. Serializable to and from JSON (hex) so a later run reuses them.
+  ``2**rank_bits - 1`` of them, taken from a deterministic sample (``sample`` rows drawn
+  with replacement by ``numpy.random.default_rng(seed)``). A column with at most
+  ``2**rank_bits`` distinct values gets those values as split points, so its ranks are
+  dense (0, 1, 2, ...), when every row was sampled or the sample has almost surely seen
+  every value (Good-Turing: few values seen once). Otherwise the split points are
+  quantiles of the sample (a heavy value gets a bucket of its own) and each bucket's
+  rank is the share of the sample below it, scaled to the rank range, so the leading
+  rank bits split the rows evenly. Serializable to and from JSON (hex).
 - ``rank_columns``: ordered bytes to rank bytes, one vectorized search per column (a
-  bucket table on the top bits of 8-byte keys, numpy ``searchsorted`` for the rest and
-  for wider keys); a value's rank is the number of split points ``<=`` it, so equal
-  values always get equal ranks and the rank order is the byte order.
+  bucket table on the top bits of 8-byte keys, numpy ``searchsorted`` for crowded buckets
+  and for wider keys, ``S`` dtype); the bucket of a value is the number of split points
+  ``<=`` it, so equal values always get equal ranks and rank order is byte order.
 - ``encoded_matrix``: the entry point of ``zorder_values``/``sort_indices``: Iceberg's
   bytes for ``encoding="iceberg"``, interleaved (or Hilbert-transformed) ranks for
   ``encoding="rank"``.
