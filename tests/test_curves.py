@@ -99,3 +99,35 @@ def test_cluster_refuses_zorder_only_options_for_hilbert(tmp_path, table):
         cluster(str(tmp_path / "in.parquet"), str(tmp_path / "out"), ["x"], curve="hilbert",
                 var_length_contribution=16)
     assert not os.path.exists(tmp_path / "out")
+
+
+def test_sort_compares_encodings_and_curves(tmp_path, table, capsys):
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(table, src, row_group_size=1000)
+    assert main(["sort", str(src), str(out), "--columns", "x,y", "--compare", "encoding,curve"]) == 0
+    text = capsys.readouterr().out
+    for name in ("iceberg/zorder", "iceberg/hilbert", "rank/zorder", "rank/hilbert"):
+        assert f"row groups {name}" in text
+    report = sort_parquet(str(src), str(tmp_path / "o2.parquet"), ["x", "y"], compare=("encoding",))
+    assert set(report["report"]["columns"]["x"]) == {"before", "iceberg", "rank"}
+    with pytest.raises(ValueError, match="compare must name"):
+        sort_parquet(str(src), str(tmp_path / "o3.parquet"), ["x"], compare=("speed",))
+    with pytest.raises(SystemExit):
+        main(["sort", str(src), str(tmp_path / "o4.parquet"), "--columns", "x", "--compare", "speed"])
+
+
+def test_sort_with_rank_encoding_orders_by_ranks(tmp_path, table):
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(table, src, row_group_size=1000)
+    result = sort_parquet(str(src), str(out), ["x", "y"], encoding="rank", rank_bits=8)
+    assert result["zvalue_bytes"] == 2
+    written = pq.read_table(out)
+    expected = zorder.sort(table, ["x", "y"], encoding="rank", rank_bits=8)
+    assert written.column("y").to_pylist() == expected.column("y").to_pylist()
+
+
+def test_hilbert_values_with_rank_encoding(table):
+    h = zorder.hilbert_values(table, ["x", "y"], encoding="rank", rank_bits=16)
+    assert zorder.values.codec.as_matrix(h).shape == (ROWS, 4)
+    with pytest.raises(ValueError, match="encoding must be"):
+        zorder.hilbert_values(table, ["x"], encoding="ranked")

@@ -494,6 +494,14 @@ OTHER_ERRORS = [
     ("hilbert-values-contribution", "hilbert_values", ([np.arange(3)],), {"options": zorder.IcebergOptions(var_length_contribution=16)}, ValueError, r"Z-order options"),
     ("hilbert-values-type", "hilbert_values", ([np.array([1j])],), {}, TypeError, r"column columns\[0\].*complex"),
     ("hilbert-values-set", "hilbert_values", ({"a": np.arange(2)},), {"columns": {"a"}}, TypeError, r"columns must be an ordered sequence"),
+    # The rank encoding (more in test_rank.py).
+    ("values-unknown-encoding", "zorder_values", ([np.array([1.0])],), {"encoding": "ranked"}, ValueError, r"encoding must be 'iceberg'"),
+    ("sort-indices-rank-bits", "sort_indices", ([np.array([1.0])],), {"encoding": "rank", "rank_bits": 12}, ValueError, r"rank_bits must be a multiple of 8"),
+    ("rank-boundaries-bits", "rank_boundaries", ([np.array([1.0])],), {"rank_bits": 72}, ValueError, r"rank_bits must be a multiple of 8 from 8 to 64"),
+    ("rank-boundaries-sample", "rank_boundaries", ([np.array([1.0])],), {"sample": 0}, ValueError, r"sample must be at least 1"),
+    ("rank-boundaries-data", "rank_boundaries", (5,), {}, TypeError, r"data must be a list of columns"),
+    ("rank-columns-boundaries", "rank_columns", ([np.zeros((2, 8), U8)], {}), {}, TypeError, r"boundaries must be a RankBoundaries"),
+    ("rank-columns-dtype", "rank_columns", ([np.zeros((2, 8), np.uint16)], zorder.rank_boundaries([np.array([1])])), {}, TypeError, r"ordered_columns\[0\] must be a 2-D uint8 array"),
 ]
 
 

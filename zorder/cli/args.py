@@ -71,6 +71,25 @@ def add_iceberg_arguments(parser: argparse.ArgumentParser) -> None:
                             "TIMESTAMP (whole seconds); default: from each column's type")
 
 
+def add_encoding_arguments(parser: argparse.ArgumentParser) -> None:
+    """--encoding and --rank-bits: Iceberg's bytes, or balanced column ranks."""
+    parser.add_argument("--encoding", choices=("iceberg", "rank"), default="iceberg",
+                        help="iceberg (Iceberg's bytes, the default) or rank (balanced column "
+                             "ranks: every column gets its share of the curve; not Iceberg's "
+                             "order, and Spark's rewrite will not reproduce it)")
+    parser.add_argument("--rank-bits", type=positive_int, default=None, metavar="N",
+                        help="bits per column rank with --encoding rank (a multiple of 8; "
+                             "default 16)")
+
+
+def compare_arg(text: str) -> tuple:
+    """``encoding,curve`` -> ("encoding", "curve")."""
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names or any(n not in ("encoding", "curve") for n in names):
+        raise argparse.ArgumentTypeError(f"expected encoding and/or curve, got {text!r}")
+    return names
+
+
 def iceberg_options(args: argparse.Namespace) -> IcebergOptions:
     """The ``IcebergOptions`` the flags of ``add_iceberg_arguments`` say (validated)."""
     return IcebergOptions(var_length_contribution=args.var_length_contribution,

@@ -7,7 +7,10 @@ import argparse
 import sys
 from typing import Optional
 
-from zorder.cli.args import add_iceberg_arguments, columns_arg, fraction, iceberg_options, positive_int
+from zorder.cli.args import (
+    add_encoding_arguments, add_iceberg_arguments, columns_arg, compare_arg, fraction,
+    iceberg_options, positive_int,
+)
 from zorder.cli.progress import Progress
 from zorder.parquet.files import require_pyarrow
 
@@ -28,6 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="zorder (Iceberg's Z-order, default), hilbert (Spark 4.1's "
                              "Hilbert order), or both: the output in Z-order, and the report "
                              "also shows the Hilbert order's skipping")
+    add_encoding_arguments(parser)
+    parser.add_argument("--compare", type=compare_arg, default=(), metavar="encoding,curve",
+                        help="the report also shows every other encoding and/or curve on "
+                             "the same rows (written to memory only), side by side")
     parser.add_argument("--row-group-size", type=positive_int, default=None, metavar="ROWS",
                         help="rows per output row group (default: the input's largest)")
     parser.add_argument("--compression", default=None, metavar="CODEC",
@@ -73,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
             row_group_size=args.row_group_size, compression=args.compression,
             overwrite=args.overwrite, progress=bar.update if bar else None,
             report=not args.no_report, predicates=args.predicates, fraction=args.fraction,
-            curve=args.curve,
+            curve=args.curve, encoding=args.encoding, rank_bits=args.rank_bits,
+            compare=args.compare,
         )
     finally:
         if bar is not None:

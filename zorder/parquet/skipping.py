@@ -280,9 +280,11 @@ def format_report(report: Mapping[str, Any]) -> str:
         f"{report['predicates']} range predicates per column each selecting "
         f"~{report['fraction']:.0%} of the values:",
     ]
-    header = f"  {'column':<20} " + " ".join(f"{'row groups ' + s:>22}" for s in sides)
+    group_w = [max(22, len("row groups " + s) + 1) for s in sides]
+    file_w = [max(20, len("files " + s) + 1) for s in sides]
+    header = f"  {'column':<20} " + " ".join(f"{'row groups ' + s:>{w}}" for s, w in zip(sides, group_w))
     if with_files:
-        header += " " + " ".join(f"{'files ' + s:>20}" for s in sides)
+        header += " " + " ".join(f"{'files ' + s:>{w}}" for s, w in zip(sides, file_w))
     lines.append(header)
     for column, entry in entries.items():
         cells = []
@@ -294,7 +296,7 @@ def format_report(report: Mapping[str, Any]) -> str:
                 s = entry[side]
                 cells.append(f"{s[share_key + '_mean']:.1f} of {s[total_key]} "
                              f"({s[share_key]:.0%})")
-        widths = [22] * len(sides) + [20] * len(sides)
+        widths = group_w + file_w
         lines.append(f"  {str(column):<20} " + " ".join(
             f"{c:>{w}}" for c, w in zip(cells, widths)))
     return "\n".join(lines)

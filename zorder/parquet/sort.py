@@ -20,6 +20,7 @@ from zorder.parquet.safety import (
 )
 from zorder.parquet.skipping import skipping_report
 from zorder.values import sort_indices, zorder_widths
+from zorder.values.rank import ENCODINGS, check_encoding, check_rank_bits
 from zorder.values.table import CURVES
 
 __all__ = ["ProgressCallback", "check_compression", "sort_parquet"]
@@ -67,7 +68,9 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
                  compression: Optional[str] = None, overwrite: bool = False,
                  progress: Optional[ProgressCallback] = None, report: bool = True,
                  predicates: int = 25, fraction: float = 0.01,
-                 curve: str = "zorder") -> Dict[str, Any]:
+                 curve: str = "zorder", encoding: str = "iceberg",
+                 rank_bits: Optional[int] = None,
+                 compare: Sequence[str] = ()) -> Dict[str, Any]:
     """Rewrite the Parquet file ``input`` to ``output`` with its rows in Z-order (or in
     Hilbert order: ``curve="hilbert"``).
 
@@ -87,6 +90,10 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
         curve: "zorder" (Iceberg's Z-order, the default), "hilbert" (Spark 4.1's Hilbert
             order), or "both": the output in Z-order, and the report also shows what the
             Hilbert order gives (measured on a copy written in memory).
+        encoding, rank_bits: "iceberg" (Iceberg's bytes, the default) or "rank" (balanced
+            column ranks: not Iceberg's order), as for ``zorder.sort_indices``.
+        compare: ("encoding", "curve", or both): the report also shows every other
+            encoding and/or curve on the same rows, each written to memory only.
 
     Returns:
         ``{"rows", "row_groups_in", "row_groups_out", "zvalue_bytes", "report"}``
@@ -101,6 +108,12 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
 
     if curve not in CURVES + ("both",):
         raise ValueError(f"curve must be 'zorder', 'hilbert' or 'both', got {curve!r}")
+    check_encoding(encoding)
+    if rank_bits is not None:
+        check_rank_bits(rank_bits)
+    unknown = [c for c in compare if c not in ("encoding", "curve")]
+    if unknown or isinstance(compare, str):
+        raise ValueError(f"compare must name 'encoding' and/or 'curve', got {compare!r}")
     primary = "zorder" if curve == "both" else curve
 
     opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
@@ -152,11 +165,14 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     table = table.combine_chunks()
 
     bar("z-order", 0, 1, "sort")
-    perm = sort_indices(table, columns=list(columns), options=opts, curve=primary)
+    perm = sort_indices(table, columns=list(columns), options=opts, curve=primary,
+                        encoding=encoding, rank_bits=rank_bits)
     widths = zorder_widths(table, columns=list(columns),
                            var_length_contribution=opts.var_length_contribution)
     cap = opts.max_output_size
-    if primary == "hilbert":
+    if encoding == "rank":
+        size = len(widths) * (rank_bits or 16) // 8
+    elif primary == "hilbert":
         size = 8 * len(widths)
     else:
         size = sum(widths) if cap is None else min(sum(widths), cap)
@@ -184,10 +200,17 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     if report:
         values = {c: table.column(c) for c in columns}
         layouts: Dict[str, Any] = {"after": output}
-        if curve == "both":
-            layouts = {"zorder": output, "hilbert": [_in_memory_layout(
-                table, sort_indices(table, columns=list(columns), options=opts, curve="hilbert"),
-                row_group_size, compression)]}
+        curves = ("zorder", "hilbert") if curve == "both" or "curve" in compare else (primary,)
+        encodings = ENCODINGS if "encoding" in compare else (encoding,)
+        if len(curves) * len(encodings) > 1:
+            layouts = {}
+            for e in encodings:
+                for c in curves:
+                    name = c if len(encodings) == 1 else f"{e}/{c}" if len(curves) > 1 else e
+                    layouts[name] = output if (e, c) == (encoding, primary) else [
+                        _in_memory_layout(table, sort_indices(
+                            table, columns=list(columns), options=opts, curve=c, encoding=e,
+                            rank_bits=rank_bits), row_group_size, compression)]
         result["report"] = skipping_report(input, layouts, columns, fraction=fraction,
                                            predicates=predicates, values=values)
     return result

@@ -6,6 +6,8 @@
   words, and Iceberg's internal column names.
 - ``sort``: ``sort_indices``, ``sort`` and ``argsort_zvalues`` over the radix sort
   ``_radix``.
+- ``rank``: the opt-in rank encoding (``encoding="rank"``): ``RankBoundaries``,
+  ``rank_boundaries``, ``rank_columns``; balanced columns, not Iceberg's layout.
 - ``decode``: ``deinterleave_rows``/``deinterleave_bits``, the inverse of the interleave;
   ``hilbert_decode_rows`` (``hilbert_decode``), the inverse of ``hilbert_rows``.
 
@@ -15,15 +17,19 @@ Imports the ordered, hilbert and interleave floors; the interleave backend comes
 
 from zorder.values.decode import deinterleave_bits, deinterleave_rows
 from zorder.values.hilbert_decode import hilbert_decode_rows
+from zorder.values.rank import RankBoundaries, rank_boundaries, rank_columns
 from zorder.values.sort import argsort_zvalues, sort, sort_indices
 from zorder.values.table import hilbert_values, zorder_values, zorder_widths
 
 __all__ = [
+    "RankBoundaries",
     "argsort_zvalues",
     "deinterleave_bits",
     "deinterleave_rows",
     "hilbert_decode_rows",
     "hilbert_values",
+    "rank_boundaries",
+    "rank_columns",
     "sort",
     "sort_indices",
     "zorder_values",

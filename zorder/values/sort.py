@@ -11,7 +11,7 @@ a most-significant-byte-first radix sort (``_radix``), stable.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy
 
@@ -19,12 +19,32 @@ from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.values._radix import argsort_rows
 from zorder.values.codec import as_matrix
-from zorder.values.table import ColumnSelection, curve_matrix
+from zorder.values.rank import encoded_matrix
+from zorder.values.table import ColumnSelection
+
+if TYPE_CHECKING:
+    from zorder.values.rank import RankBoundaries
 
 __all__ = ["argsort_zvalues", "sort", "sort_indices"]
 
 #: Longer Z-values use numpy's stable sort: the radix sort recurses once per byte.
 _RADIX_MAX_BYTES = 4096
+#: Z-values this short (e.g. two 16-bit ranks) and a row number fit one uint64 key.
+_PACKED_MAX_BYTES = 4
+_PACKED_MAX_ROWS = 2**32
+
+
+def _argsort_packed(z: numpy.ndarray) -> numpy.ndarray:
+    """The stable argsort of at most 4-byte Z-values: each value in the high 32 bits of
+    a uint64 and its row number in the low 32, sorted by numpy's (vectorized) sort, ties
+    in row order. Several times faster than the radix sort on these widths."""
+    n, width = z.shape
+    key = numpy.zeros((n, 8), numpy.uint8)
+    key[:, :width] = z
+    packed = key.view(">u8").reshape(n).astype(numpy.uint64)
+    packed |= numpy.arange(n, dtype=numpy.uint64)
+    packed.sort()
+    return (packed & numpy.uint64(0xFFFFFFFF)).astype(numpy.int64)
 
 
 def argsort_zvalues(values: Any) -> numpy.ndarray:
@@ -48,6 +68,8 @@ def argsort_zvalues(values: Any) -> numpy.ndarray:
     [2, 1, 0]
     """
     z = as_matrix(values)
+    if z.shape[1] <= _PACKED_MAX_BYTES and z.shape[0] <= _PACKED_MAX_ROWS:
+        return _argsort_packed(z)
     if z.shape[1] > _RADIX_MAX_BYTES:
         # The radix sort recurses once per byte; very long values use numpy's stable sort.
         rows = numpy.ascontiguousarray(z).view(f"V{z.shape[1]}").reshape(z.shape[0])
@@ -61,13 +83,17 @@ def sort_indices(data: Any, *, columns: ColumnSelection = None,
                  var_length_contribution: int = 8, max_output_size: Optional[int] = None,
                  iceberg: str = ICEBERG_DEFAULT, spark: str = "4", timestamp: TimestampOption = None,
                  backend: Optional[str] = None,
-                 options: Optional[IcebergOptions] = None, curve: str = "zorder") -> numpy.ndarray:
+                 options: Optional[IcebergOptions] = None, curve: str = "zorder",
+                 encoding: str = "iceberg", rank_bits: Optional[int] = None,
+                 boundaries: Optional[RankBoundaries] = None) -> numpy.ndarray:
     """The permutation that puts rows in Z-order, as Iceberg's Spark rewrite sorts them.
 
     Takes the same arguments as ``zorder_values`` and sorts its Z-values as unsigned
     bytes (``argsort_zvalues``). The sort is stable: rows with equal Z-values keep their
     input order (Spark gives no order among ties). ``curve="hilbert"`` sorts by
     ``hilbert_values`` instead, as Spark 4.1's ``hilbert(...)`` rewrite does.
+    ``encoding="rank"`` (with ``rank_bits`` and ``boundaries``) sorts by interleaved (or
+    Hilbert-transformed) column ranks instead: balanced, but not Iceberg's order.
 
     Returns:
         an int64 array ``p``; ``table.take(p)`` or ``df.iloc[p]`` is the sorted table.
@@ -79,14 +105,17 @@ def sort_indices(data: Any, *, columns: ColumnSelection = None,
     opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
                              max_output_size=max_output_size, iceberg=iceberg, spark=spark,
                              timestamp=timestamp)
-    z, _ = curve_matrix(data, columns, opts, curve, backend)
+    z, _ = encoded_matrix(data, columns, opts, encoding=encoding, rank_bits=rank_bits,
+                          boundaries=boundaries, curve=curve, backend=backend)
     return argsort_zvalues(z)
 
 
 def sort(table: Any, columns: ColumnSelection = None, *, var_length_contribution: int = 8,
          max_output_size: Optional[int] = None, iceberg: str = ICEBERG_DEFAULT, spark: str = "4",
          timestamp: TimestampOption = None, backend: Optional[str] = None,
-         options: Optional[IcebergOptions] = None, curve: str = "zorder") -> Any:
+         options: Optional[IcebergOptions] = None, curve: str = "zorder",
+         encoding: str = "iceberg", rank_bits: Optional[int] = None,
+         boundaries: Optional[RankBoundaries] = None) -> Any:
     """A copy of ``table`` with its rows in Z-order of ``columns``.
 
     Args:
@@ -95,6 +124,8 @@ def sort(table: Any, columns: ColumnSelection = None, *, var_length_contribution
         columns: the column names to Z-order by, in order (default: all).
         var_length_contribution, max_output_size, iceberg, spark, timestamp, backend,
         options, curve: as for ``sort_indices``.
+        encoding, rank_bits, boundaries: as for ``zorder_values`` (``encoding="rank"``:
+            balanced, not Iceberg's order).
 
     >>> import pandas as pd
     >>> sort(pd.DataFrame({"x": [3, 0, 1], "y": [0, 5, 2]}), ["x", "y"]).index.tolist()
@@ -118,7 +149,8 @@ def sort(table: Any, columns: ColumnSelection = None, *, var_length_contribution
     opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
                              max_output_size=max_output_size, iceberg=iceberg, spark=spark,
                              timestamp=timestamp)
-    perm = sort_indices(table, columns=columns, backend=backend, options=opts, curve=curve)
+    perm = sort_indices(table, columns=columns, backend=backend, options=opts, curve=curve,
+                        encoding=encoding, rank_bits=rank_bits, boundaries=boundaries)
     if mod == "pandas":
         return table.iloc[perm].copy()
     return table.take(perm)

@@ -13,7 +13,9 @@ one call of the selected backend's ``interleave_rows``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union,
+)
 
 import numpy
 
@@ -23,6 +25,9 @@ from zorder.ordered.errors import ColumnError
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption, check_positive
 from zorder import hilbert
 from zorder.values.codec import to_arrow
+
+if TYPE_CHECKING:
+    from zorder.values.rank import RankBoundaries
 
 __all__ = ["Ordering", "hilbert_values", "zorder_values", "zorder_widths"]
 
@@ -298,7 +303,9 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
                   var_length_contribution: int = 8, max_output_size: Optional[int] = None,
                   iceberg: str = ICEBERG_DEFAULT, spark: str = "4", timestamp: TimestampOption = None,
                   backend: Optional[str] = None,
-                  options: Optional[IcebergOptions] = None) -> Any:
+                  options: Optional[IcebergOptions] = None, encoding: str = "iceberg",
+                  rank_bits: Optional[int] = None,
+                  boundaries: Optional[RankBoundaries] = None) -> Any:
     """Iceberg's Z-value of every row, as its Spark Z-order rewrite computes them.
 
     This is ``SparkZOrderUDF``: each column becomes Iceberg's ordered bytes (see
@@ -347,6 +354,15 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
         backend: interleave backend name; default the one zorder chose at import.
         options: an ``IcebergOptions`` holding all of the above Iceberg options at once
             (then leave those keywords out).
+        encoding: ``"iceberg"`` (the default: Iceberg's bytes, as above) or ``"rank"``:
+            each column's rank among quantile split points of its ordered bytes,
+            ``rank_bits`` bits, interleaved, so every column gets its share of the
+            leading bits. Not Iceberg's layout: Spark's rewrite will not reproduce it.
+            See ``zorder.values.rank``.
+        rank_bits: bits per rank for ``"rank"``, a multiple of 8 up to 64 (default 16,
+            or the boundaries').
+        boundaries: a ``RankBoundaries`` (``rank_boundaries``) to rank against, e.g.
+            from an earlier run; default: computed from this data.
 
     Returns:
         an ``(N, size)`` uint8 array, or a pyarrow ``FixedSizeBinaryArray`` of byte width
@@ -370,7 +386,10 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
     opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
                              max_output_size=max_output_size, iceberg=iceberg, spark=spark,
                              timestamp=timestamp)
-    z, arrow = zvalue_matrix(data, columns, opts, backend)
+    from zorder.values.rank import encoded_matrix  # rank builds on this module
+
+    z, arrow = encoded_matrix(data, columns, opts, encoding=encoding, rank_bits=rank_bits,
+                              boundaries=boundaries, backend=backend)
     return to_arrow(z) if arrow else z
 
 
@@ -379,7 +398,9 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
 def hilbert_values(data: Any, columns: ColumnSelection = None, *, iceberg: str = ICEBERG_DEFAULT,
                    spark: str = "4", timestamp: TimestampOption = None,
                    backend: Optional[str] = None,
-                   options: Optional[IcebergOptions] = None) -> Any:
+                   options: Optional[IcebergOptions] = None, encoding: str = "iceberg",
+                   rank_bits: Optional[int] = None,
+                   boundaries: Optional["RankBoundaries"] = None) -> Any:
     """Iceberg's Hilbert value of every row, as Spark 4.1's ``hilbert(...)`` rewrite
     computes its ``ICEHVALUE`` column.
 
@@ -392,6 +413,8 @@ def hilbert_values(data: Any, columns: ColumnSelection = None, *, iceberg: str =
         options: an ``IcebergOptions`` for iceberg, spark and timestamp at once (its
             var_length_contribution must be 8 and max_output_size None: they are
             Z-order options).
+        encoding, rank_bits, boundaries: ``encoding="rank"`` transforms column ranks
+            instead of Iceberg's bytes (see ``zorder_values``): balanced, not Iceberg's.
 
     Returns:
         an ``(N, 8 * n)`` uint8 array, or a pyarrow ``FixedSizeBinaryArray`` for Arrow input.
@@ -400,6 +423,9 @@ def hilbert_values(data: Any, columns: ColumnSelection = None, *, iceberg: str =
     >>> hilbert_values([np.array([0, 1]), np.array([0, 0])]).shape
     (2, 16)
     """
+    from zorder.values.rank import encoded_matrix  # (rank builds on this module)
+
     opts = IcebergOptions.of(options, iceberg=iceberg, spark=spark, timestamp=timestamp)
-    h, arrow = hvalue_matrix(data, columns, opts, backend)
+    h, arrow = encoded_matrix(data, columns, opts, encoding=encoding, rank_bits=rank_bits,
+                              boundaries=boundaries, curve="hilbert", backend=backend)
     return to_arrow(h) if arrow else h

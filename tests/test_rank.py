@@ -1,0 +1,352 @@
+"""The rank encoding (encoding="rank", issue 16): rank order is value order for every
+type, equal values share a rank, nulls come first, sampling is deterministic, boundaries
+survive JSON, few distinct values give dense ranks, and two columns of very different
+magnitudes both reach the leading bits of the output."""
+
+import json
+
+import numpy as np
+import pytest
+
+import zorder
+from zorder.values import rank as rank_mod
+from zorder.values.rank import RankBoundaries, rank_boundaries, rank_columns
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+def as_ints(rank_bytes):
+    """(N, k) big-endian rank bytes -> Python ints."""
+    return [int.from_bytes(bytes(row), "big") for row in rank_bytes]
+
+
+def ranks_of(values, sample=None, rank_bits=8, length=8):
+    """Ranks of ``values`` against boundaries made from ``sample`` (default: values)."""
+    ob = zorder.ordered_bytes(values, length)
+    sob = ob if sample is None else zorder.ordered_bytes(sample, length)
+    b = RankBoundaries.from_ordered([sob], rank_bits)
+    return as_ints(rank_columns([ob], b)[0])
+
+
+def check_monotone(keys, ranks):
+    """a < b (by key) gives rank(a) <= rank(b); equal keys give equal ranks."""
+    order = sorted(range(len(keys)), key=lambda i: keys[i])
+    for i, j in zip(order, order[1:]):
+        if keys[i] == keys[j]:
+            assert ranks[i] == ranks[j], (keys[i], ranks[i], ranks[j])
+        else:
+            assert ranks[i] <= ranks[j], (keys[i], keys[j], ranks[i], ranks[j])
+
+
+def float_key(x):
+    # Iceberg's bytes put -0.0 before 0.0: two values there, one in Python's order.
+    return (x, not np.signbit(x))
+
+
+TYPES = {
+    "int8": (st.integers(-128, 127), lambda v: np.array(v, np.int8), None),
+    "int16": (st.integers(-2**15, 2**15 - 1), lambda v: np.array(v, np.int16), None),
+    "int32": (st.integers(-2**31, 2**31 - 1), lambda v: np.array(v, np.int32), None),
+    "int64": (st.integers(-2**63, 2**63 - 1), lambda v: np.array(v, np.int64), None),
+    "float32": (st.floats(allow_nan=False, width=32), lambda v: np.array(v, np.float32), float_key),
+    "float64": (st.floats(allow_nan=False), lambda v: np.array(v, np.float64), float_key),
+    "bool": (st.booleans(), lambda v: np.array(v, bool), None),
+    "date": (st.integers(-100_000, 100_000), lambda v: np.array(v, "M8[D]"), None),
+    "timestamp_ntz": (st.integers(-2**50, 2**50), lambda v: np.array(v, "M8[us]"), None),
+    "string": (st.text(max_size=6), lambda v: np.array(v, object), None),
+    "binary": (st.binary(max_size=10), lambda v: np.array(v, object), None),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TYPES))
+def test_rank_order_is_value_order_for_every_type(kind):
+    strategy, build, key = TYPES[kind]
+    key = key or (lambda x: x)
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.lists(strategy, min_size=1, max_size=700), st.data())
+    def check(values, data):
+        # A sample of the values (possibly missing the extremes) makes the boundaries;
+        # rank_bits=8 forces quantiles once there are more than 256 distinct values.
+        picks = data.draw(st.lists(st.integers(0, len(values) - 1), min_size=1, max_size=400))
+        arr = build(values)
+        sample = build([values[i] for i in picks])
+        length = 4 if kind in ("string", "binary") else 8
+        ranks = ranks_of(arr, sample, rank_bits=8, length=length)
+        if kind in ("string", "binary"):
+            # Truncated to `length` bytes, values that differ later tie: still <=. Strings
+            # drop a character that does not fit whole (Iceberg's quirk), so their rank
+            # follows the ordered bytes, not Python's string order.
+            keys = [bytes(r) for r in zorder.ordered_bytes(arr, length)]
+            check_monotone(keys, ranks)
+            if kind == "binary":
+                check_monotone(list(values), ranks)
+        else:
+            check_monotone([key(v) for v in arr.tolist()], ranks)
+        assert max(ranks) <= 255
+
+    check()
+
+
+def _reference(keys_matrix, boundaries):
+    """The number of split points <= each key, by Python bytes comparison, spread over
+    the whole rank range when the boundaries say so."""
+    points = [bytes(p) for p in boundaries.splits[0]]
+    ranks = [sum(p <= bytes(k) for p in points) for k in keys_matrix]
+    if boundaries.codes[0] is not None:
+        ranks = [int(boundaries.codes[0][r]) for r in ranks]
+    return ranks
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 12), st.data())
+def test_vectorized_search_matches_plain_comparison(width, data):
+    # Keys near the ends of the byte range and crowded split points exercise the bucket
+    # table (8 bytes and fewer) and the S-key search (wider).
+    edge = st.sampled_from([0, 1, 0x7F, 0x80, 0xFE, 0xFF])
+    byte = st.one_of(edge, st.integers(0, 255))
+    row = st.lists(byte, min_size=width, max_size=width)
+    keys = np.array(data.draw(st.lists(row, min_size=1, max_size=60)), np.uint8)
+    sample = np.array(data.draw(st.lists(row, min_size=1, max_size=300)), np.uint8)
+    bits = data.draw(st.sampled_from([8, 16]))
+    b = RankBoundaries.from_ordered([sample], bits, complete=data.draw(st.booleans()))
+    assert as_ints(rank_columns([keys], b)[0]) == _reference(keys, b)
+
+
+def test_duplicates_and_nulls():
+    pa = pytest.importorskip("pyarrow")
+    values = [5, None, 3, 5, None, -7, 3, 5, 2**40]
+    t = pa.table({"x": pa.array(values, pa.int64())})
+    b = rank_boundaries(t)
+    r = as_ints(rank_columns([zorder.ordered_bytes(t["x"])], b)[0])
+    by_value = {}
+    for v, k in zip(values, r):
+        by_value.setdefault(v, set()).add(k)
+    assert all(len(s) == 1 for s in by_value.values())      # equal values, equal ranks
+    assert by_value[None] == {0}                              # nulls first
+    assert [by_value[v].pop() for v in (None, -7, 3, 5, 2**40)] == [0, 1, 2, 3, 4]
+
+
+def test_heavy_value_never_straddles_ranks():
+    rng = np.random.default_rng(1)
+    values = np.concatenate([np.full(50_000, 42), rng.integers(0, 10**9, 50_000)])
+    ranks = np.array(ranks_of(values, rank_bits=8))
+    assert len(set(ranks[values == 42])) == 1
+    check_monotone(values.tolist(), ranks.tolist())
+    assert ranks.max() > 200                                # the quantile ranks are used
+
+
+def test_sample_is_deterministic_for_a_seed():
+    rng = np.random.default_rng(2)
+    data = [rng.normal(size=300_000), rng.integers(0, 10**12, 300_000)]
+    a = rank_boundaries(data, sample=50_000, seed=7)
+    b = rank_boundaries(data, sample=50_000, seed=7)
+    c = rank_boundaries(data, sample=50_000, seed=8)
+    assert a == b and a.to_json() == b.to_json()
+    assert a != c
+    assert np.array_equal(rank_mod.sample_indices(10**6, 1000, 3),
+                          rank_mod.sample_indices(10**6, 1000, 3))
+    assert rank_mod.sample_indices(1000, 1000, 3) is None       # every row
+    z1 = zorder.zorder_values(data, encoding="rank")
+    z2 = zorder.zorder_values(data, encoding="rank")
+    assert np.array_equal(z1, z2)
+
+
+def test_boundaries_round_trip_through_json():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"name": [f"user{i % 997}" for i in range(5000)],
+                       "score": rng.normal(size=5000)})
+    b = rank_boundaries(df, ["name", "score"], var_length_contribution=12, rank_bits=8)
+    text = b.to_json()
+    back = RankBoundaries.from_json(text)
+    assert back == b
+    assert back.names == ("name", "score") and back.widths == (12, 8)
+    assert json.loads(text)["columns"][1]["count"] == 255
+    z1 = zorder.zorder_values(df, columns=["name", "score"], var_length_contribution=12,
+                              encoding="rank", boundaries=b)
+    z2 = zorder.zorder_values(df, columns=["name", "score"], var_length_contribution=12,
+                              encoding="rank", boundaries=back)
+    assert np.array_equal(z1, z2) and z1.shape == (5000, 2)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.update(format="other"), "not a zorder.rank-boundaries"),
+    (lambda d: d.update(version=99), "unknown version"),
+    (lambda d: d["columns"][0].update(splits="zz"), "malformed"),
+    (lambda d: d["columns"][0].update(count=3), "not count 3 x width 8"),
+    (lambda d: d["columns"][0].update(splits="8000000000000002" + "8000000000000001",
+                                       count=2), "strictly increasing"),
+    (lambda d: d.update(rank_bits=12), "multiple of 8"),
+    (lambda d: d["columns"][0].update(codes="00"), "codes"),
+    (lambda d: d["columns"][0].update(codes="0000000000000002" * 3), "strictly increasing"),
+])
+def test_bad_json_is_refused(edit, message):
+    d = rank_boundaries([np.array([1, 2, 3])]).to_dict()
+    edit(d)
+    with pytest.raises(ValueError, match=message):
+        RankBoundaries.from_dict(d)
+    with pytest.raises(ValueError, match="not JSON"):
+        RankBoundaries.from_json("{")
+
+
+def test_few_distinct_values_give_dense_ranks():
+    values = np.array([30, 10, 20, 10, 50, 40, 30] * 100)
+    for bits in (8, 16, 32):
+        b = rank_boundaries([values], rank_bits=bits)
+        assert b.counts == (4,)
+        z = zorder.zorder_values([values], encoding="rank", boundaries=b)
+        assert z.shape == (700, bits // 8)
+        got = as_ints(z)
+        assert got[:7] == [2, 0, 1, 0, 4, 3, 2]
+
+
+def test_dense_only_when_the_sample_saw_every_value():
+    rng = np.random.default_rng(6)
+    few = rng.integers(0, 100, 500_000)                 # every value seen ~2,600 times
+    many = rng.integers(0, 2**40, 500_000)              # nearly every value seen once
+    b = rank_boundaries([few, many], sample=100_000)    # a sample, not every row
+    assert b.counts[0] == 99 and b.codes[0] is None     # dense: ranks 0 .. 99
+    assert b.codes[1] is not None                       # quantiles over the whole range
+    # Every row (no sampling) with few enough distinct values: dense, whatever their counts.
+    assert rank_boundaries([np.arange(1000)], rank_bits=16).codes[0] is None
+
+
+def test_quantile_ranks_split_the_rows_evenly():
+    # Zipf-skewed ids (heavy hitters at random ids): the leading rank bit splits the rows,
+    # not the distinct values, in half; so does every other leading bit pattern.
+    rng = np.random.default_rng(7)
+    ids = rng.permutation(2_000_000)[np.minimum(rng.zipf(1.2, 1_000_000), 2_000_000) - 1]
+    z = zorder.zorder_values([ids], encoding="rank")
+    ranks = z.view(">u2").ravel()
+    b = rank_boundaries([ids])
+    assert b.codes[0] is not None
+    assert b.codes[0][-1] <= 2**16 - 1 and np.all(np.diff(b.codes[0].astype(np.int64)) > 0)
+    assert 0.45 < np.mean(ranks >= 2**15) < 0.55
+    quarters = np.bincount(ranks >> 14, minlength=4) / len(ranks)
+    assert np.all(np.abs(quarters - 0.25) < 0.06), quarters
+    check_monotone(ids[:20_000].tolist(), ranks[:20_000].tolist())
+
+
+def test_rank_widths_and_big_endian_output():
+    values = np.arange(1000)
+    for bits in (8, 24, 40, 64):
+        z = zorder.zorder_values([values], encoding="rank", rank_bits=bits)
+        assert z.shape == (1000, bits // 8)
+        assert as_ints(z) == list(range(1000)) if bits > 8 else True
+    z = zorder.zorder_values([values, values], encoding="rank", rank_bits=16, max_output_size=3)
+    assert z.shape == (1000, 3)
+
+
+def first_varying_output_bits(z, widths):
+    """For equal-width columns: the output bit position of each column's first bit that
+    is not the same in every row (Z-order puts column c's bit p at p * n + c)."""
+    n = len(widths)
+    out = []
+    for c, col in enumerate(zorder.deinterleave_rows(z, widths)):
+        bits = np.unpackbits(col, axis=1)
+        varying = np.flatnonzero((bits != bits[:1]).any(axis=0))
+        out.append(int(varying[0]) * n + c)
+    return out
+
+
+def test_columns_of_very_different_magnitudes_share_the_leading_bits():
+    rng = np.random.default_rng(4)
+    n = 200_000
+    ts = np.datetime64("2025-01-01", "us") + rng.integers(0, 365 * 86400 * 10**6, n).astype("m8[us]")
+    user_id = np.minimum(rng.zipf(1.3, n), 2_000_000).astype(np.int64)
+    iceberg = zorder.zorder_values([ts, user_id])
+    ts_first, user_first = first_varying_output_bits(iceberg, [8, 8])
+    # Iceberg's bytes: the timestamp owns every early bit; user_id starts far behind.
+    assert ts_first < 40 and user_first > 80
+    assert user_first - ts_first > 40
+    ranked = zorder.zorder_values([ts, user_id], encoding="rank")
+    assert ranked.shape == (n, 4)
+    ts_first, user_first = first_varying_output_bits(ranked, [2, 2])
+    # The timestamp's 65,536 quantile ranks vary from the first bit; user_id has fewer
+    # distinct values than that, so its ranks are dense and its top bits may be constant,
+    # but it starts within the first byte, not after ~90 bits.
+    assert ts_first == 0
+    distinct = len(np.unique(user_id))
+    assert distinct < 2**16
+    assert user_first == 2 * (16 - (distinct - 1).bit_length()) + 1 <= 7
+
+
+def test_sort_and_sort_indices_take_the_encoding():
+    pa = pytest.importorskip("pyarrow")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    t = pa.table({"a": rng.integers(0, 100, 5000), "b": rng.normal(size=5000)})
+    z = zorder.zorder_values(t, columns=["a", "b"], encoding="rank")
+    assert isinstance(z, pa.FixedSizeBinaryArray) and z.type.byte_width == 4
+    p = zorder.sort_indices(t, columns=["a", "b"], encoding="rank")
+    assert np.array_equal(p, zorder.argsort_zvalues(z))
+    assert not np.array_equal(p, zorder.sort_indices(t, columns=["a", "b"]))
+    assert zorder.sort(t, ["a", "b"], encoding="rank").equals(t.take(p))
+    df = t.to_pandas()
+    assert zorder.sort(df, ["a", "b"], encoding="rank").index.tolist() == p.tolist()
+    # Boundaries from one increment rank the next consistently.
+    b = rank_boundaries(t.slice(0, 2500), ["a", "b"])
+    later = zorder.zorder_values(t.slice(2500), columns=["a", "b"], encoding="rank",
+                                 boundaries=b)
+    assert later.type.byte_width == 4
+
+
+def test_hilbert_of_ranks():
+    values = [np.arange(300), np.arange(300)[::-1].copy()]
+    parts = [zorder.ordered_bytes(v) for v in values]
+    b = RankBoundaries.from_ordered(parts, 16)
+    h = rank_mod.rank_values_of_ordered(parts, b, curve="hilbert")
+    assert np.array_equal(h, zorder.hilbert_rows(rank_columns(parts, b), 16))
+    with pytest.raises(ValueError, match="curve"):
+        rank_mod.rank_values_of_ordered(parts, b, curve="peano")
+
+
+def test_bad_arguments_name_the_argument():
+    data = [np.array([1, 2, 3])]
+    with pytest.raises(ValueError, match="encoding must be 'iceberg'"):
+        zorder.zorder_values(data, encoding="ranks")
+    with pytest.raises(TypeError, match="encoding must be a str"):
+        zorder.sort_indices(data, encoding=None)
+    for bits in (0, 12, 72):
+        with pytest.raises(ValueError, match="rank_bits must be a multiple of 8"):
+            zorder.zorder_values(data, encoding="rank", rank_bits=bits)
+    with pytest.raises(TypeError, match="rank_bits must be an int"):
+        zorder.zorder_values(data, encoding="rank", rank_bits="16")
+    with pytest.raises(TypeError, match="sample must be an int"):
+        rank_boundaries(data, sample=1.5)
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        rank_boundaries(data, seed=-1)
+    b = rank_boundaries(data)
+    with pytest.raises(ValueError, match="boundaries are for encoding='rank'"):
+        zorder.zorder_values(data, boundaries=b)
+    with pytest.raises(TypeError, match="boundaries must be a RankBoundaries"):
+        zorder.zorder_values(data, encoding="rank", boundaries={"x": 1})
+    with pytest.raises(ValueError, match="made for 1 columns, got 2"):
+        zorder.zorder_values(data * 2, encoding="rank", boundaries=b)
+    with pytest.raises(ValueError, match="rank_bits=8 but the boundaries"):
+        zorder.zorder_values(data, encoding="rank", rank_bits=8, boundaries=b)
+    s = rank_boundaries([np.array(["a", "b"], object)], var_length_contribution=16)
+    with pytest.raises(ValueError, match="16-byte split points but 8-byte"):
+        zorder.zorder_values([np.array(["a"], object)], encoding="rank", boundaries=s)
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"x": [1, 2], "y": [3, 4]})
+    named = rank_boundaries(df, ["x"])
+    with pytest.raises(ValueError, match=r"made for columns \['x'\], not \['y'\]"):
+        zorder.zorder_values(df, columns=["y"], encoding="rank", boundaries=named)
+    with pytest.raises(ValueError, match="at most 255"):
+        RankBoundaries(8, (np.arange(256 * 8, dtype=np.uint8).reshape(256, 8),))
+
+
+@pytest.mark.parametrize("width", [0, 1, 2, 3, 4])
+def test_short_zvalues_sort_stably_like_the_radix_sort(width):
+    from zorder.values._radix import argsort_rows
+
+    rng = np.random.default_rng(width)
+    z = rng.integers(0, 4, (50_000, width)).astype(np.uint8)   # many ties
+    got = zorder.argsort_zvalues(z)
+    assert got.dtype == np.int64
+    assert np.array_equal(got, argsort_rows(np.ascontiguousarray(z)) if width else np.arange(50_000))
+    rows = [bytes(r) for r in z]
+    assert np.array_equal(got, sorted(range(len(rows)), key=lambda i: rows[i]))
