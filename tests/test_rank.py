@@ -275,7 +275,7 @@ def test_columns_of_very_different_magnitudes_share_the_leading_bits():
 
 def test_sort_and_sort_indices_take_the_encoding():
     pa = pytest.importorskip("pyarrow")
-    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pandas")   # sort() of a DataFrame below
     rng = np.random.default_rng(5)
     t = pa.table({"a": rng.integers(0, 100, 5000), "b": rng.normal(size=5000)})
     z = zorder.zorder_values(t, columns=["a", "b"], encoding="rank")
