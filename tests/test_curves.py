@@ -131,3 +131,32 @@ def test_hilbert_values_with_rank_encoding(table):
     assert zorder.values.codec.as_matrix(h).shape == (ROWS, 4)
     with pytest.raises(ValueError, match="encoding must be"):
         zorder.hilbert_values(table, ["x"], encoding="ranked")
+
+
+def test_cluster_with_rank_encoding_records_and_reuses_boundaries(tmp_path, table):
+    pytest.importorskip("dask.dataframe")
+    from zorder.dask import cluster
+    from zorder.values.rank import RankBoundaries
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(2):
+        pq.write_table(table.slice(i * ROWS // 2, ROWS // 2), data / f"p{i}.parquet")
+    result = cluster(str(data), str(tmp_path / "out"), ["x", "y"], encoding="rank",
+                     target_file_size="100kB", keep_zvalue=True, scheduler="sync")
+    assert result.rows == ROWS and result.zvalue_size == 4
+    manifest = json.loads((tmp_path / "out" / "_zorder.json").read_text())
+    assert manifest["zorder"]["encoding"] == "rank" and manifest["zorder"]["rank_bits"] == 16
+    b = RankBoundaries.from_dict(manifest["zorder"]["rank_boundaries"])
+    whole = pa.concat_tables([pq.read_table(f.path) for f in result.files])
+    kept = np.frombuffer(b"".join(whole.column("ICEZVALUE").to_pylist()), np.uint8).reshape(ROWS, 4)
+    expected = zorder.values.codec.as_matrix(
+        zorder.zorder_values(whole, columns=["x", "y"], encoding="rank", boundaries=b))
+    np.testing.assert_array_equal(kept, expected)
+    assert is_sorted(kept)
+    # A later increment given the same boundaries (CLI: --boundaries out/_zorder.json).
+    assert main(["cluster", str(data), str(tmp_path / "out2"), "--columns", "x,y", "--encoding",
+                 "rank", "--boundaries", str(tmp_path / "out" / "_zorder.json"), "--scheduler",
+                 "sync", "--quiet", "--no-report"]) == 0
+    again = json.loads((tmp_path / "out2" / "_zorder.json").read_text())
+    assert again["zorder"]["rank_boundaries"] == manifest["zorder"]["rank_boundaries"]

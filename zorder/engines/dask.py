@@ -48,7 +48,7 @@ import math
 import os
 import shutil
 from dataclasses import asdict, dataclass, field
-from typing import List, Optional, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -159,6 +159,9 @@ def cluster(
     timestamp: TimestampOption = None,
     options: Optional[IcebergOptions] = None,
     curve: str = "zorder",
+    encoding: str = "iceberg",
+    rank_bits: Optional[int] = None,
+    boundaries: Any = None,
     compression: str = "zstd",
     overwrite: bool = False,
     scheduler=None,
@@ -179,6 +182,10 @@ def cluster(
     or all of them at once as ``options`` (an ``IcebergOptions``): passed to
     :func:`zorder.zorder_values`, with Iceberg's meaning.
     ``curve``: "zorder" (Iceberg's Z-order) or "hilbert" (Spark 4.1's Hilbert order).
+    ``encoding``: "iceberg" (Iceberg's bytes) or "rank" (balanced column ranks, not
+    Iceberg's order): ``boundaries`` (a ``RankBoundaries``, e.g. from an earlier run's
+    ``_zorder.json``) or, by default, learned from the same sample that cuts the ranges;
+    they are recorded in ``_zorder.json`` for the next increment.
     ``keep_zvalue`` keeps the curve values as a FixedSizeBinary column named ``zvalue_column``
     (default Iceberg's name, ICEZVALUE or ICEHVALUE)
     (Iceberg drops it). ``sample_rows``: Z-values sampled per partition for the split points.
@@ -211,7 +218,7 @@ def cluster(
         raise ValueError(f"row_group_size must be a positive int (rows), got {row_group_size!r}")
     if not isinstance(sample_rows, (int, np.integer)) or isinstance(sample_rows, bool) or sample_rows < 1:
         raise ValueError(f"sample_rows must be a positive int, got {sample_rows!r}")
-    ordering = Ordering(opts, curve)
+    ordering = Ordering(opts, curve, encoding, rank_bits, boundaries)
     if zvalue_column is None:
         zvalue_column = HVALUE_COLUMN if curve == "hilbert" else ZVALUE_COLUMN
     if not isinstance(zvalue_column, str) or not zvalue_column:
@@ -253,8 +260,8 @@ def cluster(
     if keep_zvalue and zvalue_column in ddf.columns:
         raise ValueError(f"zvalue_column {zvalue_column!r} is already a column of the data")
     # Fail here, on fake rows of the right types, rather than in a task on a worker.
-    probe = stages.zvalue_matrix_of(ddf._meta_nonempty, columns, ordering)
-    size = probe.shape[1]
+    probe = ordering.parts(stages._arrow_of(ddf._meta_nonempty, columns), list(columns))
+    size = ordering.size([p.shape[1] for p in probe])
     nwords = max(1, -(-size // 8))
     if schema is None:
         schema = pa.Schema.from_pandas(ddf._meta, preserve_index=False).remove_metadata()
@@ -291,11 +298,13 @@ def cluster(
                 client, progress, f"sampling Z-values of {len(parts)} partitions",
             )
             counts = [s[0] for s in stats]
+            ordering = stages.learn_boundaries(ordering, counts, [s[1] for s in stats], columns)
             total_rows = int(sum(counts))
             est_bytes = float(sum(s[2] for s in stats))
             bytes_per_row = est_bytes / total_rows if total_rows else 1.0
             nranges = max(1, min(math.ceil(est_bytes / target), max(1, total_rows)))
-            splits = stages.choose_splits(counts, [s[1] for s in stats], nranges)
+            keys = [stages.sample_keys(ordering, s[1]) for s in stats]
+            splits = stages.choose_splits(counts, keys, nranges)
             if len(splits) == 0:
                 splits = np.array([], dtype=f"S{size}")
             nranges = len(splits) + 1

@@ -26,13 +26,16 @@ MAX_SAMPLE = 1_000_000
 # Z-values as sortable keys
 
 
-def zvalue_matrix_of(pdf, columns: Sequence[str], ordering: Ordering) -> np.ndarray:
-    """(N, size) uint8 Z-values of a pandas partition, through pyarrow so that every column
-    arrives with its exact Arrow (= Parquet = Spark) type."""
+def _arrow_of(pdf, columns: Sequence[str]):
     import pyarrow as pa
 
-    table = pa.Table.from_pandas(pdf[list(columns)], preserve_index=False)
-    return ordering.matrix(table, list(columns))
+    return pa.Table.from_pandas(pdf[list(columns)], preserve_index=False)
+
+
+def zvalue_matrix_of(pdf, columns: Sequence[str], ordering: Ordering) -> np.ndarray:
+    """(N, size) uint8 curve values of a pandas partition, through pyarrow so that every
+    column arrives with its exact Arrow (= Parquet = Spark) type."""
+    return ordering.matrix(_arrow_of(pdf, columns), list(columns))
 
 
 # ---------------------------------------------------------------------------------------
@@ -54,15 +57,49 @@ def _encoded_size(pdf, compression: str, head_rows: int = 50_000) -> float:
 
 
 def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compression: str):
-    """(rows, sample of Z-value keys, estimated Parquet bytes) of one partition."""
+    """(rows, a sample of each column's ordered bytes, estimated Parquet bytes) of one
+    partition: the one sampling pass, from which the client learns rank boundaries (for
+    encoding="rank") and cuts the ranges."""
     n = len(pdf)
-    matrix = zvalue_matrix_of(pdf, columns, ordering)
+    parts = ordering.parts(_arrow_of(pdf, columns), list(columns))
     k = min(n, sample_rows)
     if k < n:
         rng = np.random.default_rng([SEED, index])
         pick = np.sort(rng.choice(n, size=k, replace=False))
-        matrix = matrix[pick]
-    return n, sort_keys(matrix).copy(), _encoded_size(pdf, compression)
+        parts = [p[pick] for p in parts]
+    return n, [np.ascontiguousarray(p) for p in parts], _encoded_size(pdf, compression)
+
+
+def learn_boundaries(ordering: Ordering, counts: Sequence[int], samples: Sequence[list],
+                     names: Sequence[str]) -> Ordering:
+    """``ordering`` with rank boundaries from the partitions' samples (each row weighted
+    by its partition's size, as the split points are); unchanged when it has them or
+    encodes Iceberg's bytes."""
+    from dataclasses import replace
+
+    from zorder.values.rank import RankBoundaries
+
+    if ordering.encoding != "rank" or ordering.boundaries is not None:
+        return ordering
+    bits = int(ordering.rank_bits or 16)
+    filled = [(s, c) for s, c in zip(samples, counts) if len(s[0])]
+    if not filled:
+        return replace(ordering, boundaries=RankBoundaries.from_ordered(
+            [np.zeros((0, p.shape[1]), np.uint8) for p in samples[0]], bits, list(names)))
+    weights = np.concatenate([np.full(len(s[0]), c / len(s[0])) for s, c in filled])
+    pooled = [np.concatenate([s[j] for s, _ in filled]) for j in range(len(names))]
+    complete = all(len(s[0]) == c for s, c in filled)
+    if not complete:
+        rng = np.random.default_rng(SEED)
+        rows = rng.choice(len(weights), size=len(weights), p=weights / weights.sum())
+        pooled = [p[rows] for p in pooled]
+    b = RankBoundaries.from_ordered(pooled, bits, list(names), complete=complete)
+    return replace(ordering, boundaries=b)
+
+
+def sample_keys(ordering: Ordering, sample: list) -> np.ndarray:
+    """Sort keys of one partition's sampled rows, in the ordering's curve values."""
+    return sort_keys(ordering.values(sample)).copy()
 
 
 def choose_splits(counts: Sequence[int], samples: Sequence[np.ndarray], nranges: int) -> np.ndarray:

@@ -247,26 +247,86 @@ def curve_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
 
 @dataclass(frozen=True)
 class Ordering:
-    """How a job orders rows: Iceberg's options and the curve, validated once, carried
-    whole through the stages of an engine's job (and recorded in its manifest)."""
+    """How a job orders rows: Iceberg's options, the curve and the encoding (with the rank
+    boundaries of ``encoding="rank"``), validated once, carried whole through the stages
+    of an engine's job (and recorded in its manifest).
+
+    A job works in two steps, so that one sampling pass can both learn rank boundaries and
+    cut ranges: ``parts`` (each column's ordered bytes) and ``values`` (curve values of
+    parts); ``matrix`` is both at once."""
 
     options: IcebergOptions = field(default_factory=IcebergOptions)
     curve: str = "zorder"
+    encoding: str = "iceberg"
+    rank_bits: Optional[int] = None
+    boundaries: Optional["RankBoundaries"] = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
+        from zorder.values.rank import DEFAULT_RANK_BITS, check_encoding, check_rank_bits
+
         if self.curve not in CURVES:
             raise ValueError(f"curve must be one of {', '.join(map(repr, CURVES))}, "
                              f"got {self.curve!r}")
-        if self.curve == "hilbert":  # refuse the Z-order-only options now, not in a task
+        check_encoding(self.encoding)
+        bits = self.rank_bits if self.rank_bits is not None else (
+            self.boundaries.rank_bits if self.boundaries is not None else DEFAULT_RANK_BITS)
+        object.__setattr__(self, "rank_bits", check_rank_bits(bits))
+        if self.encoding == "iceberg" and self.boundaries is not None:
+            raise ValueError("boundaries are for encoding='rank'")
+        if self.boundaries is not None and self.boundaries.rank_bits != self.rank_bits:
+            raise ValueError(f"rank_bits={self.rank_bits} but the boundaries were made for "
+                             f"rank_bits={self.boundaries.rank_bits}")
+        if self.curve == "hilbert" and self.encoding == "iceberg":
+            # refuse the Z-order-only options now, not in a task
             hvalue_matrix([numpy.zeros(0, numpy.int64)], None, self.options)
+
+    def parts(self, data: Any, columns: ColumnSelection) -> List[numpy.ndarray]:
+        """Each selected column's ordered bytes, at the width this ordering reads."""
+        hilbert_bytes = self.curve == "hilbert" and self.encoding == "iceberg"
+        length = 8 if hilbert_bytes else self.options.var_length_contribution
+        return _columns_bytes(data, columns, self.options, length)[0]
+
+    def values(self, parts: Sequence[numpy.ndarray], backend: Optional[str] = None) -> numpy.ndarray:
+        """The ``(N, size)`` curve values of ``parts`` (rank needs ``boundaries``)."""
+        from zorder.values.rank import rank_values_of_ordered
+
+        if self.encoding == "rank":
+            if self.boundaries is None:
+                raise ValueError("encoding='rank' needs boundaries here (zorder.rank_boundaries)")
+            return rank_values_of_ordered(parts, self.boundaries, curve=self.curve,
+                                          max_output_size=self.options.max_output_size,
+                                          backend=backend)
+        if self.curve == "hilbert":
+            return hilbert.rows_function(backend)(list(parts), 64)
+        size = 0
+        for part in parts:
+            size += part.shape[1]
+            if self.options.max_output_size is not None:
+                size = min(size, self.options.max_output_size)
+        return interleave.rows_function(backend)(list(parts), size)
 
     def matrix(self, data: Any, columns: ColumnSelection,
                backend: Optional[str] = None) -> numpy.ndarray:
         """The ``(N, size)`` uint8 curve values of ``data``'s ``columns``."""
-        return curve_matrix(data, columns, self.options, self.curve, backend)[0]
+        return self.values(self.parts(data, columns), backend)
+
+    def size(self, widths: Sequence[int]) -> int:
+        """Bytes of one curve value for columns of these ordered-byte widths."""
+        if self.encoding == "rank":
+            size = len(widths) * int(self.rank_bits or 16) // 8
+            cap = self.options.max_output_size if self.curve == "zorder" else None
+        elif self.curve == "hilbert":
+            return 8 * len(widths)
+        else:
+            size, cap = sum(widths), self.options.max_output_size
+        return size if cap is None else min(size, cap)
 
     def as_dict(self) -> Dict[str, Any]:
-        return {**self.options.as_dict(), "curve": self.curve}
+        out = {**self.options.as_dict(), "curve": self.curve, "encoding": self.encoding}
+        if self.encoding == "rank":
+            out["rank_bits"] = self.rank_bits
+            out["rank_boundaries"] = None if self.boundaries is None else self.boundaries.to_dict()
+        return out
 
 
 def zorder_widths(data: Any, *, columns: ColumnSelection = None,
