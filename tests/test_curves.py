@@ -160,3 +160,15 @@ def test_cluster_with_rank_encoding_records_and_reuses_boundaries(tmp_path, tabl
                  "sync", "--quiet", "--no-report"]) == 0
     again = json.loads((tmp_path / "out2" / "_zorder.json").read_text())
     assert again["zorder"]["rank_boundaries"] == manifest["zorder"]["rank_boundaries"]
+
+
+def test_sort_plots_every_layout(tmp_path, table, capsys):
+    pytest.importorskip("matplotlib")
+    src, png = tmp_path / "in.parquet", tmp_path / "skip.png"
+    pq.write_table(table, src, row_group_size=1000)
+    assert main(["sort", str(src), str(tmp_path / "o.parquet"), "--columns", "x,y",
+                 "--compare", "encoding,curve", "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["sort", str(src), str(tmp_path / "o2.parquet"), "--columns", "x",
+                 "--plot", str(png), "--no-report"]) == 2
+    assert "--no-report" in capsys.readouterr().err

@@ -66,19 +66,28 @@ def _require_matplotlib() -> None:
 
 
 def plot_skipping(report: Dict[str, Any], path: str) -> None:
-    """Bar chart of a skipping report (``zorder.parquet.skipping``), before and after."""
+    """Bar chart of a skipping report (``zorder.parquet.skipping``): before, and each
+    layout after (one, or several side by side: curves, encodings)."""
     plt = pyplot()
     names = list(report["columns"])
+    sides = list(report["columns"][names[0]]) if names else ["before", "after"]
     x = list(range(len(names)))
-    fig, axes = plt.subplots(1, 2, figsize=(max(6, 2.2 * len(names) + 3), 4), sharey=True)
-    for ax, unit, title in ((axes[0], "files_skipped", "files"),
-                            (axes[1], "row_groups_skipped", "row groups")):
-        before = [100 * report["columns"][n]["before"][unit] for n in names]
-        after = [100 * report["columns"][n]["after"][unit] for n in names]
-        for offset, values, label, color in ((-0.2, before, "before", "#999999"),
-                                             (0.2, after, "after Z-order", "#1f77b4")):
-            bars = ax.bar([i + offset for i in x], values, 0.4, label=label, color=color)
-            ax.bar_label(bars, fmt="%.0f%%", fontsize=8)
+    width = 0.8 / len(sides)
+    colors = ["#999999", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+    # Files only where some layout has more than one (one file is never skipped).
+    units = [("row_groups_skipped", "row groups")]
+    if any(report["columns"][n][side]["files"] > 1 for n in names for side in sides):
+        units.insert(0, ("files_skipped", "files"))
+    fig, axes = plt.subplots(1, len(units), squeeze=False, sharey=True,
+                             figsize=(max(6, (0.8 + 0.6 * len(sides)) * len(names) * len(units) + 3), 4))
+    axes = list(axes[0])
+    for ax, (unit, title) in zip(axes, units):
+        for k, side in enumerate(sides):
+            values = [100 * report["columns"][n][side][unit] for n in names]
+            offset = (k - (len(sides) - 1) / 2) * width
+            bars = ax.bar([i + offset for i in x], values, width, label=side,
+                          color=colors[k % len(colors)])
+            ax.bar_label(bars, fmt="%.0f%%", fontsize=7)
         ax.set_xticks(x, names)
         ax.set_title(f"{title} skipped")
         ax.set_ylim(0, 100)

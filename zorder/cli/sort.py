@@ -32,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "Hilbert order), or both: the output in Z-order, and the report "
                              "also shows the Hilbert order's skipping")
     add_encoding_arguments(parser)
+    parser.add_argument("--plot", metavar="FILE.png", default=None,
+                        help="draw the skipping report, every layout side by side (needs "
+                             "matplotlib)")
     parser.add_argument("--compare", type=compare_arg, default=(), metavar="encoding,curve",
                         help="the report also shows every other encoding and/or curve on "
                              "the same rows (written to memory only), side by side")
@@ -73,6 +76,12 @@ def run(args: argparse.Namespace) -> int:
     from zorder.parquet.sort import sort_parquet
 
     options = iceberg_options(args)
+    if args.plot:
+        from zorder.cli.plot import require_matplotlib
+
+        require_matplotlib("zorder sort: --plot")   # before the work, not after it
+        if args.no_report:
+            raise ValueError("--plot draws the report: leave out --no-report")
     bar: Optional[Progress] = Progress("zorder sort") if _wants_progress(args) else None
     try:
         result = sort_parquet(
@@ -93,4 +102,9 @@ def run(args: argparse.Namespace) -> int:
           f"row groups)")
     if result["report"] is not None:
         print(format_report(result["report"]))
+        if args.plot:
+            from zorder.cli.plot import plot_skipping
+
+            plot_skipping(result["report"], args.plot)
+            print(f"plot: {args.plot}")
     return 0
