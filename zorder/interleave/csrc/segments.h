@@ -222,10 +222,10 @@ static inline void zorder_seg_copy_rows(uint8_t *dst, ptrdiff_t dst_stride, cons
 }
 
 /* One segment of k (2..8) columns whose view width w is not a multiple of 8 (narrow or
- * odd: 3+5+8 has segments of 3, 2 and 3 bytes), for a vector kernel: its per-row cost
- * would be paid for a few bytes. Its column slices are gathered into scratch with rows
+ * odd: 3+5+8 has segments of 3, 2 and 3 bytes): the kernel's per-row cost would be
+ * paid for a few bytes. Its column slices are gathered into scratch with rows
  * back to back, so the segment is one long row (zorder_uniform_rows: rows of 8 bytes, the
- * vector kernel's best shape), and each row's `limit` bytes are copied out of scratch. */
+ * kernels' best shape), and each row's `limit` bytes are copied out of scratch. */
 static inline void zorder_seg_gathered(const zorder_column *view, int k, ptrdiff_t w,
                                        ptrdiff_t limit, ptrdiff_t rows, uint8_t *dst,
                                        ptrdiff_t out_stride, ptrdiff_t room,
@@ -258,9 +258,9 @@ static inline void zorder_seg_gathered(const zorder_column *view, int k, ptrdiff
 
 /* Interleaves any shape of at most ZORDER_SEG_MAX_COLS columns with `uniform`; returns 0,
  * having written nothing, when the shape has more columns or scratch memory is short.
- * round8: a truncated segment computes whole 8-byte pieces of its columns, and segments
- * of 2-8 columns whose width is not a multiple of 8 go through scratch rows back to back
- * (zorder_seg_gathered): for the vector kernel (simd). Segments of one column are copies. */
+ * round8: a truncated segment computes whole 8-byte pieces of its columns (for simd).
+ * Segments of 2-8 columns whose width is not a multiple of 8 go through scratch rows back
+ * to back (zorder_seg_gathered); segments of one column are copies. */
 static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                                        ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
                                        zorder_uniform_fn uniform, int round8)
@@ -285,7 +285,7 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
                 groups = end - start;
             if (zorder_seg_scratch(k, groups) > widest_wide)
                 widest_wide = zorder_seg_scratch(k, groups);
-        } else if (round8 && k > 1 && 2 * k * (end - start) > widest_gathered) {
+        } else if (k > 1 && 2 * k * (end - start) > widest_gathered) {
             widest_gathered = 2 * k * (end - start);   /* gathered columns, then output */
         }
         pos += k * (end - start);
