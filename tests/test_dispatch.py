@@ -64,7 +64,7 @@ def test_plan_respects_what_is_built():
     ([8] * 4, 8, "uniform-8n-truncated-4-8"), ([4, 4], 8, "uniform-narrow"),
     ([4, 4, 4], 10, "uniform-narrow"), ([8, 16], 24, "ragged-full"),
     ([8, 16], 16, "ragged-truncated-first"), ([8, 16], 17, "ragged-truncated-later"),
-    ([3, 5, 8], 16, "ragged-full"), ([8] * 9, 72, "many-columns"), ([1] * 64, 3, "many-columns"),
+    ([3, 5, 8], 16, "ragged-narrow"), ([3, 5, 8], 4, "ragged-narrow"), ([8, 12], 20, "ragged-narrow"), ([8] * 9, 72, "many-columns"), ([1] * 64, 3, "many-columns"),
 ])
 def test_shape_classes(widths, size, shape):
     assert auto.shape_class_of(widths, size) == shape
@@ -79,8 +79,9 @@ def test_auto_gives_bitloops_bytes_in_every_class(shape):
     cases = {
         "uniform-8n-full": ([8, 8, 8], 24), "uniform-8n-truncated-1-3": ([16, 16], 9),
         "uniform-8n-truncated-4-8": ([8] * 5, 17), "uniform-narrow": ([3, 3, 3], 7),
-        "ragged-full": ([8, 24, 2], 34), "ragged-truncated-first": ([8, 24, 2], 5),
-        "ragged-truncated-later": ([8, 24, 2], 30), "many-columns": ([8] * 11 + [3], 70),
+        "ragged-full": ([8, 24, 16], 48), "ragged-truncated-first": ([8, 24, 16], 5),
+        "ragged-truncated-later": ([8, 24, 16], 30), "ragged-narrow": ([8, 24, 2], 34),
+        "many-columns": ([8] * 11 + [3], 70),
     }
     widths, size = cases[shape]
     assert auto.shape_class_of(widths, size) == shape

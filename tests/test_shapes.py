@@ -179,3 +179,49 @@ def test_random_shapes_every_size(backend):
         sizes = range(1, total + 1) if total <= 40 else rng.sample(range(1, total + 1), 40)
         for size in sizes:
             check_rows(backend, columns, size)
+
+
+# Ragged shapes whose segments are narrow or odd (2-7 or 9-15 bytes per column): simd
+# gathers each such segment into scratch rows back to back, and one-column segments are
+# copies (csrc/segments.h, zorder_seg_gathered / zorder_seg_copy_rows).
+NARROW_RAGGED = [[3, 5, 8], [2, 4, 8], [1, 2, 3, 4], [8, 5, 3], [1, 7], [7, 1, 1], [5, 13],
+                 [12, 4], [3, 3, 11], [6, 6, 6, 1], [2, 2, 2, 2, 2, 2, 2, 9]]
+
+
+@pytest.mark.parametrize("widths", NARROW_RAGGED, ids=lambda w: "+".join(map(str, w)))
+def test_narrow_ragged_every_size(backend, widths):
+    """Every output size (truncation inside each narrow segment), rows around the chunk."""
+    rng = random.Random(sum(w * (i + 3) for i, w in enumerate(widths)))
+    total = sum(widths)
+    for size in range(1, total + 1):
+        chunk = (32 << 10) // size
+        for nrows in (1, 2, 5, 9, chunk - 1, chunk + 1):
+            columns = random_columns(rng, widths, nrows)
+            check_rows(backend, columns, size)
+
+
+def test_narrow_ragged_two_chunks(backend):
+    rng = random.Random(12)
+    for widths, size in (([3, 5, 8], 16), ([3, 5, 8], 10), ([1, 2, 3, 4], 7), ([8, 16], 20)):
+        chunk = (32 << 10) // size
+        for nrows in (2 * chunk, 2 * chunk + 3):
+            check_rows(backend, random_columns(rng, widths, nrows), size)
+
+
+def test_narrow_ragged_strides(backend):
+    """Columns cut from one block (row stride the block's width), every third row of a
+    wider array, reversed rows, and one-byte columns with rows back to back."""
+    rng = random.Random(13)
+    for widths in ([3, 5, 8], [1, 2, 3, 4], [2, 4, 8], [1, 1, 2]):
+        total = sum(widths)
+        nrows = 41
+        block = np.frombuffer(rng.randbytes(nrows * total), dtype=np.uint8).reshape(nrows, total)
+        offsets = np.cumsum([0] + widths)
+        cut = [block[:, a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+        wide = np.frombuffer(rng.randbytes(3 * nrows * (total + 3)),
+                             dtype=np.uint8).reshape(3 * nrows, total + 3)
+        spaced = [wide[::3, a + 1:b + 1] for a, b in zip(offsets[:-1], offsets[1:])]
+        backwards = [c[::-1] for c in cut]
+        for cols in (cut, spaced, backwards):
+            for size in (1, widths[0], total // 2, total - 1, total):
+                check_rows(backend, cols, size)

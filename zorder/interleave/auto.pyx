@@ -19,7 +19,7 @@ from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
 name = "auto"
 
-DEF NCLASSES = 8
+DEF NCLASSES = 9
 cdef RowsKernel _kernels[NCLASSES]
 
 if len(SHAPE_CLASSES) != NCLASSES:  # pragma: no cover - a new class needs a case below
@@ -36,20 +36,25 @@ cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept
     """The index of the call's class in SHAPE_CLASSES (see there)."""
     cdef Py_ssize_t c, w0 = cols[0].width, wmin = cols[0].width, total = 0
     cdef bint uniform = 1
+    cdef bint narrow = 0
     if n > 8:
-        return 7
+        return 8
     for c in range(n):
         total += cols[c].width
         if cols[c].width != w0:
             uniform = 0
         if cols[c].width < wmin:
             wmin = cols[c].width
+        if cols[c].width % 8:
+            narrow = 1
     if uniform:
         if w0 % 8:
             return 3
         if size == total:
             return 0
         return 1 if n <= 3 else 2
+    if narrow:
+        return 7
     if size == total:
         return 4
     return 5 if size <= n * wmin else 6

@@ -31,6 +31,11 @@
 typedef void (*zorder_uniform_fn)(const zorder_column *cols, int k, ptrdiff_t size,
                                   ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride);
 
+static inline void zorder_copy_short(uint8_t *dst, const uint8_t *src, ptrdiff_t n);
+static inline void zorder_uniform_rows(const zorder_column *cols, int k, ptrdiff_t size,
+                                       ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
+                                       zorder_uniform_fn uniform);
+
 /* Columns one call can take here; more go to the bit loop (the caller's fallback). */
 #define ZORDER_SEG_MAX_COLS 64
 #define ZORDER_SEG_CHUNK_BYTES (32 << 10)
@@ -194,17 +199,76 @@ static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w
     }
 }
 
+/* `n` bytes of each of `rows` rows from src to dst. `room` (>= n) bytes from each dst row
+ * start may be written (bytes past n are written again later: a later segment of the
+ * row); src rows may be read 8 bytes past n. Whole 8-byte moves when they fit. */
+static inline void zorder_seg_copy_rows(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src,
+                                        ptrdiff_t src_stride, ptrdiff_t n, ptrdiff_t rows,
+                                        ptrdiff_t room)
+{
+    ptrdiff_t r;
+    if (n <= 8 && room >= 8) {
+        for (r = 0; r < rows; r++)
+            memcpy(dst + r * dst_stride, src + r * src_stride, 8);
+    } else if (n <= 16 && room >= 16) {
+        for (r = 0; r < rows; r++) {
+            memcpy(dst + r * dst_stride, src + r * src_stride, 8);
+            memcpy(dst + r * dst_stride + 8, src + r * src_stride + 8, 8);
+        }
+    } else {
+        for (r = 0; r < rows; r++)
+            zorder_copy_short(dst + r * dst_stride, src + r * src_stride, n);
+    }
+}
+
+/* One segment of k (2..8) columns whose view width w is not a multiple of 8 (narrow or
+ * odd: 3+5+8 has segments of 3, 2 and 3 bytes): the kernel's per-row cost would be
+ * paid for a few bytes. Its column slices are gathered into scratch with rows
+ * back to back, so the segment is one long row (zorder_uniform_rows: rows of 8 bytes, the
+ * kernels' best shape), and each row's `limit` bytes are copied out of scratch. */
+static inline void zorder_seg_gathered(const zorder_column *view, int k, ptrdiff_t w,
+                                       ptrdiff_t limit, ptrdiff_t rows, uint8_t *dst,
+                                       ptrdiff_t out_stride, ptrdiff_t room,
+                                       zorder_uniform_fn uniform, uint8_t *scratch)
+{
+    zorder_column packed[ZORDER_MAX_GROUP];
+    uint8_t *tmp = scratch + (ptrdiff_t)k * rows * w;
+    ptrdiff_t r;
+    int t;
+    for (t = 0; t < k; t++) {
+        uint8_t *g = scratch + (ptrdiff_t)t * rows * w;
+        const uint8_t *s = view[t].data;
+        const ptrdiff_t stride = view[t].row_stride;
+        /* An 8-byte load from row r ends inside row r + m (rows ascending in memory): it
+         * stays within the column's buffer while that row is in the call. Its bytes past w
+         * land in scratch that the next rows (or the next column, or tmp) overwrite. */
+        ptrdiff_t m = w >= 8 ? 0 : stride > 0 ? (8 - w + stride - 1) / stride : rows;
+        ptrdiff_t fast = w <= 8 && m < rows ? rows - m : 0;
+        for (r = 0; r < fast; r++, s += stride)
+            memcpy(g + r * w, s, 8);
+        for (; r < rows; r++, s += stride)
+            zorder_copy_short(g + r * w, s, w);
+        packed[t].data = g;
+        packed[t].row_stride = w;
+        packed[t].width = w;
+    }
+    zorder_uniform_rows(packed, k, k * w, rows, tmp, k * w, uniform);
+    zorder_seg_copy_rows(dst, out_stride, tmp, k * w, limit, rows, room);
+}
+
 /* Interleaves any shape of at most ZORDER_SEG_MAX_COLS columns with `uniform`; returns 0,
  * having written nothing, when the shape has more columns or scratch memory is short.
- * round8: a truncated segment computes whole 8-byte pieces of its columns (for simd). */
+ * round8: a truncated segment computes whole 8-byte pieces of its columns (for simd).
+ * Segments of 2-8 columns whose width is not a multiple of 8 go through scratch rows back
+ * to back (zorder_seg_gathered); segments of one column are copies. */
 static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                                        ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
                                        zorder_uniform_fn uniform, int round8)
 {
     int active[ZORDER_SEG_MAX_COLS];
     zorder_column view[ZORDER_SEG_MAX_COLS];
-    uint8_t *buffer = NULL;
-    ptrdiff_t chunk, r0, start, end, pos, widest_wide = 0;
+    uint8_t *buffer = NULL, *gather = NULL;
+    ptrdiff_t chunk, r0, start, end, pos, widest_wide = 0, widest_gathered = 0;
     if (ncols > ZORDER_SEG_MAX_COLS)
         return 0;
     if (nrows <= 0 || size <= 0)
@@ -221,6 +285,8 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
                 groups = end - start;
             if (zorder_seg_scratch(k, groups) > widest_wide)
                 widest_wide = zorder_seg_scratch(k, groups);
+        } else if (k > 1 && 2 * k * (end - start) > widest_gathered) {
+            widest_gathered = 2 * k * (end - start);   /* gathered columns, then output */
         }
         pos += k * (end - start);
     }
@@ -231,6 +297,13 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
         buffer = (uint8_t *)malloc((size_t)(chunk * widest_wide) + 64);
         if (buffer == NULL)
             return 0;
+    }
+    if (widest_gathered) {
+        gather = (uint8_t *)malloc((size_t)(chunk * widest_gathered) + 64);
+        if (gather == NULL) {
+            free(buffer);
+            return 0;
+        }
     }
     for (r0 = 0; r0 < nrows; r0 += chunk) {
         const ptrdiff_t rows = nrows - r0 < chunk ? nrows - r0 : chunk;
@@ -254,10 +327,21 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
                 view[t].row_stride = c->row_stride;
                 view[t].width = w;
             }
-            zorder_seg_wide(view, k, w, limit, rows, dst + pos, out_stride, uniform, buffer);
+            if (k == 1) {
+                /* one column left: a copy (the kernel's row loop costs more); it is the
+                 * row's last segment, so exact */
+                zorder_seg_copy_rows(dst + pos, out_stride, view[0].data, view[0].row_stride,
+                                     limit, rows, limit);
+            } else if (gather != NULL && k <= 8 && w % 8 != 0) {
+                zorder_seg_gathered(view, k, w, limit, rows, dst + pos, out_stride,
+                                    size - pos, uniform, gather);
+            } else {
+                zorder_seg_wide(view, k, w, limit, rows, dst + pos, out_stride, uniform, buffer);
+            }
             pos += k * (end - start);
         }
     }
+    free(gather);
     free(buffer);
     return 1;
 }
