@@ -100,7 +100,8 @@ case "$MODE" in
         # Everything that reaches compiled code, except the slow differential suites.
         TESTS=(tests/test_vectors.py tests/test_errors.py tests/test_buffers.py
                tests/test_threads.py tests/test_fuzz_harness.py tests/test_simd.py
-               tests/test_deinterleave.py tests/test_ordered.py)
+               tests/test_deinterleave.py tests/test_ordered.py tests/test_shapes.py
+               tests/test_dispatch.py tests/test_hilbert.py)
         CORPUS=600 ;;
     full)
         # test_leaks measures RSS, which ASan's quarantine of freed memory makes grow; the
@@ -108,13 +109,15 @@ case "$MODE" in
         # font code aborts at import under a preloaded ASan, pyarrow, dask workers).
         TESTS=(tests --ignore=tests/test_leaks.py --ignore=tests/test_bench_cli.py
                --ignore=tests/test_dask.py --ignore=tests/test_parquet_cli.py
-               --ignore=tests/test_spark.py)
+               --ignore=tests/test_spark.py --ignore=tests/test_iceberg.py
+               --ignore=tests/test_hardening.py --ignore=tests/test_cli_safety.py)
         CORPUS=20000 ;;
     *)
         TESTS=(tests/test_vectors.py tests/test_fuzz.py tests/test_rows.py tests/test_errors.py
                tests/test_buffers.py tests/test_threads.py tests/test_fuzz_harness.py
                tests/test_simd.py tests/test_deinterleave.py tests/test_ordered.py
-               tests/test_values.py)
+               tests/test_values.py tests/test_shapes.py tests/test_dispatch.py
+               tests/test_hilbert.py)
         CORPUS=2000 ;;
 esac
 EXISTING=()
