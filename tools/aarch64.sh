@@ -40,10 +40,10 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-# --quick (CI, about 4 minutes of tests under emulation): the Iceberg vectors and every shape
+# --quick (CI, about 3 minutes of tests under emulation): the Iceberg vectors and every shape
 # on every aarch64 backend, the seeded differential fuzz corpus, threads, the CPU facts,
-# selection and `zorder info`, and the threaded leak check. The full mode (the whole suite,
-# about 10 minutes of tests under emulation here) adds the integrations and every leak test.
+# selection and `zorder info`, and the threaded leak check. The full mode (the whole suite;
+# 15 of its files took 10 minutes under emulation here) adds the integrations and every leak test.
 QUICK_TESTS=(tests/test_vectors.py tests/test_shapes.py tests/test_fuzz_harness.py
              tests/test_threads.py tests/test_platform.py tests/test_selection.py
              tests/test_env.py
@@ -88,7 +88,7 @@ ROOT="$CACHE/root"
 PACKAGES=python3,python3-venv,python3-dev,ca-certificates
 STAMP="$SUITE $PACKAGES"
 if [ "$FRESH" = 1 ] || [ "$(cat "$ROOT/.zorder-root" 2>/dev/null)" != "$STAMP" ]; then
-    step "creating the Debian $SUITE arm64 root in $ROOT (debootstrap, about 4 minutes)"
+    step "creating the Debian $SUITE arm64 root in $ROOT (debootstrap under emulation: 4 to 13 minutes)"
     rm -rf "$ROOT" "$ROOT.tmp"
     debootstrap --arch=arm64 --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOT.tmp" "$MIRROR" \
         >"$CACHE/debootstrap.log" 2>&1 \
@@ -183,7 +183,7 @@ cp "$WHEEL" "$ROOT/tmp/"
 VENV=/opt/zorder-venv
 DEPS_STAMP="$(sha256sum "$SRC/pyproject.toml" | cut -c1-16)"
 if [ "$(cat "$ROOT$VENV/.zorder-deps" 2>/dev/null)" != "$DEPS_STAMP" ]; then
-    step "installing the test extra into $VENV in the root (under emulation, about 2.5 minutes)"
+    step "installing the test extra into $VENV in the root (under emulation: 3 to 12 minutes)"
     rm -rf "${ROOT:?}$VENV"
     in_root python3 -m venv "$VENV"
     in_root "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null \
