@@ -15,7 +15,10 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 IS_MSVC = sys.platform == "win32"
-MACHINE = platform.machine().lower()
+# A cross-build names its target in _PYTHON_HOST_PLATFORM (e.g. linux-aarch64, as
+# tools/aarch64.sh does); the build machine's own architecture is the default.
+_HOST_PLATFORM = os.environ.get("_PYTHON_HOST_PLATFORM", "")
+MACHINE = (_HOST_PLATFORM.rsplit("-", 1)[-1] if _HOST_PLATFORM else platform.machine()).lower()
 IS_X86_64 = MACHINE in ("x86_64", "amd64", "x64")
 
 # ZORDER_SANITIZE=address builds every extension with AddressSanitizer (tools/asan.sh).

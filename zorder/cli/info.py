@@ -6,11 +6,18 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Dict
+from typing import Any, Callable, Dict, List, Mapping, Tuple
 
 import zorder
 from zorder import interleave
-from zorder.cpu import pdep_verdict, simd_verdict
+from zorder.cpu import backend_applies, pdep_verdict, simd_verdict
+from zorder.cpu.select import is_x86_64
+
+# The verdict functions of the ISA-specific backends, printed where the backend applies.
+_VERDICTS: Dict[str, Callable[[Mapping], Tuple[bool, str]]] = {
+    "pdep": pdep_verdict,
+    "simd": simd_verdict,
+}
 
 
 def runtime_info(with_cpuinfo: bool = False) -> Dict[str, Any]:
@@ -27,7 +34,8 @@ def runtime_info(with_cpuinfo: bool = False) -> Dict[str, Any]:
         "env": {zorder.ENV_VAR: os.environ.get(zorder.ENV_VAR)},
         "backends": backends,
         "cpu": cpu,
-        "verdicts": {"pdep": pdep_verdict(cpu), "simd": simd_verdict(cpu)},
+        "verdicts": {name: verdict(cpu) for name, verdict in _VERDICTS.items()
+                     if backend_applies(name, cpu)},
         "dispatch": {shape: {"backend": chosen, "why": why}
                      for shape, (chosen, why) in interleave.dispatch().items()},
     }
@@ -61,37 +69,59 @@ def run(args: argparse.Namespace) -> int:
         json.dump(info, sys.stdout, indent=2, default=str)
         print()
         return 0
+    for line in format_info(info):
+        print(line)
+    return 0
+
+
+def format_info(info: Mapping[str, Any]) -> List[str]:
+    """The text report of ``runtime_info()``'s dict: only what applies to its CPU's platform.
+
+    x86-64 facts (family, model, the OS's AVX-512 state) and the verdicts of backends that
+    do not exist on the platform are left out rather than printed as ``None``.
+    """
     cpu = info["cpu"]
-    print(f"zorder {info['version']}")
-    print(f"backend:   {info['backend']}  ({info['reason']})")
+    x86 = is_x86_64(cpu)
+    lines = [f"zorder {info['version']}", f"backend:   {info['backend']}  ({info['reason']})"]
     forced = info["env"][zorder.ENV_VAR]
-    print(f"{zorder.ENV_VAR}: {forced if forced is not None else '(unset: auto)'}")
-    print("backends:")
+    lines.append(f"{zorder.ENV_VAR}: {forced if forced is not None else '(unset: auto)'}")
+    lines.append("backends:")
+    elsewhere = []
     for name, state in info["backends"].items():
-        print(f"  {name:<8} {state}")
-    print("cpu:")
+        if backend_applies(name, cpu):
+            lines.append(f"  {name:<8} {state}")
+        else:
+            elsewhere.append(name)
+    if elsewhere:
+        lines.append(f"  (not on {cpu.get('arch')}: {', '.join(elsewhere)})")
+    lines.append("cpu:")
     for key in ("brand_raw", "arch", "vendor_id_raw", "family", "model", "source"):
-        if key in cpu:
-            value = cpu[key]
-            print(f"  {key:<14} {hex(value) if key == 'family' else value}")
-    print(f"  {'os_avx512':<14} {cpu.get('os_avx512')}")
-    print(f"  {'flags':<14} {' '.join(cpu['flags'])}")
+        value = cpu.get(key)
+        if value is None or value == "":
+            continue
+        lines.append(f"  {key:<14} {hex(value) if key == 'family' else value}")
+    if x86:
+        lines.append(f"  {'os_avx512':<14} {cpu.get('os_avx512')}")
+    if cpu.get("flags"):
+        lines.append(f"  {'flags':<14} {' '.join(cpu['flags'])}")
     for name, (ok, why) in info["verdicts"].items():
-        print(f"  {name + ' verdict':<14} {'yes' if ok else 'no'}: {why}")
-    if info["dispatch"]:
-        print("dispatch (auto: the backend each call shape runs, and the measurement behind it):")
+        lines.append(f"  {name + ' verdict':<14} {'yes' if ok else 'no'}: {why}")
+    if info.get("dispatch"):
+        lines.append("dispatch (auto: the backend each call shape runs, and the measurement "
+                     "behind it):")
         for shape, entry in info["dispatch"].items():
-            print(f"  {shape:<26} {entry['backend']:<8} {entry['why']}")
+            lines.append(f"  {shape:<26} {entry['backend']:<8} {entry['why']}")
     if "py_cpuinfo" in info:
         other = info["py_cpuinfo"]
-        print("py-cpuinfo:")
+        lines.append("py-cpuinfo:")
         if "error" in other:
-            print(f"  {other['error']}")
+            lines.append(f"  {other['error']}")
         else:
             ours = set(cpu["flags"])
             theirs = set(other.get("flags") or ())
-            print(f"  brand_raw      {other.get('brand_raw')}")
-            print(f"  family/model   {other.get('family')}/{other.get('model')}")
+            lines.append(f"  brand_raw      {other.get('brand_raw')}")
+            if x86:
+                lines.append(f"  family/model   {other.get('family')}/{other.get('model')}")
             missing = sorted(ours - theirs)
-            print(f"  flags zorder sees that py-cpuinfo lacks: {' '.join(missing) or 'none'}")
-    return 0
+            lines.append(f"  flags zorder sees that py-cpuinfo lacks: {' '.join(missing) or 'none'}")
+    return lines

@@ -16,8 +16,10 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 from zorder.cpu.select import (
+    BACKEND_ARCHES,
     BACKEND_NAMES,
     ISA_FLAGS,
+    backend_applies,
     choose_backend,
     explain_choice,
     pdep_verdict,
@@ -25,8 +27,10 @@ from zorder.cpu.select import (
 )
 
 __all__ = [
+    "BACKEND_ARCHES",
     "BACKEND_NAMES",
     "ISA_FLAGS",
+    "backend_applies",
     "choose_backend",
     "explain_choice",
     "facts",

@@ -7,6 +7,8 @@ The dict has py-cpuinfo's keys and flag spellings, so choose_backend() takes eit
 
 import platform
 
+from zorder.cpu.platform_facts import arch_name, facts_without_cpuid, read_proc_cpuinfo
+
 from libc.stdint cimport uint32_t
 
 from zorder.cpu.cpuid cimport (
@@ -30,33 +32,29 @@ _FLAG_BITS = (
     (7, 2, 8, "gfni"),
 )
 
-_ARCH_NAMES = {
-    "x86_64": "X86_64", "amd64": "X86_64", "i386": "X86_32", "i686": "X86_32",
-    "aarch64": "ARM_8", "arm64": "ARM_8", "armv7l": "ARM_7", "ppc64le": "PPC_64",
-    "ppc64": "PPC_64", "s390x": "S390X", "riscv64": "RISCV_64",
-}
-
-
 def cpu_facts():
     """py-cpuinfo-shaped facts about this CPU: arch, vendor_id_raw, family, model, flags.
 
     ``flags`` lists what CPUID reports; ``os_avx`` and ``os_avx512`` say whether the OS
     saves the YMM / ZMM registers (XGETBV), which py-cpuinfo does not report.
     ``usable`` holds the checks the pdep and simd kernels themselves run before use.
+    Every platform gets the same keys (``platform_facts.FACT_KEYS``); without CPUID they
+    come from /proc/cpuinfo and ``platform``.
     """
     cdef uint32_t regs[4]
     cdef uint32_t max_leaf, eax
     cdef int family, model
-    machine = platform.machine().lower()
+    if not ZORDER_X86_64:
+        return facts_without_cpuid(platform.machine(), read_proc_cpuinfo())
     facts = {
-        "arch": _ARCH_NAMES.get(machine, machine.upper()),
+        "arch": arch_name(platform.machine()),
         "source": "cpuid",
         "flags": [],
+        # Set from leaf 1 below; None only on a CPU too old to have it.
+        "family": None,
+        "model": None,
+        "stepping": None,
     }
-    if not ZORDER_X86_64:
-        facts["source"] = "platform"
-        facts["usable"] = {"bmi2": False, "avx2": False, "avx512_vbmi_gfni": False}
-        return facts
     cpuid(0, 0, regs)
     max_leaf = regs[0]
     vendor = b"".join(regs[i].to_bytes(4, "little") for i in (1, 3, 2))

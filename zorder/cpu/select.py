@@ -20,6 +20,12 @@ ISA_FLAGS: Dict[str, Tuple[str, ...]] = {
 }
 SIMD_FLAGS = ISA_FLAGS["simd"]
 
+#: The architectures (py-cpuinfo's arch names) a backend exists on; absent means every one.
+BACKEND_ARCHES: Dict[str, Tuple[str, ...]] = {
+    "pdep": ("X86_64",),
+    "simd": ("X86_64",),
+}
+
 # PDEP/PEXT are microcoded, tens to hundreds of cycles depending on the mask, on AMD
 # families up to 0x18: Excavator (0x15), Zen/Zen+/Zen 2 (0x17) and Hygon Dhyana (0x18, a
 # Zen derivative). From Zen 3 (0x19) they take 3 cycles, as on Intel since Haswell.
@@ -48,6 +54,15 @@ def _flags(cpu_info: Mapping) -> frozenset:
 def is_x86_64(cpu_info: Mapping) -> bool:
     arch = str(cpu_info.get("arch") or cpu_info.get("arch_string_raw") or "").upper()
     return arch in ("X86_64", "AMD64", "X64")
+
+
+def backend_applies(name: str, cpu_info: Mapping) -> bool:
+    """Whether backend ``name`` exists at all on ``cpu_info``'s architecture."""
+    arches = BACKEND_ARCHES.get(name)
+    if arches is None:
+        return True
+    arch = str(cpu_info.get("arch") or cpu_info.get("arch_string_raw") or "").upper()
+    return ("X86_64" if is_x86_64(cpu_info) else arch) in arches
 
 
 def pdep_verdict(cpu_info: Mapping) -> Tuple[bool, str]:

@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Build zorder for aarch64 on an x86-64 Linux host and test it there under emulation:
+#
+#   tools/aarch64.sh             # full: the whole test suite under qemu-user
+#   tools/aarch64.sh --quick     # what CI runs: the kernel, shape, vector and CPU tests
+#   tools/aarch64.sh --fresh     # forget the cached root and build it again first
+#   tools/aarch64.sh -- -k table # extra arguments after -- go to pytest
+#
+# 1. A Debian bookworm arm64 root made with debootstrap (python3, venv, headers), kept in
+#    $ZORDER_AARCH64_CACHE (default /var/cache/zorder-aarch64) so later runs reuse it.
+# 2. The wheel is cross-built on the host with aarch64-linux-gnu-gcc against that root's
+#    Python: _PYTHON_HOST_PLATFORM gives the linux_aarch64 tag and setup.py's target, and
+#    _PYTHON_SYSCONFIGDATA_NAME loads the root's sysconfigdata (so the extension suffix,
+#    flags and linker are the target's). The host Python must be the root's version (3.11).
+# 3. A venv inside the root gets the wheel and the test extra; pytest runs under qemu-user
+#    (binfmt_misc), with ZORDER_EMULATED set so tests/test_leaks.py knows.
+#
+# Needs root (debootstrap, mount, chroot) and Debian's qemu-user-static, binfmt-support,
+# debootstrap and gcc-aarch64-linux-gnu (installed with apt-get when missing). If binfmt
+# cannot be registered or the root cannot be mounted it says so in one line and exits 1:
+# it never skips silently.
+set -euo pipefail
+
+SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${ZORDER_AARCH64_CACHE:-/var/cache/zorder-aarch64}"
+MIRROR="${ZORDER_AARCH64_MIRROR:-http://deb.debian.org/debian}"
+SUITE=bookworm
+MODE=full
+FRESH=0
+PYTEST_EXTRA=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) MODE=quick ;;
+        --full) MODE=full ;;
+        --fresh) FRESH=1 ;;
+        --) shift; PYTEST_EXTRA=("$@"); break ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        *) echo "aarch64.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+# --quick (CI, about 3 minutes of tests under emulation): the Iceberg vectors and every shape
+# on every aarch64 backend, the seeded differential fuzz corpus, threads, the CPU facts,
+# selection and `zorder info`, and the threaded leak check. The full mode (the whole suite;
+# 15 of its files took 10 minutes under emulation here) adds the integrations and every leak test.
+QUICK_TESTS=(tests/test_vectors.py tests/test_shapes.py tests/test_fuzz_harness.py
+             tests/test_threads.py tests/test_platform.py tests/test_selection.py
+             tests/test_env.py
+             tests/test_leaks.py::test_assert_flat_catches_leaks
+             tests/test_leaks.py::test_interleave_rows_threaded_flat)
+# Emulated code runs several times slower: the leak checks get longer windows so that they
+# still make enough calls to see a leak (tests/test_leaks.py asserts a minimum).
+LEAK_SECONDS="${ZORDER_LEAK_SECONDS:-1.5}"
+
+fail() { echo "aarch64.sh: $*" >&2; exit 1; }
+step() { printf '[aarch64 %4ds] %s\n' "$SECONDS" "$*"; }
+
+[ "$(id -u)" = 0 ] || fail "needs root (debootstrap, mount and chroot); run it with sudo"
+[ "$(uname -m)" = x86_64 ] || fail "expects an x86-64 host, this is $(uname -m)"
+
+# ---------------------------------------------------------------- host tools
+missing=()
+command -v debootstrap >/dev/null || missing+=(debootstrap)
+[ -x /usr/bin/qemu-aarch64-static ] || missing+=(qemu-user-static)
+command -v update-binfmts >/dev/null || missing+=(binfmt-support)
+command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu)
+if [ ${#missing[@]} -gt 0 ]; then
+    step "installing ${missing[*]}"
+    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"; } \
+        >/dev/null || fail "could not apt-get install ${missing[*]}"
+fi
+
+# ---------------------------------------------------------------- binfmt (qemu-user)
+if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
+    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null \
+        || fail "cannot mount binfmt_misc (a container without CAP_SYS_ADMIN?): aarch64 binaries cannot run here"
+fi
+update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
+[ "$(head -n1 /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null)" = enabled ] \
+    || fail "cannot register qemu-aarch64 with binfmt_misc: aarch64 binaries cannot run here"
+
+# ---------------------------------------------------------------- the arm64 root (cached)
+mkdir -p "$CACHE"
+exec 9>"$CACHE/lock"
+flock -w 1800 9 || fail "another aarch64.sh holds $CACHE/lock"
+ROOT="$CACHE/root"
+PACKAGES=python3,python3-venv,python3-dev,ca-certificates
+STAMP="$SUITE $PACKAGES"
+if [ "$FRESH" = 1 ] || [ "$(cat "$ROOT/.zorder-root" 2>/dev/null)" != "$STAMP" ]; then
+    step "creating the Debian $SUITE arm64 root in $ROOT (debootstrap under emulation: 4 to 13 minutes)"
+    rm -rf "$ROOT" "$ROOT.tmp"
+    debootstrap --arch=arm64 --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOT.tmp" "$MIRROR" \
+        >"$CACHE/debootstrap.log" 2>&1 \
+        || fail "debootstrap failed (see $CACHE/debootstrap.log; tail: $(tail -n1 "$CACHE/debootstrap.log"))"
+    echo "$STAMP" >"$ROOT.tmp/.zorder-root"
+    mv "$ROOT.tmp" "$ROOT"
+else
+    step "reusing the arm64 root in $ROOT"
+fi
+
+MOUNTED=()
+WORK="$(mktemp -d)"
+cleanup() {
+    local i
+    for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
+        umount -l "${MOUNTED[$i]}" 2>/dev/null || true
+    done
+    rm -rf "$WORK" "$ROOT/tmp/zorder-src"
+}
+trap cleanup EXIT
+mount_into() {  # mount_into <target inside the root> <mount args...>
+    local target="$ROOT$1"; shift
+    mkdir -p "$target"
+    mount "$@" "$target" 2>/dev/null || fail "cannot mount $target in the aarch64 root (mount $*)"
+    MOUNTED+=("$target")
+}
+mount_into /proc -t proc proc
+mount_into /dev --bind /dev
+mount_into /dev/shm -t tmpfs -o mode=1777 tmpfs   # multiprocessing's semaphores (dask tests)
+mount_into /dev/pts -t devpts -o newinstance,ptmxmode=0666 devpts
+cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# pip in the root trusts what the host's pip trusts (a TLS-inspecting proxy's CA, say).
+ROOT_ENV=(HOME=/root LANG=C.UTF-8)
+HOST_CA="${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}"
+if [ -r "$HOST_CA" ]; then
+    cp -L "$HOST_CA" "$ROOT/etc/ssl/certs/zorder-host-ca.crt"
+    ROOT_ENV+=(PIP_CERT=/etc/ssl/certs/zorder-host-ca.crt)
+fi
+for var in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY PIP_INDEX_URL; do
+    if [ -n "${!var:-}" ]; then ROOT_ENV+=("$var=${!var}"); fi
+done
+in_root() { chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" PATH=/usr/local/bin:/usr/bin:/bin "$@"; }
+in_root /bin/true 2>/dev/null || fail "cannot run an aarch64 binary in the root (binfmt registered, but qemu-aarch64 failed)"
+
+ROOT_PY="$(in_root python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+
+# ---------------------------------------------------------------- cross-build the wheel on the host
+HOST_PY="${PYTHON:-python3}"
+HOST_VER="$("$HOST_PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+[ "$HOST_VER" = "$ROOT_PY" ] \
+    || fail "the host's $HOST_PY is Python $HOST_VER but the root has $ROOT_PY: the cross-build needs the same version (set PYTHON=python$ROOT_PY)"
+BUILD_VENV="$CACHE/host-build-$HOST_VER"
+if [ ! -x "$BUILD_VENV/bin/python" ] || ! "$BUILD_VENV/bin/python" -c 'import Cython, setuptools' 2>/dev/null; then
+    step "making the host build venv $BUILD_VENV (Cython, setuptools)"
+    rm -rf "$BUILD_VENV"
+    "$HOST_PY" -m venv "$BUILD_VENV"
+    "$BUILD_VENV/bin/python" -m pip install -q --upgrade pip 'setuptools>=70.1' 'Cython>=3.0' \
+        || fail "could not install Cython and setuptools into $BUILD_VENV"
+fi
+
+step "cross-building the wheel with aarch64-linux-gnu-gcc against the root's Python $ROOT_PY"
+SYSCONFIG_NAME="_sysconfigdata__linux_aarch64-linux-gnu"
+mkdir -p "$WORK/sysconfig" "$WORK/include/aarch64-linux-gnu" "$WORK/src"
+cp "$ROOT/usr/lib/python$ROOT_PY/$SYSCONFIG_NAME.py" "$WORK/sysconfig/" \
+    || fail "the root has no $SYSCONFIG_NAME.py"
+# The root's pyconfig.h includes <aarch64-linux-gnu/python3.X/pyconfig.h>: give it only that.
+ln -s "$ROOT/usr/include/aarch64-linux-gnu/python$ROOT_PY" "$WORK/include/aarch64-linux-gnu/python$ROOT_PY"
+# A clean copy of the tree (tracked and new files; no in-place .so, build/ or generated C).
+(cd "$SRC" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf - 2>/dev/null) | tar -xf - -C "$WORK/src"
+(
+    cd "$WORK/src"
+    export CC=aarch64-linux-gnu-gcc LDSHARED="aarch64-linux-gnu-gcc -shared"
+    export CFLAGS="-I$ROOT/usr/include/python$ROOT_PY -I$WORK/include"
+    export _PYTHON_HOST_PLATFORM=linux-aarch64 _PYTHON_SYSCONFIGDATA_NAME="$SYSCONFIG_NAME"
+    export PYTHONPATH="$WORK/sysconfig" ZORDER_BUILD_JOBS="$(nproc)"
+    # build_ext -j compiles the extensions in parallel; pip wheel then finds them built.
+    { "$BUILD_VENV/bin/python" setup.py -q build_ext -j "$(nproc)" \
+        && "$BUILD_VENV/bin/python" -m pip wheel -q --no-build-isolation --no-deps -w "$WORK/dist" .
+    } >"$WORK/build.log" 2>&1
+) || { tail -n 30 "$WORK/build.log" >&2; fail "the cross-build failed (log above)"; }
+WHEEL="$(ls "$WORK"/dist/zorder-*-linux_aarch64.whl 2>/dev/null | head -n1)"
+[ -n "$WHEEL" ] || fail "the cross-build made no linux_aarch64 wheel: $(ls "$WORK/dist")"
+aarch64-linux-gnu-readelf -h "$(find "$WORK/src/build" -name 'table*.so' | head -n1)" | grep -q AArch64 \
+    || fail "the cross-built extensions are not aarch64 code"
+step "built $(basename "$WHEEL")"
+
+# ---------------------------------------------------------------- venv, wheel and tests in the root
+rm -rf "$ROOT/tmp/zorder-src"
+cp -a "$WORK/src" "$ROOT/tmp/zorder-src"
+rm -rf "$ROOT/tmp/zorder-src/build"   # plain `pytest` imports the installed wheel, not the tree
+cp "$WHEEL" "$ROOT/tmp/"
+VENV=/opt/zorder-venv
+DEPS_STAMP="$(sha256sum "$SRC/pyproject.toml" | cut -c1-16)"
+if [ "$(cat "$ROOT$VENV/.zorder-deps" 2>/dev/null)" != "$DEPS_STAMP" ]; then
+    step "installing the test extra into $VENV in the root (under emulation: 3 to 12 minutes)"
+    rm -rf "${ROOT:?}$VENV"
+    in_root python3 -m venv "$VENV"
+    in_root "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null \
+        || fail "pip in the root cannot reach the package index"
+    in_root "$VENV/bin/python" -m pip install -q "/tmp/$(basename "$WHEEL")[test]" \
+        || fail "pip could not install the wheel's test extra in the root"
+    echo "$DEPS_STAMP" >"$ROOT$VENV/.zorder-deps"
+else
+    step "reusing $VENV in the root (pyproject.toml unchanged)"
+fi
+in_root "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps "/tmp/$(basename "$WHEEL")" \
+    || fail "pip could not install the wheel in the root"
+in_root "$VENV/bin/python" -c 'import zorder, platform; print("zorder on", platform.machine(), "picks", zorder.backend, "of", zorder.available_backends())'
+
+if [ "$MODE" = quick ]; then TESTS=("${QUICK_TESTS[@]}"); else TESTS=(); fi
+step "running pytest (${MODE}) under qemu-user"
+chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" PATH="$VENV/bin:/usr/bin:/bin" \
+    ZORDER_EMULATED=qemu-user ZORDER_LEAK_SECONDS="$LEAK_SECONDS" \
+    HYPOTHESIS_STORAGE_DIRECTORY=/tmp/zorder-hypothesis \
+    /bin/sh -c 'cd /tmp/zorder-src && exec pytest -q -p no:cacheprovider --durations=10 "$@"' pytest \
+    "${TESTS[@]}" "${PYTEST_EXTRA[@]}"
+step "done"
