@@ -46,7 +46,7 @@ from zorder import hilbert, interleave
 from zorder.ordered import IcebergOptions, ordered_bytes  # noqa: F401  (the doctest)
 from zorder.ordered.options import TimestampOption
 from zorder.values.table import (
-    ColumnSelection, _named_columns, _timestamp_kinds, column_bytes, curve_matrix,
+    ColumnSelection, _columns_bytes, curve_matrix,
 )
 
 __all__ = ["ENCODINGS", "RankBoundaries", "encoded_matrix", "rank_boundaries",
@@ -574,15 +574,7 @@ def _column_names(data: Any, columns: ColumnSelection) -> Optional[List[str]]:
 def ordered_columns(data: Any, columns: ColumnSelection,
                     options: IcebergOptions) -> Tuple[List[numpy.ndarray], Optional[List[str]], bool]:
     """(every selected column's ordered bytes, their names or None, whether Arrow)."""
-    labels, cols, arrow = _named_columns(data, columns)
-    kinds = _timestamp_kinds(data, labels, options.timestamp)
-    parts: List[numpy.ndarray] = []
-    for label, col, kind in zip(labels, cols, kinds):
-        part = column_bytes(label, col, options.var_length_contribution, options, kind)
-        if parts and part.shape[0] != parts[0].shape[0]:
-            raise ValueError(f"column {label} has {part.shape[0]} rows, the first has "
-                             f"{parts[0].shape[0]}")
-        parts.append(part)
+    parts, arrow = _columns_bytes(data, columns, options, options.var_length_contribution)
     return parts, _column_names(data, columns), arrow
 
 

@@ -196,14 +196,19 @@ def zvalue_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
     """(the ``(N, size)`` Z-value matrix, whether the input is Arrow)."""
     interleave_rows: Callable = interleave.rows_function(backend)
     parts, arrow = _columns_bytes(data, columns, options, options.var_length_contribution)
-    # SparkZOrderUDF: 8 bytes per primitive, var_length_contribution per string or binary
-    # column (exactly the width ordered_bytes returns), capped as each is added.
+    return interleave_rows(parts, capped_size([p.shape[1] for p in parts], options)), arrow
+
+
+def capped_size(widths: Sequence[int], options: IcebergOptions) -> int:
+    """SparkZOrderUDF's output size: 8 bytes per primitive, var_length_contribution per
+    string or binary column (exactly the widths ordered_bytes returns), capped at
+    max_output_size as each column is added."""
     size = 0
-    for part in parts:
-        size += part.shape[1]
+    for width in widths:
+        size += width
         if options.max_output_size is not None:
             size = min(size, options.max_output_size)
-    return interleave_rows(parts, size), arrow
+    return size
 
 
 def _columns_bytes(data: Any, columns: ColumnSelection, options: IcebergOptions,
@@ -298,12 +303,7 @@ class Ordering:
                                           backend=backend)
         if self.curve == "hilbert":
             return hilbert.rows_function(backend)(list(parts), 64)
-        size = 0
-        for part in parts:
-            size += part.shape[1]
-            if self.options.max_output_size is not None:
-                size = min(size, self.options.max_output_size)
-        return interleave.rows_function(backend)(list(parts), size)
+        return interleave.rows_function(backend)(list(parts), self.size([p.shape[1] for p in parts]))
 
     def matrix(self, data: Any, columns: ColumnSelection,
                backend: Optional[str] = None) -> numpy.ndarray:
@@ -318,7 +318,7 @@ class Ordering:
         elif self.curve == "hilbert":
             return 8 * len(widths)
         else:
-            size, cap = sum(widths), self.options.max_output_size
+            return capped_size(widths, self.options)
         return size if cap is None else min(size, cap)
 
     def as_dict(self) -> Dict[str, Any]:
