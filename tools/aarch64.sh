@@ -181,15 +181,23 @@ cp -a "$WORK/src" "$ROOT/tmp/zorder-src"
 rm -rf "$ROOT/tmp/zorder-src/build"   # plain `pytest` imports the installed wheel, not the tree
 cp "$WHEEL" "$ROOT/tmp/"
 VENV=/opt/zorder-venv
-DEPS_STAMP="$(sha256sum "$SRC/pyproject.toml" | cut -c1-16)"
+# --quick needs only what its test files import: the wheel's own dependency (numpy),
+# pytest and hypothesis, at the test extra's floors. That is about a minute under emulation;
+# the whole test extra (pyarrow, pandas, dask, pyiceberg...) takes 3 to 12.
+if [ "$MODE" = quick ]; then
+    REQUIREMENTS=("/tmp/$(basename "$WHEEL")" "pytest>=7" "hypothesis>=6.83")
+else
+    REQUIREMENTS=("/tmp/$(basename "$WHEEL")[test]")
+fi
+DEPS_STAMP="$MODE $(sha256sum "$SRC/pyproject.toml" | cut -c1-16)"
 if [ "$(cat "$ROOT$VENV/.zorder-deps" 2>/dev/null)" != "$DEPS_STAMP" ]; then
-    step "installing the test extra into $VENV in the root (under emulation: 3 to 12 minutes)"
+    step "installing ${MODE} test dependencies into $VENV in the root (under emulation)"
     rm -rf "${ROOT:?}$VENV"
     in_root python3 -m venv "$VENV"
     in_root "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null \
         || fail "pip in the root cannot reach the package index"
-    in_root "$VENV/bin/python" -m pip install -q "/tmp/$(basename "$WHEEL")[test]" \
-        || fail "pip could not install the wheel's test extra in the root"
+    in_root "$VENV/bin/python" -m pip install -q "${REQUIREMENTS[@]}" \
+        || fail "pip could not install the test dependencies in the root"
     echo "$DEPS_STAMP" >"$ROOT$VENV/.zorder-deps"
 else
     step "reusing $VENV in the root (pyproject.toml unchanged)"
