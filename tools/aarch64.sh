@@ -141,11 +141,11 @@ HOST_VER="$("$HOST_PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 [ "$HOST_VER" = "$ROOT_PY" ] \
     || fail "the host's $HOST_PY is Python $HOST_VER but the root has $ROOT_PY: the cross-build needs the same version (set PYTHON=python$ROOT_PY)"
 BUILD_VENV="$CACHE/host-build-$HOST_VER"
-if [ ! -x "$BUILD_VENV/bin/python" ] || ! "$BUILD_VENV/bin/python" -c 'import Cython, setuptools' 2>/dev/null; then
+if [ ! -x "$BUILD_VENV/bin/python" ] || ! "$BUILD_VENV/bin/python" -c 'import sys, Cython, setuptools; sys.exit(int(setuptools.__version__.split(".")[0]) < 77)' 2>/dev/null; then
     step "making the host build venv $BUILD_VENV (Cython, setuptools)"
     rm -rf "$BUILD_VENV"
     "$HOST_PY" -m venv "$BUILD_VENV"
-    "$BUILD_VENV/bin/python" -m pip install -q --upgrade pip 'setuptools>=70.1' 'Cython>=3.0' \
+    "$BUILD_VENV/bin/python" -m pip install -q --upgrade pip 'setuptools>=77' 'Cython>=3.0' \
         || fail "could not install Cython and setuptools into $BUILD_VENV"
 fi
 
