@@ -180,8 +180,10 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
             first = int(numpy.argmax(nulls))
             raise ColumnValueError(
                 f"a null BOOLEAN (first at index {first}): Iceberg's Spark UDF throws there "
-                f"in every release (a NullPointerException that fails the rewrite); "
-                f"iceberg='main' gives 8 zero bytes, as Iceberg main does (PR 17669 / 18077)"
+                f"in every release (a NullPointerException that fails the rewrite), and "
+                f"iceberg={iceberg!r} is a release (the default is the newest, "
+                f"{ICEBERG_DEFAULT!r}); iceberg='main' gives 8 zero bytes, as Iceberg main "
+                f"does (PR 17669 / 18077)"
             )
         out[nulls] = 0
     return numpy.ascontiguousarray(out)
