@@ -36,8 +36,8 @@ def test_numpy(benchmark, name):
 
 
 @pytest.mark.parametrize("name", ["float64", "float32"])
-def test_numpy_legacy_floats(benchmark, name):
-    out = benchmark(ordered_bytes, NUMPY[name], iceberg="1.11")
+def test_numpy_main_floats(benchmark, name):
+    out = benchmark(ordered_bytes, NUMPY[name], iceberg="main")  # the default is 1.11
     assert out.shape == (N, 8)
 
 

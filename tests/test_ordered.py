@@ -124,7 +124,7 @@ def test_integer_vectors(line):
 def test_float_vectors_both_modes(line):
     fn = SCALAR_FLOAT[line["fn"]]
     value = from_bits(line)
-    assert fn(value).hex() == line["out"]
+    assert fn(value).hex() == line["out_legacy"]   # the default: the newest release, 1.11
     assert fn(value, iceberg="main").hex() == line["out"]
     for name in LEGACY_NAMES:
         assert fn(value, iceberg=name).hex() == line["out_legacy"]
@@ -283,9 +283,12 @@ def test_numpy_bytes_dtype_is_binary():
 
 def test_booleans():
     assert hexrows(ordered_bytes(np.array([True, False]))) == ["8100000000000000", "0" * 16]
-    # a null boolean: what open PR 17669 gives (main throws), the same as false
-    assert hexrows(ordered_bytes(np.array([True, True]), mask=np.array([False, True]))) == \
-        ["8100000000000000", "0" * 16]
+    # a null boolean: Iceberg main (PRs 17669 / 18077) gives zeros, the same as false;
+    # every release, and so the default, throws
+    assert hexrows(ordered_bytes(np.array([True, True]), mask=np.array([False, True]),
+                                 iceberg="main")) == ["8100000000000000", "0" * 16]
+    with pytest.raises(ValueError, match=r"a null BOOLEAN \(first at index 1\)"):
+        ordered_bytes(np.array([True, True]), mask=np.array([False, True]))
 
 
 def test_unsigned_keep_natural_order():
@@ -338,7 +341,10 @@ def test_nulls_are_zero_bytes():
     out = ordered_bytes(ints, mask=np.array([True, False, False]))
     assert hexrows(out) == ["0" * 16, "0" * 16, "8000000000000007"]  # null == long MIN
     floats = np.ma.array([1.0, float("nan"), -math.inf], mask=[True, False, False])
-    assert hexrows(ordered_bytes(floats)) == ["0" * 16, "fff8000000000000", "000fffffffffffff"]
+    assert hexrows(ordered_bytes(floats, iceberg="main")) == [
+        "0" * 16, "fff8000000000000", "000fffffffffffff"]
+    assert hexrows(ordered_bytes(floats)) == [  # the default, 1.11: the same null
+        "0" * 16, "fff80000fff00000", "000fffffffe00000"]
     strings = np.array(["ab", None, float("nan"), "", np.str_("c")], dtype=object)
     for path in STRING_PATHS:
         with string_path(path):
@@ -356,10 +362,15 @@ def test_arrow_types_and_nulls():
     assert h(pa.array([1, None, -1], pa.int8())) == [
         "8000000000000001", "0" * 16, "7fffffffffffffff"]
     assert h(pa.array([1, None], pa.uint32())) == ["0000000000000001", "0" * 16]
-    assert h(pa.array([1.0, None], pa.float32())) == ["bff0000000000000", "0" * 16]
-    assert h(pa.array([1.0], pa.float16())) == ["bff0000000000000"]
-    assert h(pa.array([True, None, False])) == ["8100000000000000", "0" * 16, "0" * 16]
-    assert h(pa.array([True, None, False])[1:]) == ["0" * 16, "0" * 16]
+    assert h(pa.array([1.0, None], pa.float32())) == ["bff000007fe00000", "0" * 16]  # 1.11
+    assert h(pa.array([1.0, None], pa.float32()), iceberg="main") == ["bff0000000000000", "0" * 16]
+    assert h(pa.array([1.0], pa.float16()), iceberg="main") == ["bff0000000000000"]
+    assert h(pa.array([True, None, False]), iceberg="main") == [
+        "8100000000000000", "0" * 16, "0" * 16]
+    assert h(pa.array([True, None, False])[1:], iceberg="main") == ["0" * 16, "0" * 16]
+    assert h(pa.array([True, None, False])[2:]) == ["0" * 16]  # no null: fine in a release
+    with pytest.raises(ValueError, match="null BOOLEAN"):
+        h(pa.array([True, None, False])[1:])
     d = datetime.date(2025, 1, 1)
     assert h(pa.array([d, None], pa.date32())) == ["8000000000004e79", "0" * 16]
     assert h(pa.array([d, None], pa.date64())) == ["8000000000004e79", "0" * 16]
@@ -390,7 +401,8 @@ def test_arrow_types_and_nulls():
 def test_pandas_series():
     h = lambda s, **kw: hexrows(ordered_bytes(s, **kw))  # noqa: E731
     # pandas' missing values are nulls, as when the frame goes to Iceberg through Arrow
-    assert h(pd.Series([1.5, np.nan])) == ["bff8000000000000", "0" * 16]
+    assert h(pd.Series([1.5, np.nan])) == ["bff800007ff00000", "0" * 16]  # 1.11's 1.5
+    assert h(pd.Series([1.5, np.nan]), iceberg="main") == ["bff8000000000000", "0" * 16]
     assert h(pd.Series([1, None], dtype="Int64")) == ["8000000000000001", "0" * 16]
     assert h(pd.Series(["a", None], dtype=object), length=2) == ["6100", "0000"]
     assert h(pd.Series(["a", None], dtype="string"), length=2) == ["6100", "0000"]
@@ -403,8 +415,11 @@ def test_pandas_series():
     assert h(pd.Series([None, None], dtype=object), length=2) == ["0000", "0000"]
     # object columns stay Python strings: a lone surrogate stops the encoding, as in Java
     assert h(pd.Series(["a\ud800b", pd.NA], dtype=object), length=3) == ["610000", "000000"]
-    assert h(pd.Series([True, None], dtype="boolean")) == ["8100000000000000", "0" * 16]
-    assert h(pd.Series([1.0, None], dtype="Float32")) == ["bff0000000000000", "0" * 16]
+    assert h(pd.Series([True, None], dtype="boolean"), iceberg="main") == [
+        "8100000000000000", "0" * 16]
+    with pytest.raises(ValueError, match="null BOOLEAN"):
+        h(pd.Series([True, None], dtype="boolean"))
+    assert h(pd.Series([1.0, None], dtype="Float32")) == ["bff000007fe00000", "0" * 16]
     assert h(pd.Series([2, None], dtype="UInt8")) == ["0000000000000002", "0" * 16]
     with pytest.raises(TypeError, match="one column"):
         ordered_bytes(pd.DataFrame({"a": [1]}))
@@ -424,7 +439,7 @@ def test_empty_columns():
 def test_lists_and_tuples():
     assert hexrows(ordered_bytes([1, 2])) == hexrows(ordered_bytes(np.array([1, 2])))
     assert hexrows(ordered_bytes(("a", None), 1)) == ["61", "00"]
-    assert hexrows(ordered_bytes([1.0, True])) == ["bff0000000000000"] * 2  # numpy's float64
+    assert hexrows(ordered_bytes([1.0, True])) == ["bff000007fe00000"] * 2  # numpy's float64
 
 
 def test_output_is_contiguous_uint8():
@@ -583,9 +598,11 @@ def test_legacy_order_is_wrong_where_documented():
     # the unit test's example: same top 32 bits, so 1.11.0 orders them wrongly
     a, b = -921614.125, -921614.0625
     assert a < b
-    assert zorder.double_to_ordered_bytes(a) < zorder.double_to_ordered_bytes(b)
+    assert zorder.double_to_ordered_bytes(a, iceberg="main") < \
+        zorder.double_to_ordered_bytes(b, iceberg="main")
     assert zorder.double_to_ordered_bytes(a, iceberg="1.11") > \
         zorder.double_to_ordered_bytes(b, iceberg="1.11")
+    assert zorder.double_to_ordered_bytes(a) > zorder.double_to_ordered_bytes(b)  # the default
 
 
 @settings(max_examples=100, deadline=None)
@@ -650,7 +667,8 @@ def test_float_scalar_edge_cases():
     assert zorder.float_to_ordered_bytes(0.1) == zorder.double_to_ordered_bytes(float(np.float32(0.1)))
     assert zorder.float_to_ordered_bytes(1e300) == zorder.double_to_ordered_bytes(math.inf)
     assert zorder.double_to_ordered_bytes(5e-324).hex() == "8000000000000001"
-    assert zorder.double_to_ordered_bytes(-math.nan).hex() == "fff8000000000000"
+    assert zorder.double_to_ordered_bytes(-math.nan, iceberg="main").hex() == "fff8000000000000"
+    assert zorder.double_to_ordered_bytes(-math.nan).hex() == "fff80000fff00000"  # 1.11
 
 
 def test_string_scalar_edge_cases():
@@ -705,7 +723,7 @@ def test_unknown_iceberg_names_list_the_valid_ones(bad):
     for call in (lambda: zorder.double_to_ordered_bytes(1.0, iceberg=bad),
                  lambda: zorder.float_to_ordered_bytes(1.0, iceberg=bad),
                  lambda: ordered_bytes(np.array([1.0]), iceberg=bad)):
-        with pytest.raises(ValueError, match="'main'.*'1.11'.*'legacy'"):
+        with pytest.raises(ValueError, match="'1.11'.*'legacy'.*'main'"):
             call()
 
 
@@ -792,7 +810,12 @@ def test_pandas_object_columns_from_arrow_round_trip():
                        None, datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)]),
     })
     frame = table.to_pandas()
+    # iceberg="main": a null boolean is zeros there (every release throws, see test_booleans)
     for name in table.column_names:
-        np.testing.assert_array_equal(zorder.ordered_bytes(frame[name]),
-                                      zorder.ordered_bytes(table[name]), err_msg=name)
-    assert zorder.zorder_values(frame).tobytes() == b"".join(zorder.zorder_values(table).to_pylist())
+        np.testing.assert_array_equal(zorder.ordered_bytes(frame[name], iceberg="main"),
+                                      zorder.ordered_bytes(table[name], iceberg="main"), err_msg=name)
+    assert zorder.zorder_values(frame, iceberg="main").tobytes() == \
+        b"".join(zorder.zorder_values(table, iceberg="main").to_pylist())
+    for data in (frame["b"], table["b"]):
+        with pytest.raises(ValueError, match="null BOOLEAN"):
+            zorder.ordered_bytes(data)

@@ -83,3 +83,105 @@ def test_null_boolean_raises_for_releases_and_is_zeros_on_main():
     # no null: every release gives the same bytes
     np.testing.assert_array_equal(zorder.ordered_bytes(pa.array([True, False]), iceberg="1.11"),
                                   zorder.ordered_bytes(pa.array([True, False]), iceberg="main"))
+
+
+# The default iceberg= (issue 15, item 3): the newest release zorder models, not main.
+
+def test_default_is_the_newest_release_zorder_models():
+    from zorder.ordered.options import ICEBERG_DEFAULT, ICEBERG_RELEASES
+
+    assert ICEBERG_DEFAULT == ICEBERG_RELEASES[-1] == "1.11"
+    assert zorder.ICEBERG_DEFAULT == ICEBERG_DEFAULT and "main" not in ICEBERG_RELEASES
+    # every listed release is accepted, the one after the newest is not (yet)
+    for release in ICEBERG_RELEASES:
+        assert iceberg_release(release) == (1, int(release.split(".")[1]), 0)
+    newest = int(ICEBERG_RELEASES[-1].split(".")[1])
+    with pytest.raises(ValueError, match="iceberg must be"):
+        iceberg_release(f"1.{newest + 1}")
+    assert zorder.IcebergOptions().iceberg == ICEBERG_DEFAULT
+
+
+def _public_iceberg_defaults():
+    import importlib
+    import inspect
+
+    found = {}
+    for name in ("zorder", "zorder.dask", "zorder.spark", "zorder.parquet.sort"):
+        module = importlib.import_module(name)
+        for attr in dir(module):
+            fn = getattr(module, attr)
+            if not callable(fn):
+                continue
+            try:
+                params = inspect.signature(fn).parameters
+            except (TypeError, ValueError):
+                continue
+            if "iceberg" in params:
+                found[f"{name}.{attr}"] = params["iceberg"].default
+    return found
+
+
+def test_every_public_iceberg_default_is_the_constant():
+    found = _public_iceberg_defaults()
+    # the functions that compute bytes are all here, so none can keep an old default
+    for name in ("ordered_bytes", "double_to_ordered_bytes", "float_to_ordered_bytes",
+                 "zorder_values", "sort_indices", "sort", "hilbert_values", "rank_boundaries"):
+        assert f"zorder.{name}" in found
+    assert "zorder.dask.cluster" in found and "zorder.spark.zvalue_batches" in found
+    assert {k: v for k, v in found.items() if v != zorder.ICEBERG_DEFAULT} == {}
+
+
+def test_cli_flag_defaults_to_the_constant():
+    import argparse
+
+    from zorder.cli.args import add_iceberg_arguments, iceberg_options
+
+    parser = argparse.ArgumentParser()
+    add_iceberg_arguments(parser)
+    assert iceberg_options(parser.parse_args([])) == zorder.IcebergOptions()
+    assert iceberg_options(parser.parse_args([])).iceberg == zorder.ICEBERG_DEFAULT
+    assert iceberg_options(parser.parse_args(["--iceberg", "main"])).float_mode == "main"
+    assert f"default {zorder.ICEBERG_DEFAULT}, the newest release" in " ".join(parser.format_help().split())
+
+
+FLOATS = np.array([1.0, -0.0, -921614.125, -921614.0625, np.inf, np.nan])
+
+
+def test_no_iceberg_equals_the_default_where_releases_and_main_differ():
+    from zorder.ordered.options import ICEBERG_DEFAULT
+
+    # floats: the default is the release's formula, not main's
+    default = zorder.ordered_bytes(FLOATS)
+    np.testing.assert_array_equal(default, zorder.ordered_bytes(FLOATS, iceberg=ICEBERG_DEFAULT))
+    assert not np.array_equal(default, zorder.ordered_bytes(FLOATS, iceberg="main"))
+    assert zorder.double_to_ordered_bytes(1.0).hex() == "bff000007fe00000"
+    assert zorder.double_to_ordered_bytes(1.0, iceberg="main").hex() == "bff0000000000000"
+    for fn in (zorder.double_to_ordered_bytes, zorder.float_to_ordered_bytes,
+               zorder.floating_point_ordered_bytes):
+        assert fn(-921614.125) == fn(-921614.125, iceberg=ICEBERG_DEFAULT)
+    table = pa.table({"x": FLOATS, "y": FLOATS[::-1].copy()})
+    z = zorder.values.codec.as_matrix(zorder.zorder_values(table))
+    np.testing.assert_array_equal(
+        z, zorder.values.codec.as_matrix(zorder.zorder_values(table, iceberg=ICEBERG_DEFAULT)))
+    assert not np.array_equal(
+        z, zorder.values.codec.as_matrix(zorder.zorder_values(table, iceberg="main")))
+    np.testing.assert_array_equal(zorder.sort_indices(table),
+                                  zorder.sort_indices(table, iceberg=ICEBERG_DEFAULT))
+    np.testing.assert_array_equal(
+        zorder.values.codec.as_matrix(zorder.hilbert_values(table, ["x", "y"])),
+        zorder.values.codec.as_matrix(zorder.hilbert_values(table, ["x", "y"], iceberg=ICEBERG_DEFAULT)))
+    # the documented release bug is the default's: -921614.125 sorts after -921614.0625
+    assert zorder.double_to_ordered_bytes(-921614.125) > zorder.double_to_ordered_bytes(-921614.0625)
+    assert zorder.double_to_ordered_bytes(-921614.125, iceberg="main") < \
+        zorder.double_to_ordered_bytes(-921614.0625, iceberg="main")
+
+
+def test_no_iceberg_raises_on_a_null_boolean_as_releases_do():
+    bools = pa.array([True, None])
+    with pytest.raises(ValueError, match="null BOOLEAN"):
+        zorder.ordered_bytes(bools)
+    with pytest.raises(ValueError, match="column 'b': a null BOOLEAN"):
+        zorder.zorder_values(pa.table({"b": bools}))
+    with pytest.raises(ValueError, match="null BOOLEAN"):
+        zorder.sort_indices(pa.table({"b": bools}))
+    assert zorder.ordered_bytes(bools, iceberg="main").tolist()[1] == [0] * 8

@@ -61,9 +61,10 @@ def add_iceberg_arguments(parser: argparse.ArgumentParser) -> None:
                        help="cap on the Z-value length in bytes (Iceberg's max-output-size; "
                             "default: no cap)")
     group.add_argument("--iceberg", default=ICEBERG_DEFAULT, metavar="VERSION",
-                       help=f"the Iceberg whose bytes to give: main (default: {ICEBERG_DEFAULT}), "
-                            "or a release such as 1.11 or 1.10 (every release to date has the "
-                            "old float formula)")
+                       help=f"the Iceberg whose bytes to give: a release (default {ICEBERG_DEFAULT}, "
+                            "the newest release, which moves with each release; or an earlier "
+                            "one such as 1.10), or main for Iceberg's unreleased main branch "
+                            "(its float fix; null booleans as zeros where releases fail)")
     group.add_argument("--spark", default="4", metavar="VERSION",
                        help="DATE bytes of this Spark: '4' (default) or '3.5'")
     group.add_argument("--timestamp", default=None, choices=("ntz", "tz"),

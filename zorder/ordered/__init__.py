@@ -16,6 +16,8 @@ for their inputs).
 
 from zorder.ordered.column import ordered_bytes
 from zorder.ordered.options import (
+    ICEBERG_DEFAULT,
+    ICEBERG_RELEASES,
     ICEBERG_VERSIONS,
     PRIMITIVE_BUFFER_SIZE,
     SPARK_VERSIONS,
@@ -36,6 +38,8 @@ from zorder.ordered.scalar import (
 )
 
 __all__ = [
+    "ICEBERG_DEFAULT",
+    "ICEBERG_RELEASES",
     "ICEBERG_VERSIONS",
     "IcebergOptions",
     "PRIMITIVE_BUFFER_SIZE",

@@ -17,6 +17,7 @@ import numpy
 
 __all__ = [
     "ICEBERG_DEFAULT",
+    "ICEBERG_RELEASES",
     "ICEBERG_VERSIONS",
     "IcebergOptions",
     "PRIMITIVE_BUFFER_SIZE",
@@ -28,14 +29,18 @@ __all__ = [
 #: contribution of a string or binary column.
 PRIMITIVE_BUFFER_SIZE = 8
 
-#: The default ``iceberg=``. Issue 15 asks for the newest release ("1.11"), so that by
-#: default zorder gives the bytes of the Spark jobs users run; that switch changes every
-#: default float byte and null-boolean outcome, and lands with the rest of that issue.
-#: Until then the default is Iceberg main. One constant: every signature and flag reads it.
-ICEBERG_DEFAULT = "main"
+#: The Iceberg releases whose bytes zorder models, oldest first, by minor version (each
+#: also accepted with a patch number, e.g. "1.10.1"). Add the next one when it is released.
+ICEBERG_RELEASES = tuple(f"1.{minor}" for minor in range(12))
 
-#: Accepted ``iceberg=`` names, each with the formula it selects. Any release number
-#: "1.0" .. "1.11" (with or without a patch number, e.g. "1.10.1") also selects "1.11".
+#: The default ``iceberg=``: the newest release zorder models (the last of
+#: ``ICEBERG_RELEASES``), so that by default zorder gives the bytes of the Spark jobs users
+#: actually run. It moves with each release; ``"main"`` (Iceberg's unreleased main branch)
+#: is opt-in. One constant: every signature, docstring and flag reads it.
+ICEBERG_DEFAULT = "1.11"
+
+#: Accepted ``iceberg=`` names, each with the formula it selects. Any release number in
+#: ``ICEBERG_RELEASES`` (with or without a patch number, e.g. "1.10.1") also selects "1.11".
 ICEBERG_VERSIONS = {
     "main": "main",
     "1.11": "1.11",
@@ -66,12 +71,13 @@ def iceberg_mode(iceberg: Any) -> str:
         if name in ICEBERG_VERSIONS:
             return ICEBERG_VERSIONS[name]
         match = _RELEASE.match(name)
-        if match and int(match.group(1)) <= 11:
+        if match and f"1.{int(match.group(1))}" in ICEBERG_RELEASES:
             return "1.11"
     raise ValueError(
-        f"iceberg must be 'main' (the default: Iceberg main, with the PR 17071 float fix), "
-        f"'1.11' or 'legacy' (Iceberg 1.11.0 and every earlier release; a release number "
-        f"such as '1.10' or '1.9.2' is accepted too); got {iceberg!r}"
+        f"iceberg must be a release, '{ICEBERG_RELEASES[-1]}' (the newest; the default is "
+        f"'{ICEBERG_DEFAULT}') or an earlier one such as '1.10' or '1.9.2' ('legacy' names "
+        f"1.11 too), or 'main' (Iceberg's unreleased main, with the PR 17071 float fix and "
+        f"null booleans as zeros); got {iceberg!r}"
     )
 
 
@@ -173,10 +179,11 @@ class IcebergOptions:
             ``var-length-contribution``), > 0; default 8.
         max_output_size: cap on the Z-value length in bytes (Iceberg's
             ``max-output-size``), > 0; None for no cap (Iceberg's ``Integer.MAX_VALUE``).
-        iceberg: the Iceberg whose bytes to give: ``"main"`` (the default: PR 17071's float
-            fix, null booleans as zeros), or a release: ``"1.11"``, ``"legacy"`` or any
-            release number ``"1.0"`` .. ``"1.11.x"`` (the old float formula; a null boolean
-            raises, as Iceberg's UDF throws there).
+        iceberg: the Iceberg whose bytes to give: a release, ``"1.11"`` (the default,
+            ``ICEBERG_DEFAULT``: the newest release), ``"legacy"`` or any release number
+            ``"1.0"`` .. ``"1.11.x"`` (the old float formula; a null boolean raises, as
+            Iceberg's UDF throws there), or ``"main"`` (Iceberg's unreleased main: PR
+            17071's float fix, null booleans as zeros).
         spark: DATE behaviour: ``"4"`` (days since the epoch) or ``"3.5"`` (zeros).
         timestamp: None (infer from each column's type), ``"ntz"`` (TIMESTAMP_NTZ,
             microseconds) or ``"tz"`` (TIMESTAMP, whole seconds) for every timestamp

@@ -145,7 +145,7 @@ def _double(value: float, mode: str) -> bytes:
 def floating_point_ordered_bytes(value: float, *, iceberg: str = ICEBERG_DEFAULT) -> bytes:
     """Iceberg's ``floatingPointOrderedBytes``: the same as ``double_to_ordered_bytes``.
 
-    >>> floating_point_ordered_bytes(1.0).hex()
+    >>> floating_point_ordered_bytes(1.0, iceberg="main").hex()
     'bff0000000000000'
     """
     mode = iceberg_mode(iceberg)
@@ -153,23 +153,27 @@ def floating_point_ordered_bytes(value: float, *, iceberg: str = ICEBERG_DEFAULT
 
 
 def double_to_ordered_bytes(value: float, *, iceberg: str = ICEBERG_DEFAULT) -> bytes:
-    """Iceberg's ``doubleToOrderedBytes``: 8 bytes whose order is ``Double.compare``'s.
+    """Iceberg's ``doubleToOrderedBytes``: 8 bytes whose order is ``Double.compare``'s
+    (on Iceberg main; releases get it wrong in the low 32 bits, see below).
 
-    Every NaN (any sign or payload) becomes ``fff8000000000000``, above +Infinity
-    (``fff0000000000000``); -Infinity is ``000fffffffffffff``; -0.0 is
-    ``7fffffffffffffff``, just below +0.0 (``8000000000000000``). A Python int is
+    With ``iceberg="main"``, every NaN (any sign or payload) becomes
+    ``fff8000000000000``, above +Infinity (``fff0000000000000``); -Infinity is
+    ``000fffffffffffff``; -0.0 is ``7fffffffffffffff``, just below +0.0
+    (``8000000000000000``). The releases give the same top 32 bits. A Python int is
     converted to the nearest double, as Java widens it. bool, str and None are TypeErrors.
 
-    ``iceberg="main"`` (default) is Iceberg main (PR 17071): a negative value has all
-    64 bits inverted, a positive one only its sign bit. ``iceberg="1.11"`` (or
-    ``"legacy"``, or any release "1.0" .. "1.11.x") reproduces 1.11.0 and every earlier
-    release, whose mask mixes bits 31-62 into the low 32 bits: its order is wrong among
-    values that share their top 32 bits.
+    ``iceberg="1.11"`` (the default, the newest release; also ``"legacy"``, or any
+    release "1.0" .. "1.11.x") reproduces 1.11.0 and every earlier release, whose mask
+    mixes bits 31-62 into the low 32 bits: its order is wrong among values that share
+    their top 32 bits. ``iceberg="main"`` is Iceberg's unreleased main (PR 17071): a
+    negative value has all 64 bits inverted, a positive one only its sign bit.
 
-    >>> double_to_ordered_bytes(-0.0).hex()
+    >>> double_to_ordered_bytes(-0.0, iceberg="main").hex()
     '7fffffffffffffff'
-    >>> double_to_ordered_bytes(1.0, iceberg="1.11").hex()
+    >>> double_to_ordered_bytes(1.0).hex()
     'bff000007fe00000'
+    >>> double_to_ordered_bytes(1.0, iceberg="main").hex()
+    'bff0000000000000'
     """
     mode = iceberg_mode(iceberg)
     return _double(_real(value, "double_to_ordered_bytes"), mode)

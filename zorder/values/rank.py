@@ -44,7 +44,7 @@ import numpy
 
 from zorder import hilbert, interleave
 from zorder.ordered import IcebergOptions, ordered_bytes  # noqa: F401  (the doctest)
-from zorder.ordered.options import TimestampOption
+from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.values.table import (
     ColumnSelection, _columns_bytes, curve_matrix,
 )
@@ -590,7 +590,7 @@ def _boundaries_of(parts: List[numpy.ndarray], rank_bits: int, names: Optional[L
 def rank_boundaries(data: Any, columns: ColumnSelection = None, *,
                     rank_bits: int = DEFAULT_RANK_BITS, sample: int = DEFAULT_SAMPLE,
                     seed: int = DEFAULT_SEED, var_length_contribution: int = 8,
-                    iceberg: str = "main", spark: str = "4", timestamp: TimestampOption = None,
+                    iceberg: str = ICEBERG_DEFAULT, spark: str = "4", timestamp: TimestampOption = None,
                     options: Optional[IcebergOptions] = None) -> RankBoundaries:
     """The split points of ``encoding="rank"`` for ``data``'s ``columns``.
 

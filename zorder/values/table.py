@@ -380,14 +380,16 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
     Iceberg's quirks are reproduced, not corrected, so the clustering is the one Spark
     writes:
 
-    - A null gives zero bytes, the same bytes as long MIN (and as ``""`` for strings);
-      a false and a null boolean collide. A null boolean throws a NullPointerException
-      in Iceberg main; here it gives zeros, as open Iceberg PR 17669 does.
+    - A null gives zero bytes, the same bytes as long MIN (and as ``""`` for strings).
+      A null boolean is a ValueError with a release (the default), as Iceberg's UDF
+      throws a NullPointerException there; with ``iceberg="main"`` it gives zeros, as
+      Iceberg main does (PRs 17669 / 18077), so a false and a null boolean collide.
     - A TIMESTAMP with a time zone counts only whole seconds (Spark's cast to BIGINT);
       a TIMESTAMP_NTZ (numpy datetime64, zone-less Arrow timestamps) counts microseconds.
-    - ``iceberg="1.11"`` (or ``"legacy"``): the float formula of every Iceberg release to
-      date, whose order is wrong among values sharing their top 32 bits (a known bug,
-      fixed on main by PR 17071); the default ``"main"`` has the fix.
+    - ``iceberg="1.11"`` (the default, the newest release; also ``"legacy"`` or any
+      release number): the float formula of every Iceberg release to date, whose order
+      is wrong among values sharing their top 32 bits (a known bug, fixed on Iceberg's
+      unreleased main by PR 17071); ``iceberg="main"`` has the fix.
     - ``spark="3.5"``: every DATE becomes 8 zero bytes (Spark 3.5 casts DATE to BIGINT,
       which yields null), so dates contribute nothing to the order.
     - Strings are truncated to whole UTF-8 characters (a character that does not fit is
@@ -407,7 +409,8 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
         max_output_size: cap on the Z-value length in bytes (Iceberg's
             ``max-output-size``), > 0; None for no cap (Iceberg's default,
             ``Integer.MAX_VALUE``).
-        iceberg: float/double formula, ``"main"`` or ``"1.11"`` (see ``ordered_bytes``).
+        iceberg: the Iceberg release whose bytes to give, ``"1.11"`` (default) or an
+            earlier one, or ``"main"`` (see ``ordered_bytes``).
         spark: DATE behaviour, ``"4"`` or ``"3.5"`` (see ``ordered_bytes``).
         timestamp: ``None`` (infer), ``"ntz"`` or ``"tz"`` for every timestamp column, or
             a mapping from column name to one of those.
@@ -437,7 +440,9 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
     Example:
         >>> import numpy as np
         >>> z = zorder_values([np.array([0, -1]), np.array([1.5, 2.0])])
-        >>> bytes(z[0]).hex()
+        >>> bytes(z[0]).hex()  # Iceberg 1.11's float bytes (the default)
+        'c5555540000000001555550000000000'
+        >>> bytes(zorder_values([np.array([0]), np.array([1.5])], iceberg="main")[0]).hex()
         'c5555540000000000000000000000000'
         >>> zorder_values([np.array([0]), np.array(["abc"])], var_length_contribution=16,
         ...               max_output_size=4).shape
