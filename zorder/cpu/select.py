@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Collection, Dict, Mapping, Optional, Tuple
 
 #: Every backend zorder knows, reference first.
-BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "simd")
+BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "avx2", "simd")
 
 
 #: The one list of the CPU flags (py-cpuinfo's spelling) each ISA-specific kernel needs.
 ISA_FLAGS: Dict[str, Tuple[str, ...]] = {
     "pdep": ("bmi2",),
+    "avx2": ("avx2",),
     "simd": ("avx512f", "avx512bw", "avx512vbmi", "gfni"),
 }
 SIMD_FLAGS = ISA_FLAGS["simd"]
@@ -23,6 +24,7 @@ SIMD_FLAGS = ISA_FLAGS["simd"]
 #: The architectures (py-cpuinfo's arch names) a backend exists on; absent means every one.
 BACKEND_ARCHES: Dict[str, Tuple[str, ...]] = {
     "pdep": ("X86_64",),
+    "avx2": ("X86_64",),
     "simd": ("X86_64",),
 }
 
