@@ -97,6 +97,17 @@ def simd_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
     return True, "AVX-512 F/BW/VBMI and GFNI present"
 
 
+def avx2_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
+    """(usable, why): whether the AVX2 kernels can run here."""
+    if not is_x86_64(cpu_info):
+        return False, f"AVX2 is x86-64 only; arch is {cpu_info.get('arch')!r}"
+    if not set(ISA_FLAGS["avx2"]) <= _flags(cpu_info):
+        return False, "no avx2 flag"
+    if cpu_info.get("os_avx") is False:
+        return False, "the OS does not save the YMM registers (XCR0)"
+    return True, "AVX2 present"
+
+
 def explain_choice(
     cpu_info: Mapping, available: Optional[Collection[str]] = None
 ) -> Tuple[str, str]:
@@ -109,10 +120,18 @@ def explain_choice(
     simd_ok, simd_why = simd_verdict(cpu_info)
     if simd_ok:
         candidates.append(("simd", simd_why))
+    avx2_ok, avx2_why = avx2_verdict(cpu_info)
     pdep_ok, pdep_why = pdep_verdict(cpu_info)
-    if pdep_ok:
-        candidates.append(("pdep", pdep_why))
+    # avx2 and pdep in the order measured for uniform 8-byte columns (DISPATCH)
+    for name in DISPATCH[SHAPE_CLASSES[0]][0]:
+        if name == "avx2" and avx2_ok:
+            candidates.append(("avx2", avx2_why + (
+                "; measured faster than pdep on uniform 8-byte columns" if pdep_ok else "")))
+        elif name == "pdep" and pdep_ok:
+            candidates.append(("pdep", pdep_why))
     skipped = [] if simd_ok else [f"simd: {simd_why}"]
+    if not avx2_ok:
+        skipped.append(f"avx2: {avx2_why}")
     if not pdep_ok:
         skipped.append(f"pdep: {pdep_why}")
     candidates.append(("table", "the fastest portable kernel"))
@@ -127,11 +146,14 @@ def explain_choice(
 def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = None) -> str:
     """The backend name ``auto`` picks for a py-cpuinfo-shaped CPU description.
 
-    simd where AVX-512 VBMI and GFNI exist; else pdep where BMI2 exists and PDEP is fast
-    (never on AMD before Zen 3 nor Hygon); else table.
+    simd where AVX-512 VBMI and GFNI exist; else avx2 where AVX2 exists; else pdep where
+    BMI2 exists and PDEP is fast (never on AMD before Zen 3 nor Hygon); else table.
 
     >>> choose_backend({"arch": "X86_64", "vendor_id_raw": "GenuineIntel",
     ...                 "family": 6, "flags": ["avx2", "bmi2"]})
+    'avx2'
+    >>> choose_backend({"arch": "X86_64", "vendor_id_raw": "GenuineIntel",
+    ...                 "family": 6, "flags": ["bmi2"]})
     'pdep'
     >>> choose_backend({"arch": "ARM_8", "flags": []})
     'table'
@@ -200,7 +222,8 @@ def dispatch_plan(cpu_info: Mapping, available: Optional[Collection[str]] = None
     """
     if not isinstance(cpu_info, Mapping):
         raise TypeError(f"cpu_info must be a dict like py-cpuinfo's, not {type(cpu_info).__name__}")
-    runs = {"simd": simd_verdict(cpu_info), "pdep": pdep_verdict(cpu_info),
+    runs = {"simd": simd_verdict(cpu_info), "avx2": avx2_verdict(cpu_info),
+            "pdep": pdep_verdict(cpu_info),
             "table": (True, "portable"), "bitloop": (True, "the reference")}
     plan = {}
     for shape in SHAPE_CLASSES:

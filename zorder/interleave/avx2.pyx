@@ -28,6 +28,7 @@ cdef extern from "avx2_kernel.h" nogil:
                                                       Py_ssize_t nrows, uint8_t* out,
                                                       Py_ssize_t out_stride) noexcept nogil
     const int zorder_avx2_built
+    Py_ssize_t zorder_avx2_stream_min
     void zorder_avx2_init()
     int zorder_avx2_uniform(const Column* cols, int k, Py_ssize_t size, Py_ssize_t nrows,
                             uint8_t* out, Py_ssize_t out_stride, UniformKernel fallback)
@@ -91,6 +92,18 @@ def interleave_bits(columns, interleaved_size=None, out=None):
 def interleave_rows(columns, interleaved_size=None, out=None, *, threads=1):
     check_supported()
     return interleave_rows_with(avx2_rows, columns, interleaved_size, out, threads)
+
+
+def _stream_min(value=None):
+    """The output size (bytes) from which non-temporal stores are used; sets it if given.
+
+    For the tests, to reach the streaming path with small arrays; returns the old value.
+    """
+    global zorder_avx2_stream_min
+    old = zorder_avx2_stream_min
+    if value is not None:
+        zorder_avx2_stream_min = value
+    return old
 
 
 interleave_bits.__doc__ = INTERLEAVE_BITS_DOC

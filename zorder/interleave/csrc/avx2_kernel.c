@@ -49,10 +49,6 @@ const int zorder_avx2_built = 1;
 
 /* ---- tables, filled once by zorder_avx2_init (plain C) ---------------------------- */
 
-/* SWAPM[anti][a][b]: the lanes' bits p that a delta swap of index bits a > b moves:
- * p with bit a clear and bit b set (plain: exchange), or both clear (anti: exchange and
- * complement both). The partner bit is p + (2^a - 2^b), resp. p + (2^a + 2^b). */
-static uint64_t SWAPM[2][6][6];
 /* Squeezing k live bits out of K-bit fields, step s: fields of (K << s) bits pair up;
  * CMASK[k][s][0] keeps the upper one's live bits, [1] the lower one's, which move up by
  * (K - k) << s. The live bits of a field are its top ones (the lanes hold the stream
@@ -69,15 +65,8 @@ static int group_k(int k)
 
 void zorder_avx2_init(void)
 {
-    int anti, a, b, p, k, s, e, g, i;
-    memset(SWAPM, 0, sizeof SWAPM);
+    int b, k, s, e, g, i;
     memset(CMASK, 0, sizeof CMASK);
-    for (anti = 0; anti < 2; anti++)
-        for (a = 0; a < 6; a++)
-            for (b = 0; b < a; b++)
-                for (p = 0; p < 64; p++)
-                    if (!((p >> a) & 1) && ((p >> b) & 1) == !anti)
-                        SWAPM[anti][a][b] |= (uint64_t)1 << p;
     for (k = 3; k <= 7; k++) {
         const int K = group_k(k);
         if (k == 4)
@@ -110,6 +99,14 @@ void zorder_avx2_init(void)
 
 /* ---- bit permutations ------------------------------------------------------------- */
 
+/* The lanes' bits p that have index bit i set (p >> i & 1). */
+#define PBIT(i) ((i) == 0 ? 0xAAAAAAAAAAAAAAAAULL : (i) == 1 ? 0xCCCCCCCCCCCCCCCCULL : \
+                 (i) == 2 ? 0xF0F0F0F0F0F0F0F0ULL : (i) == 3 ? 0xFF00FF00FF00FF00ULL : \
+                 (i) == 4 ? 0xFFFF0000FFFF0000ULL : 0xFFFFFFFF00000000ULL)
+
+/* A delta swap of index bits a > b moves the bits p with bit a clear and bit b set
+ * (plain: exchange) or both clear (anti: exchange and complement both) to their partner
+ * p + (2^a - 2^b), resp. p + (2^a + 2^b), and back. The masks are constants. */
 ZAVX2_INLINE __m256i zswap(__m256i x, const int shift, const uint64_t mask)
 {
     const __m256i m = _mm256_set1_epi64x((long long)mask);
@@ -118,7 +115,8 @@ ZAVX2_INLINE __m256i zswap(__m256i x, const int shift, const uint64_t mask)
 }
 
 #define ZSW(x, anti, a, b) \
-    zswap(x, (anti) ? (1 << (a)) + (1 << (b)) : (1 << (a)) - (1 << (b)), SWAPM[anti][a][b])
+    zswap(x, (anti) ? (1 << (a)) + (1 << (b)) : (1 << (a)) - (1 << (b)), \
+          ~PBIT(a) & ((anti) ? ~PBIT(b) : PBIT(b)))
 
 /* Input lanes as the gather leaves them: byte index = (group g, column c), bit 7 - L
  * holds level L. Exact targets: the output bytes in memory order. Padded targets (the
@@ -162,24 +160,46 @@ ZAVX2_INLINE __m256i t2_exact(__m256i x)
 
 /* The K - k zero bits of each level squeezed out; then vpshufb to the front of each
  * 128-bit lane. */
-ZAVX2_INLINE __m256i squeeze(__m256i x, const int k)
+/* The squeeze masks and vpshufb indices of one k in registers, loaded once per call
+ * (loaded inside the loop they would be read again after every store to the output). */
+typedef struct {
+    __m256i up[3], lo[3], pack;
+} zsqueeze;
+
+ZAVX2_INLINE void squeeze_init(zsqueeze *q, const int k)
+{
+    int s;
+    for (s = 0; s < 3; s++) {
+        q->up[s] = _mm256_set1_epi64x((long long)CMASK[k][s][0]);
+        q->lo[s] = _mm256_set1_epi64x((long long)CMASK[k][s][1]);
+    }
+    q->pack = _mm256_loadu_si256((const __m256i *)(const void *)PACK[k]);
+}
+
+ZAVX2_INLINE __m256i squeeze_q(__m256i x, const int k, const zsqueeze *q)
 {
     const int K = group_k(k);
     int s;
-    for (s = 0; s < 3; s++) {
-        const __m256i up = _mm256_set1_epi64x((long long)CMASK[k][s][0]);
-        const __m256i lo = _mm256_set1_epi64x((long long)CMASK[k][s][1]);
-        x = _mm256_or_si256(_mm256_and_si256(x, up),
-                            _mm256_slli_epi64(_mm256_and_si256(x, lo), (K - k) << s));
-    }
-    return _mm256_shuffle_epi8(x, _mm256_loadu_si256((const __m256i *)(const void *)PACK[k]));
+    for (s = 0; s < 3; s++)
+        x = _mm256_or_si256(_mm256_and_si256(x, q->up[s]),
+                            _mm256_slli_epi64(_mm256_and_si256(x, q->lo[s]), (K - k) << s));
+    return _mm256_shuffle_epi8(x, q->pack);
 }
+
+#define squeeze(x, k) squeeze_q(x, k, sq)
 
 /* ---- blocks of 4 rows ------------------------------------------------------------- */
 
-ZAVX2_INLINE void st32(uint8_t *p, __m256i v)
+/* nt: non-temporal stores (16-byte aligned p), so the destination lines are not read
+ * for ownership first: what a copy pays and a large interleave need not. */
+ZAVX2_INLINE void st32(uint8_t *p, __m256i v, const int nt)
 {
-    _mm256_storeu_si256((__m256i *)(void *)p, v);
+    if (nt) {
+        _mm_stream_si128((__m128i *)(void *)p, _mm256_castsi256_si128(v));
+        _mm_stream_si128((__m128i *)(void *)(p + 16), _mm256_extracti128_si256(v, 1));
+    } else {
+        _mm256_storeu_si256((__m256i *)(void *)p, v);
+    }
 }
 
 ZAVX2_INLINE void st16(uint8_t *p, __m128i v)
@@ -196,14 +216,14 @@ ZAVX2_INLINE void st24(uint8_t *p, __m256i v)
 }
 
 /* k = 2: one unpack gathers byte j of both columns; a 64-bit lane is 4 groups. */
-ZAVX2_INLINE void block2(const __m256i *X, uint8_t *dst, ptrdiff_t os)
+ZAVX2_INLINE void block2(const __m256i *X, uint8_t *dst, ptrdiff_t os, const int nt)
 {
     /* lane 0 of A[p] is row p, lane 1 row p + 2 */
     const __m256i a0 = t2_exact(_mm256_unpacklo_epi8(X[0], X[1]));
     const __m256i a1 = t2_exact(_mm256_unpackhi_epi8(X[0], X[1]));
     if (os == 16) {
-        st32(dst, _mm256_permute2x128_si256(a0, a1, 0x20));
-        st32(dst + 32, _mm256_permute2x128_si256(a0, a1, 0x31));
+        st32(dst, _mm256_permute2x128_si256(a0, a1, 0x20), nt);
+        st32(dst + 32, _mm256_permute2x128_si256(a0, a1, 0x31), nt);
     } else {
         st16(dst, _mm256_castsi256_si128(a0));
         st16(dst + os, _mm256_castsi256_si128(a1));
@@ -213,7 +233,8 @@ ZAVX2_INLINE void block2(const __m256i *X, uint8_t *dst, ptrdiff_t os)
 }
 
 /* k = 3, 4: a 64-bit lane is 2 groups of 4 column bytes. */
-ZAVX2_INLINE void block4(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os)
+ZAVX2_INLINE void block4(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
+                         const int nt, const zsqueeze *sq)
 {
     __m256i Y[4], A[2][2], B[2][2];
     int c, q, p, h;
@@ -230,12 +251,31 @@ ZAVX2_INLINE void block4(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t 
         for (h = 0; h < 2; h++)
             B[p][h] = k == 4 ? t4_exact(B[p][h]) : t4_padded(B[p][h]);
     }
+    if (k == 3 && os == 24) {
+        /* rows back to back: the 4 rows' 96 bytes as 3 whole registers. Row r's 24 bytes
+         * are dwords 0-2 and 4-6 of S[r]; vpermd + vpblendd lay them end to end. */
+        __m256i S[4];
+        for (p = 0; p < 2; p++) {
+            S[p] = squeeze(_mm256_permute2x128_si256(B[p][0], B[p][1], 0x20), k);
+            S[p + 2] = squeeze(_mm256_permute2x128_si256(B[p][0], B[p][1], 0x31), k);
+        }
+        st32(dst, _mm256_blend_epi32(
+            _mm256_permutevar8x32_epi32(S[0], _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 0, 0)),
+            _mm256_permutevar8x32_epi32(S[1], _mm256_setr_epi32(0, 0, 0, 0, 0, 0, 0, 1)), 0xC0), nt);
+        st32(dst + 32, _mm256_blend_epi32(
+            _mm256_permutevar8x32_epi32(S[1], _mm256_setr_epi32(2, 4, 5, 6, 0, 0, 0, 0)),
+            _mm256_permutevar8x32_epi32(S[2], _mm256_setr_epi32(0, 0, 0, 0, 0, 1, 2, 4)), 0xF0), nt);
+        st32(dst + 64, _mm256_blend_epi32(
+            _mm256_permutevar8x32_epi32(S[2], _mm256_setr_epi32(5, 6, 0, 0, 0, 0, 0, 0)),
+            _mm256_permutevar8x32_epi32(S[3], _mm256_setr_epi32(0, 0, 0, 1, 2, 4, 5, 6)), 0xFC), nt);
+        return;
+    }
     for (p = 0; p < 2; p++) {
         const __m256i r0 = _mm256_permute2x128_si256(B[p][0], B[p][1], 0x20);
         const __m256i r2 = _mm256_permute2x128_si256(B[p][0], B[p][1], 0x31);
         if (k == 4) {
-            st32(dst + p * os, r0);
-            st32(dst + (p + 2) * os, r2);
+            st32(dst + p * os, r0, nt);
+            st32(dst + (p + 2) * os, r2, nt);
         } else {
             st24(dst + p * os, squeeze(r0, k));
             st24(dst + (p + 2) * os, squeeze(r2, k));
@@ -246,7 +286,8 @@ ZAVX2_INLINE void block4(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t 
 /* k = 5..8: a 64-bit lane is one group of 8 column bytes. For k = 5 and 7 each row's
  * last 16-byte store runs 16 - 2k bytes past the row: the caller gives room for that,
  * and rows are stored in order so every such byte is written again by the next row. */
-ZAVX2_INLINE void block8(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os)
+ZAVX2_INLINE void block8(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
+                         const int nt, const zsqueeze *sq)
 {
     __m256i Y[8], A[4][2], B[2][2][2], D[2][2][2], V[4][2];
     int c, q, p, h, g, r;
@@ -275,7 +316,7 @@ ZAVX2_INLINE void block8(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t 
         for (h = 0; h < 2; h++) {
             uint8_t *d = dst + r * os;
             if (k == 8) {
-                st32(d + 32 * h, V[r][h]);
+                st32(d + 32 * h, V[r][h], nt);
             } else if (k == 6) {
                 st24(d + 24 * h, squeeze(V[r][h], k));
             } else {
@@ -286,15 +327,19 @@ ZAVX2_INLINE void block8(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t 
         }
 }
 
-ZAVX2_INLINE void zblock(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os)
+/* nt only where every store is st32 (k = 2 and 3 with rows back to back, 4, 8). */
+ZAVX2_INLINE void zblock_nt(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
+                            const int nt, const zsqueeze *sq)
 {
     if (k == 2)
-        block2(X, dst, os);
+        block2(X, dst, os, nt);
     else if (k <= 4)
-        block4(k, X, dst, os);
+        block4(k, X, dst, os, nt, sq);
     else
-        block8(k, X, dst, os);
+        block8(k, X, dst, os, nt, sq);
 }
+
+#define zblock(k, X, dst, os) zblock_nt(k, X, dst, os, 0, &sq)
 
 /* ---- row loops -------------------------------------------------------------------- */
 
@@ -307,6 +352,10 @@ ZAVX2_INLINE uint64_t ld64(const uint8_t *p)
 
 #define AHEAD 512
 
+/* Outputs of at least this many bytes (rows back to back) use non-temporal stores: they
+ * no longer fit the caches, and the stores skip reading the lines first. */
+ptrdiff_t zorder_avx2_stream_min = (ptrdiff_t)4 << 20;
+
 /* Rows [0, nrows) of slabs [0, m) of k columns (bytes [0, 8m) of each column row, any
  * strides), writing exactly 8km bytes per output row. */
 ZAVX2_INLINE void rows_k(const int k, const zorder_column *cols, ptrdiff_t m, ptrdiff_t nrows,
@@ -316,8 +365,11 @@ ZAVX2_INLINE void rows_k(const int k, const zorder_column *cols, ptrdiff_t m, pt
     const int spill = k == 5 || k == 7;         /* stores past a row's end: see block8 */
     uint8_t stage[4 * 64 + 16];
     __m256i X[8];
+    zsqueeze sq;
     ptrdiff_t r0, s, b;
     int c, i, contiguous = os == rs * m;
+    if (k != 2 && k != 4 && k != 8)
+        squeeze_init(&sq, k);
     for (c = 0; c < k; c++)
         contiguous &= cols[c].row_stride == 8 * m;
     for (c = k; c < 8; c++)
@@ -325,7 +377,20 @@ ZAVX2_INLINE void rows_k(const int k, const zorder_column *cols, ptrdiff_t m, pt
     if (contiguous) {
         /* rows of 8 bytes back to back, in and out: plain loads, rows of 8k bytes */
         const ptrdiff_t n = nrows * m, nb = n / 4, R = n - 4 * nb;
-        for (b = 0; b < nb; b++) {
+        b = 0;
+        if ((k <= 4 || k == 8) && ((uintptr_t)out & 15) == 0
+            && n * rs >= zorder_avx2_stream_min) {
+            for (; b < nb; b++) {
+                for (c = 0; c < k; c++) {
+                    const uint8_t *p = cols[c].data + 32 * b;
+                    _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
+                    X[c] = _mm256_loadu_si256((const __m256i *)(const void *)p);
+                }
+                zblock_nt(k, X, out + 4 * rs * b, rs, 1, &sq);
+            }
+            _mm_sfence();
+        }
+        for (; b < nb; b++) {
             for (c = 0; c < k; c++) {
                 const uint8_t *p = cols[c].data + 32 * b;
                 _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
@@ -406,6 +471,87 @@ static void rows_any(int k, const zorder_column *cols, ptrdiff_t m, ptrdiff_t nr
     }
 }
 
+/* n (1, 2 or 4) bytes at p as the low bytes of an integer. */
+ZAVX2_INLINE uint64_t ld_prefix(const uint8_t *p, const int n)
+{
+    uint32_t v32;
+    uint16_t v16;
+    if (n == 4) {
+        memcpy(&v32, p, 4);
+        return v32;
+    }
+    if (n == 2) {
+        memcpy(&v16, p, 2);
+        return v16;
+    }
+    return *p;
+}
+
+/* Rows truncated to the first `need` (1, 2 or 4) bytes of each column, output rows back
+ * to back (size = k * need = out_stride): G = 8 / need rows make one row of 8 bytes per
+ * column (their prefixes side by side), whose 8k output bytes are those G rows' outputs
+ * in order. So a block of 4 such rows is 4G real rows on the full-width block, with no
+ * work thrown away. Returns the rows done (a multiple of 4G). */
+ZAVX2_INLINE ptrdiff_t prefix_rows_k(const int k, const int need, const zorder_column *cols,
+                                     ptrdiff_t nrows, uint8_t *out)
+{
+    const int G = 8 / need;
+    const ptrdiff_t step = 4 * G, rs = 8 * k;
+    __m256i X[8];
+    zsqueeze sq;
+    ptrdiff_t r0;
+    int c, v, i;
+    if (k != 2 && k != 4 && k != 8)
+        squeeze_init(&sq, k);
+    for (c = k; c < 8; c++)
+        X[c] = _mm256_setzero_si256();
+    for (r0 = 0; r0 + step <= nrows; r0 += step) {
+        for (c = 0; c < k; c++) {
+            const ptrdiff_t st = cols[c].row_stride;
+            const uint8_t *p = cols[c].data + r0 * st;
+            uint64_t w[4];
+            _mm_prefetch((const char *)(p + 2 * step * st), _MM_HINT_T0);
+            for (v = 0; v < 4; v++) {
+                uint64_t x = 0;
+                for (i = 0; i < G; i++)
+                    x |= ld_prefix(p + (v * G + i) * st, need) << (8 * need * i);
+                w[v] = x;
+            }
+            X[c] = _mm256_set_epi64x((long long)w[3], (long long)w[2], (long long)w[1],
+                                     (long long)w[0]);
+        }
+        zblock(k, X, out + r0 * k * need, rs);
+    }
+    return r0;
+}
+
+#define PREFIX_K(K) \
+    ZAVX2 static ptrdiff_t prefix_rows_##K(const zorder_column *cols, int need, \
+                                           ptrdiff_t nrows, uint8_t *out) \
+    { \
+        return need == 4 ? prefix_rows_k(K, 4, cols, nrows, out) \
+               : need == 2 ? prefix_rows_k(K, 2, cols, nrows, out) \
+               : prefix_rows_k(K, 1, cols, nrows, out); \
+    }
+PREFIX_K(2)
+PREFIX_K(3)
+PREFIX_K(4)
+PREFIX_K(6)
+PREFIX_K(8)
+
+static ptrdiff_t prefix_any(int k, const zorder_column *cols, int need, ptrdiff_t nrows,
+                            uint8_t *out)
+{
+    switch (k) {
+    case 2: return prefix_rows_2(cols, need, nrows, out);
+    case 3: return prefix_rows_3(cols, need, nrows, out);
+    case 4: return prefix_rows_4(cols, need, nrows, out);
+    case 6: return prefix_rows_6(cols, need, nrows, out);
+    case 8: return prefix_rows_8(cols, need, nrows, out);
+    default: return 0;   /* 5 and 7: their blocks store past a row (block8) */
+    }
+}
+
 /* Truncated rows ending inside a slab: the whole slabs of a chunk of rows into scratch,
  * then each row's first `size` bytes. */
 #define CHUNK_BYTES (32 << 10)
@@ -427,6 +573,22 @@ int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
     if (size == 8 * k * whole) {
         rows_any(k, cols, whole, nrows, out, out_stride);
         return 1;
+    }
+    if ((need == 1 || need == 2 || need == 4) && size == k * need && out_stride == size) {
+        ptrdiff_t done = prefix_any(k, cols, (int)need, nrows, out);
+        if (done == nrows)
+            return 1;
+        if (done > 0) {
+            /* the rows left (fewer than 32) as a call of their own */
+            for (c = 0; c < k; c++) {
+                view[c] = cols[c];
+                view[c].data = cols[c].data + done * cols[c].row_stride;
+            }
+            if (!zorder_avx2_uniform(view, k, size, nrows - done, out + done * size,
+                                     out_stride, fallback))
+                fallback(view, k, size, nrows - done, out + done * size, out_stride);
+            return 1;
+        }
     }
     if (8 * slabs <= width) {
         const ptrdiff_t full = 8 * k * slabs;
@@ -463,6 +625,7 @@ int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
 #else  /* not x86-64, or a compiler without AVX2 target attributes */
 
 const int zorder_avx2_built = 0;
+ptrdiff_t zorder_avx2_stream_min = 0;
 
 void zorder_avx2_init(void) {}
 

@@ -7,6 +7,10 @@
  * compiled to a stub, and then zorder_avx2_uniform always returns 0. */
 extern const int zorder_avx2_built;
 
+/* Outputs of at least this many bytes (rows back to back) are written with non-temporal
+ * stores; a variable so the tests can reach that path with small arrays. */
+extern ptrdiff_t zorder_avx2_stream_min;
+
 /* Fills the mask and shuffle tables; plain C, safe on any CPU. */
 void zorder_avx2_init(void);
 
