@@ -184,28 +184,39 @@ SHAPE_CLASSES: Tuple[str, ...] = (
     "many-columns",                 # more than 8 columns
 )
 
-#: class -> (preference, the measurement that decided it).
+#: class -> (preference, the measurement that decided it). The avx2 figures (and the pdep
+#: figures beside them) are from the same matrix on an AMD EPYC (AVX-512 VBMI + GFNI, fast
+#: PDEP, 2 shared vCPUs), 2026-12-03, each backend forced, 1,000,000 rows; on CPUs without
+#: simd's flags avx2 is chosen wherever it precedes pdep (benchmarks/NOTES.md, avx2).
 DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
-    "uniform-8n-full": (("simd", "pdep", "table"),
-                        "4x8->32: simd 3.0 ns (0.7x copy), pdep 10.0, table 11.9"),
-    "uniform-8n-truncated-1-3": (("pdep", "simd", "table"),
-                                 "8+8->8: pdep 2.9 ns (1.4x), simd 4.1, table 4.0"),
-    "uniform-8n-truncated-4-8": (("simd", "pdep", "table"),
-                                 "4x8->8: simd 2.3 ns (0.6x), pdep 2.5, table 3.4"),
-    "uniform-narrow": (("simd", "pdep", "table"),
-                       "4+4->8: simd 1.24 ns (1.3x), pdep 2.1, table 3.0"),
-    "ragged-full": (("pdep", "simd", "table"),
-                    "8+16->24: pdep 5.3 ns (1.6x), simd 6.7; 8+32->40: pdep 8.2, simd 9.4"),
-    "ragged-truncated-first": (("simd", "pdep", "table"),
-                               "8+16->12: simd 5.5 ns (1.7x), pdep 6.8"),
-    "ragged-truncated-later": (("pdep", "simd", "table"),
-                               "8+16->20: pdep 10.3 ns (3.1x), simd 11.4"),
+    "uniform-8n-full": (("simd", "avx2", "pdep", "table"),
+                        "4x8->32: simd 3.0 ns (0.7x copy), pdep 10.0, table 11.9; "
+                        "EPYC: avx2 3.3 (1.5x), pdep 7.7"),
+    "uniform-8n-truncated-1-3": (("avx2", "pdep", "simd", "table"),
+                                 "8+8->8: pdep 2.9 ns (1.4x), simd 4.1, table 4.0; "
+                                 "EPYC: avx2 0.9 (0.8x), pdep 2.0, simd 2.4"),
+    "uniform-8n-truncated-4-8": (("simd", "pdep", "avx2", "table"),
+                                 "4x8->8: simd 2.3 ns (0.6x), pdep 2.5, table 3.4; "
+                                 "EPYC: pdep 3.0, avx2 2.4-11.6 (noisy); 8x8->8: pdep 4.6, avx2 7.1"),
+    "uniform-narrow": (("simd", "avx2", "pdep", "table"),
+                       "4+4->8: simd 1.24 ns (1.3x), pdep 2.1, table 3.0; "
+                       "EPYC: avx2 0.63 (1.1x), pdep 1.54"),
+    "ragged-full": (("avx2", "pdep", "simd", "table"),
+                    "8+16->24: pdep 5.3 ns (1.6x), simd 6.7; 8+32->40: pdep 8.2, simd 9.4; "
+                    "EPYC: 8+16->24 avx2 2.1 (1.3x), pdep 3.6, simd 5.6"),
+    "ragged-truncated-first": (("simd", "avx2", "pdep", "table"),
+                               "8+16->12: simd 5.5 ns (1.7x), pdep 6.8; "
+                               "EPYC: avx2 3.4-7.1, pdep 5.4-9.0"),
+    "ragged-truncated-later": (("avx2", "pdep", "simd", "table"),
+                               "8+16->20: pdep 10.3 ns (3.1x), simd 11.4; "
+                               "EPYC: 8+32->30 avx2 3.9 (1.3x), pdep 8.9, simd 12.8"),
     # simd gathers narrow segments into rows back to back (csrc/segments.h)
-    "ragged-narrow": (("simd", "pdep", "table"),
+    "ragged-narrow": (("simd", "avx2", "pdep", "table"),
                       "3+5+8->16: simd 7.8 ns (4.7x), pdep 15.9, table 14.7; "
-                      "1+2+3+4->10: simd 11.8, pdep 18.9"),
-    "many-columns": (("simd", "pdep", "table"),
-                     "12x8->96: simd 20.3 ns (2.0x), pdep 61.2, table 68.9"),
+                      "1+2+3+4->10: simd 11.8, pdep 18.9; EPYC: 3+5+8->16 avx2 6.8, pdep 7.6"),
+    "many-columns": (("simd", "avx2", "pdep", "table"),
+                     "12x8->96: simd 20.3 ns (2.0x), pdep 61.2, table 68.9; "
+                     "EPYC: avx2 29.4, pdep 48.9"),
 }
 
 
@@ -216,9 +227,9 @@ def dispatch_plan(cpu_info: Mapping, available: Optional[Collection[str]] = None
     this build has; the bit loop where none is.
 
     >>> plan = dispatch_plan({"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6,
-    ...                       "flags": ["bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni"]})
+    ...                       "flags": ["avx2", "bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni"]})
     >>> plan["uniform-8n-full"][0], plan["ragged-full"][0]
-    ('simd', 'pdep')
+    ('simd', 'avx2')
     """
     if not isinstance(cpu_info, Mapping):
         raise TypeError(f"cpu_info must be a dict like py-cpuinfo's, not {type(cpu_info).__name__}")
