@@ -13,17 +13,20 @@
  * as m times as many rows of width 8, so the loads are plain 32-byte loads.
  *
  * 1. Gather (vpunpck{l,h}{bw,wd,dq}): byte j of each column side by side, so a 64-bit
- *    lane holds K column bytes of each of 8/K consecutive byte indices j (K = 2, 4, 8).
+ *    lane holds K column bytes of each of 8/K consecutive byte indices j (K = 4, 8).
  * 2. Bit permutation of each 64-bit lane as a few delta swaps (shift, xor, and, shift,
  *    xor): with a bit's position written as 6 index bits (byte, bit), the interleave is
  *    a permutation of those index bits, e.g. the 8-column case swaps (column, level) into
  *    (level, column): the 8x8 bit transpose. Each swap exchanges two index bits (or
  *    exchanges and complements both); the sequences below were found by a search over
  *    such swaps and are checked by every test vector.
- * 3. k = 3, 5, 6, 7 run as K = 4 or 8 with zero columns; the K - k zero bits of every
- *    level are then squeezed out in three shift-and-or steps (fields of K bits, then
- *    2K, then 4K), and vpshufb/vpermd pack the k live bytes of each group.
+ * 3. k = 7 runs as K = 8 with a zero column; the zero bit of every level is then
+ *    squeezed out in three shift-and-or steps (fields of 8 bits, then 16, then 32), and
+ *    vpshufb packs the 7 live bytes of each group.
  * 4. vperm2i128 puts each row's bytes together before the stores.
+ * k = 2, 3, 5 and 6 use nibble lookups instead (lutblock: output byte b of a group is an
+ * OR of vpshufb lookups of the column nibbles that land in it, then vpshufb/vpor put the
+ * k results in group order), which measured faster for them (see ZLUT).
  * A width that is not a multiple of 8 runs its whole slabs here and its last bytes on the
  * caller's fallback kernel (or, for rows back to back, as rows of 8: segments.h). */
 #include <stdlib.h>
@@ -47,6 +50,14 @@
 
 const int zorder_avx2_built = 1;
 
+/* Which k run the nibble-lookup method (lutblock); 4 and 8 run the bit transposes, 7 the
+ * 8-column transpose with a zero column and the squeeze. Chosen by time per row with the
+ * data in cache (2,000 rows; ns): k = 2: lookups 0.95 vs transposes 1.34; 3: 1.7-2.3 vs
+ * 4.5 (zero column and squeeze); 4: 3.25 vs 3.15; 5: 6.4 vs 7.4; 6: 5.2 vs 7.7; 7: 10.1
+ * vs 7.4. */
+/* Which k run the nibble-lookup method instead of zero columns and the squeeze. */
+#define ZLUT(k) ((k) == 2 || (k) == 3 || (k) == 5 || (k) == 6)
+
 /* ---- tables, filled once by zorder_avx2_init (plain C) ---------------------------- */
 
 /* Squeezing k live bits out of K-bit fields, step s: fields of (K << s) bits pair up;
@@ -58,6 +69,13 @@ static uint64_t CMASK[9][3][2];
  * lane (the group's stream starts at its top byte). */
 static uint8_t PACK[9][32];
 
+/* The nibble-lookup method (ZLUT(k) below). NIBLUT[k][b][c][h]: for each value of
+ * column c's high (h = 1) or low (h = 0) nibble, its bits that land in output byte b of
+ * the group. CHUNK[k][m][b]: vpshufb indices taking, for 16-byte output chunk m of a
+ * 128-bit lane (16 groups), the bytes that come from result b (byte b of every group). */
+static uint8_t NIBLUT[8][8][8][2][16];
+static uint8_t CHUNK[8][8][8][16];
+
 static int group_k(int k)
 {
     return k <= 2 ? 2 : k <= 4 ? 4 : 8;
@@ -65,11 +83,31 @@ static int group_k(int k)
 
 void zorder_avx2_init(void)
 {
-    int b, k, s, e, g, i;
+    int b, k, s, e, i;
     memset(CMASK, 0, sizeof CMASK);
-    for (k = 3; k <= 7; k++) {
-        const int K = group_k(k);
-        if (k == 4)
+    memset(NIBLUT, 0, sizeof NIBLUT);
+    for (k = 2; k <= 7; k++) {
+        int c, h, v, L, m;
+        for (c = 0; c < k; c++)
+            for (h = 0; h < 2; h++)
+                for (v = 0; v < 16; v++)
+                    for (i = 0; i < 4; i++) {
+                        /* nibble bit 3 - i is level i (high nibble) or 4 + i (low) */
+                        const int q = k * ((h ? 0 : 4) + i) + c;
+                        L = (v >> (3 - i)) & 1;
+                        if (L)
+                            NIBLUT[k][q / 8][c][h][v] |= (uint8_t)(0x80 >> (q % 8));
+                    }
+        for (m = 0; m < k; m++)
+            for (b = 0; b < k; b++)
+                for (i = 0; i < 16; i++) {
+                    const int t = 16 * m + i;
+                    CHUNK[k][m][b][i] = (uint8_t)(t % k == b ? t / k : 0x80);
+                }
+    }
+    for (k = 5; k <= 7; k++) {
+        const int K = 8;
+        if (ZLUT(k))
             continue;
         for (s = 0; s < 3; s++) {
             const int H = K << s, live = k << s, U = 2 * H;
@@ -83,17 +121,9 @@ void zorder_avx2_init(void)
         }
         memset(PACK[k], 0x80, 32);
         for (i = 0; i < 32; i += 16)
-            for (e = 0; e < 2; e++) {
-                if (K == 8) {
-                    for (b = 0; b < k; b++)
-                        PACK[k][i + e * k + b] = (uint8_t)(8 * e + 7 - b);
-                } else {
-                    /* two groups per lane: group g in bytes 4g..4g+3 */
-                    for (g = 0; g < 2; g++)
-                        for (b = 0; b < k; b++)
-                            PACK[k][i + 2 * k * e + k * g + b] = (uint8_t)(8 * e + 4 * g + 3 - b);
-                }
-            }
+            for (e = 0; e < 2; e++)
+                for (b = 0; b < k; b++)
+                    PACK[k][i + e * k + b] = (uint8_t)(8 * e + 7 - b);
     }
 }
 
@@ -141,21 +171,6 @@ ZAVX2_INLINE __m256i t4_exact(__m256i x)
     x = ZSW(x, 0, 2, 1);
     x = ZSW(x, 1, 3, 0);
     return ZSW(x, 1, 4, 1);
-}
-
-ZAVX2_INLINE __m256i t4_padded(__m256i x)
-{
-    x = ZSW(x, 0, 1, 0);
-    x = ZSW(x, 0, 2, 1);
-    x = ZSW(x, 0, 3, 0);
-    return ZSW(x, 0, 4, 1);
-}
-
-ZAVX2_INLINE __m256i t2_exact(__m256i x)
-{
-    x = ZSW(x, 0, 1, 0);
-    x = ZSW(x, 0, 2, 0);
-    return ZSW(x, 1, 3, 0);
 }
 
 /* The K - k zero bits of each level squeezed out; then vpshufb to the front of each
@@ -207,83 +222,29 @@ ZAVX2_INLINE void st16(uint8_t *p, __m128i v)
     _mm_storeu_si128((__m128i *)(void *)p, v);
 }
 
-/* 24 bytes: the first 12 of each 128-bit lane (vpermd), as 16 + 8. */
-ZAVX2_INLINE void st24(uint8_t *p, __m256i v)
+/* k = 4: a 64-bit lane is 2 groups of 4 column bytes. */
+ZAVX2_INLINE void block4(const __m256i *X, uint8_t *dst, ptrdiff_t os, const int nt)
 {
-    v = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7));
-    _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(v));
-    _mm_storel_epi64((__m128i *)(void *)(p + 16), _mm256_extracti128_si256(v, 1));
-}
-
-/* k = 2: one unpack gathers byte j of both columns; a 64-bit lane is 4 groups. */
-ZAVX2_INLINE void block2(const __m256i *X, uint8_t *dst, ptrdiff_t os, const int nt)
-{
-    /* lane 0 of A[p] is row p, lane 1 row p + 2 */
-    const __m256i a0 = t2_exact(_mm256_unpacklo_epi8(X[0], X[1]));
-    const __m256i a1 = t2_exact(_mm256_unpackhi_epi8(X[0], X[1]));
-    if (os == 16) {
-        st32(dst, _mm256_permute2x128_si256(a0, a1, 0x20), nt);
-        st32(dst + 32, _mm256_permute2x128_si256(a0, a1, 0x31), nt);
-    } else {
-        st16(dst, _mm256_castsi256_si128(a0));
-        st16(dst + os, _mm256_castsi256_si128(a1));
-        st16(dst + 2 * os, _mm256_extracti128_si256(a0, 1));
-        st16(dst + 3 * os, _mm256_extracti128_si256(a1, 1));
-    }
-}
-
-/* k = 3, 4: a 64-bit lane is 2 groups of 4 column bytes. */
-ZAVX2_INLINE void block4(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
-                         const int nt, const zsqueeze *sq)
-{
-    __m256i Y[4], A[2][2], B[2][2];
-    int c, q, p, h;
-    for (c = 0; c < 4; c++)   /* padded: columns reversed, the zero one first */
-        Y[c] = k == 4 ? X[c] : (3 - c < k ? X[3 - c] : _mm256_setzero_si256());
+    __m256i A[2][2], B[2][2];
+    int q, p, h;
     for (q = 0; q < 2; q++) {
-        A[q][0] = _mm256_unpacklo_epi8(Y[2 * q], Y[2 * q + 1]);
-        A[q][1] = _mm256_unpackhi_epi8(Y[2 * q], Y[2 * q + 1]);
+        A[q][0] = _mm256_unpacklo_epi8(X[2 * q], X[2 * q + 1]);
+        A[q][1] = _mm256_unpackhi_epi8(X[2 * q], X[2 * q + 1]);
     }
     /* B[p][h]: lane 0 = row p, byte indices 4h..4h+3; lane 1 = row p + 2 */
     for (p = 0; p < 2; p++) {
         B[p][0] = _mm256_unpacklo_epi16(A[0][p], A[1][p]);
         B[p][1] = _mm256_unpackhi_epi16(A[0][p], A[1][p]);
         for (h = 0; h < 2; h++)
-            B[p][h] = k == 4 ? t4_exact(B[p][h]) : t4_padded(B[p][h]);
-    }
-    if (k == 3 && os == 24) {
-        /* rows back to back: the 4 rows' 96 bytes as 3 whole registers. Row r's 24 bytes
-         * are dwords 0-2 and 4-6 of S[r]; vpermd + vpblendd lay them end to end. */
-        __m256i S[4];
-        for (p = 0; p < 2; p++) {
-            S[p] = squeeze(_mm256_permute2x128_si256(B[p][0], B[p][1], 0x20), k);
-            S[p + 2] = squeeze(_mm256_permute2x128_si256(B[p][0], B[p][1], 0x31), k);
-        }
-        st32(dst, _mm256_blend_epi32(
-            _mm256_permutevar8x32_epi32(S[0], _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 0, 0)),
-            _mm256_permutevar8x32_epi32(S[1], _mm256_setr_epi32(0, 0, 0, 0, 0, 0, 0, 1)), 0xC0), nt);
-        st32(dst + 32, _mm256_blend_epi32(
-            _mm256_permutevar8x32_epi32(S[1], _mm256_setr_epi32(2, 4, 5, 6, 0, 0, 0, 0)),
-            _mm256_permutevar8x32_epi32(S[2], _mm256_setr_epi32(0, 0, 0, 0, 0, 1, 2, 4)), 0xF0), nt);
-        st32(dst + 64, _mm256_blend_epi32(
-            _mm256_permutevar8x32_epi32(S[2], _mm256_setr_epi32(5, 6, 0, 0, 0, 0, 0, 0)),
-            _mm256_permutevar8x32_epi32(S[3], _mm256_setr_epi32(0, 0, 0, 1, 2, 4, 5, 6)), 0xFC), nt);
-        return;
+            B[p][h] = t4_exact(B[p][h]);
     }
     for (p = 0; p < 2; p++) {
-        const __m256i r0 = _mm256_permute2x128_si256(B[p][0], B[p][1], 0x20);
-        const __m256i r2 = _mm256_permute2x128_si256(B[p][0], B[p][1], 0x31);
-        if (k == 4) {
-            st32(dst + p * os, r0, nt);
-            st32(dst + (p + 2) * os, r2, nt);
-        } else {
-            st24(dst + p * os, squeeze(r0, k));
-            st24(dst + (p + 2) * os, squeeze(r2, k));
-        }
+        st32(dst + p * os, _mm256_permute2x128_si256(B[p][0], B[p][1], 0x20), nt);
+        st32(dst + (p + 2) * os, _mm256_permute2x128_si256(B[p][0], B[p][1], 0x31), nt);
     }
 }
 
-/* k = 5..8: a 64-bit lane is one group of 8 column bytes. For k = 5 and 7 each row's
+/* k = 7, 8: a 64-bit lane is one group of 8 column bytes. For k = 7 each row's
  * last 16-byte store runs 16 - 2k bytes past the row: the caller gives room for that,
  * and rows are stored in order so every such byte is written again by the next row. */
 ZAVX2_INLINE void block8(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
@@ -317,8 +278,6 @@ ZAVX2_INLINE void block8(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t 
             uint8_t *d = dst + r * os;
             if (k == 8) {
                 st32(d + 32 * h, V[r][h], nt);
-            } else if (k == 6) {
-                st24(d + 24 * h, squeeze(V[r][h], k));
             } else {
                 const __m256i v = squeeze(V[r][h], k);
                 st16(d + 4 * k * h, _mm256_castsi256_si128(v));
@@ -327,14 +286,64 @@ ZAVX2_INLINE void block8(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t 
         }
 }
 
-/* nt only where every store is st32 (k = 2 and 3 with rows back to back, 4, 8). */
+ZAVX2_INLINE __m256i bcast16(const uint8_t *p)
+{
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
+/* k = 3, 5, 6, 7 by nibble lookups: output byte b of every group is the OR, over the
+ * column nibbles whose bits land in it, of a vpshufb table lookup; then the k results
+ * (byte b of the 32 groups of 4 rows) are interleaved into group order, 16 bytes at a
+ * time, and written as 4 rows back to back (dst, 32k bytes). */
+ZAVX2_INLINE void lutblock(const int k, const __m256i *X, uint8_t *dst, const int nt)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256i N[8][2], R[8], C[8];
+    int c, h, b, m, p;
+    for (c = 0; c < k; c++) {
+        N[c][0] = _mm256_and_si256(X[c], low4);
+        N[c][1] = _mm256_and_si256(_mm256_srli_epi16(X[c], 4), low4);
+    }
+    for (b = 0; b < k; b++)
+        R[b] = _mm256_setzero_si256();
+    for (c = 0; c < k; c++)
+        for (h = 0; h < 2; h++) {
+            /* the bytes this nibble's 4 levels land in (constants: k, c, h are) */
+            const int first = (k * (h ? 0 : 4) + c) / 8, last = (k * (h ? 3 : 7) + c) / 8;
+            for (b = first; b <= last; b++)
+                R[b] = _mm256_or_si256(R[b], _mm256_shuffle_epi8(bcast16(NIBLUT[k][b][c][h]),
+                                                                 N[c][h]));
+        }
+    for (m = 0; m < k; m++) {
+        C[m] = _mm256_shuffle_epi8(R[0], bcast16(CHUNK[k][m][0]));
+        for (b = 1; b < k; b++)
+            C[m] = _mm256_or_si256(C[m], _mm256_shuffle_epi8(R[b], bcast16(CHUNK[k][m][b])));
+    }
+    /* lane 0 of C[m] is chunk m of rows 0-1, lane 1 of rows 2-3: 2k chunks in order */
+    for (p = 0; p < k; p++) {
+        const int i0 = 2 * p, i1 = 2 * p + 1;
+        const __m256i a = C[i0 % k], b2 = C[i1 % k];
+        const int imm = (i0 / k) | ((2 + i1 / k) << 4);
+        __m256i v;
+        switch (imm) {
+        case 0x20: v = _mm256_permute2x128_si256(a, b2, 0x20); break;
+        case 0x30: v = _mm256_permute2x128_si256(a, b2, 0x30); break;
+        case 0x31: v = _mm256_permute2x128_si256(a, b2, 0x31); break;
+        default: v = _mm256_permute2x128_si256(a, b2, 0x21); break;
+        }
+        st32(dst + 32 * p, v, nt);
+    }
+}
+
+/* nt: non-temporal stores (every block stores whole registers only where nt is asked:
+ * k = 7 never is). */
 ZAVX2_INLINE void zblock_nt(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
                             const int nt, const zsqueeze *sq)
 {
-    if (k == 2)
-        block2(X, dst, os, nt);
-    else if (k <= 4)
-        block4(k, X, dst, os, nt, sq);
+    if (ZLUT(k))
+        lutblock(k, X, dst, nt);   /* os == 8k: the callers check */
+    else if (k == 4)
+        block4(X, dst, os, nt);
     else
         block8(k, X, dst, os, nt, sq);
 }
@@ -362,13 +371,14 @@ ZAVX2_INLINE void rows_k(const int k, const zorder_column *cols, ptrdiff_t m, pt
                          uint8_t *out, ptrdiff_t os)
 {
     const ptrdiff_t rs = 8 * k;                 /* output bytes of one slab */
-    const int spill = k == 5 || k == 7;         /* stores past a row's end: see block8 */
+    const int spill = !ZLUT(k) && (k == 5 || k == 7);   /* stores past a row's end: block8 */
+    const int whole_rows = ZLUT(k);             /* writes 4 rows back to back: lutblock */
     uint8_t stage[4 * 64 + 16];
     __m256i X[8];
     zsqueeze sq;
     ptrdiff_t r0, s, b;
     int c, i, contiguous = os == rs * m;
-    if (k != 2 && k != 4 && k != 8)
+    if (k != 2 && k != 4 && k != 8 && !ZLUT(k))
         squeeze_init(&sq, k);
     for (c = 0; c < k; c++)
         contiguous &= cols[c].row_stride == 8 * m;
@@ -378,7 +388,7 @@ ZAVX2_INLINE void rows_k(const int k, const zorder_column *cols, ptrdiff_t m, pt
         /* rows of 8 bytes back to back, in and out: plain loads, rows of 8k bytes */
         const ptrdiff_t n = nrows * m, nb = n / 4, R = n - 4 * nb;
         b = 0;
-        if ((k <= 4 || k == 8) && ((uintptr_t)out & 15) == 0
+        if (k != 7 && ((uintptr_t)out & 15) == 0
             && n * rs >= zorder_avx2_stream_min) {
             for (; b < nb; b++) {
                 for (c = 0; c < k; c++) {
@@ -433,7 +443,7 @@ ZAVX2_INLINE void rows_k(const int k, const zorder_column *cols, ptrdiff_t m, pt
                                              (long long)v[0]);
                 }
             }
-            if (R == 4 && !spill) {
+            if (R == 4 && !spill && !(whole_rows && os != rs)) {
                 zblock(k, X, out + r0 * os + s * rs, os);
             } else {
                 zblock(k, X, stage, rs);
@@ -501,7 +511,7 @@ ZAVX2_INLINE ptrdiff_t prefix_rows_k(const int k, const int need, const zorder_c
     zsqueeze sq;
     ptrdiff_t r0;
     int c, v, i;
-    if (k != 2 && k != 4 && k != 8)
+    if (k != 2 && k != 4 && k != 8 && !ZLUT(k))
         squeeze_init(&sq, k);
     for (c = k; c < 8; c++)
         X[c] = _mm256_setzero_si256();
@@ -536,7 +546,9 @@ ZAVX2_INLINE ptrdiff_t prefix_rows_k(const int k, const int need, const zorder_c
 PREFIX_K(2)
 PREFIX_K(3)
 PREFIX_K(4)
+PREFIX_K(5)
 PREFIX_K(6)
+PREFIX_K(7)
 PREFIX_K(8)
 
 static ptrdiff_t prefix_any(int k, const zorder_column *cols, int need, ptrdiff_t nrows,
@@ -546,9 +558,10 @@ static ptrdiff_t prefix_any(int k, const zorder_column *cols, int need, ptrdiff_
     case 2: return prefix_rows_2(cols, need, nrows, out);
     case 3: return prefix_rows_3(cols, need, nrows, out);
     case 4: return prefix_rows_4(cols, need, nrows, out);
+    case 5: return ZLUT(5) ? prefix_rows_5(cols, need, nrows, out) : 0;
     case 6: return prefix_rows_6(cols, need, nrows, out);
-    case 8: return prefix_rows_8(cols, need, nrows, out);
-    default: return 0;   /* 5 and 7: their blocks store past a row (block8) */
+    case 7: return ZLUT(7) ? prefix_rows_7(cols, need, nrows, out) : 0;
+    default: return prefix_rows_8(cols, need, nrows, out);
     }
 }
 
