@@ -2,10 +2,11 @@
 
 For CPUs with AVX2 but without the simd backend's AVX-512 VBMI + GFNI: Intel Haswell to
 Comet Lake and the client cores since Alder Lake, AMD Zen 1-3 (where Zen 1-2's PDEP is
-microcoded, so pdep is no choice there). Byte j of every column is gathered with
-unpack instructions and each 64-bit lane's bits are permuted by a few delta swaps (the
-8x8 bit transpose and its 2- and 4-column forms); 3, 5, 6 and 7 columns run as 4 or 8
-with zero columns and squeeze the zero bits out. The kernels take 2-8 columns of one
+microcoded, so pdep is no choice there). For 4 and 8 columns byte j of every column is
+gathered with unpack instructions and each 64-bit lane's bits are permuted by a few
+delta swaps (the 8x8 bit transpose and its 4-column form); 7 columns run as 8 with a zero
+column whose bits are squeezed out; 2, 3, 5 and 6 columns use vpshufb lookups of each
+column nibble's bits per output byte. The kernels take 2-8 columns of one
 width, any row strides, truncated rows; narrow columns with rows back to back run as rows
 of 8 bytes, and ragged widths and 9-64 columns run segment by segment (csrc/segments.h).
 The last bytes of a width that is not a multiple of 8, single rows and one-column pieces

@@ -295,7 +295,8 @@ ZAVX2_INLINE __m256i bcast16(const uint8_t *p)
  * column nibbles whose bits land in it, of a vpshufb table lookup; then the k results
  * (byte b of the 32 groups of 4 rows) are interleaved into group order, 16 bytes at a
  * time, and written as 4 rows back to back (dst, 32k bytes). */
-ZAVX2_INLINE void lutblock(const int k, const __m256i *X, uint8_t *dst, const int nt)
+ZAVX2_INLINE void lutblock(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
+                           const int nt)
 {
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     __m256i N[8][2], R[8], C[8];
@@ -319,6 +320,15 @@ ZAVX2_INLINE void lutblock(const int k, const __m256i *X, uint8_t *dst, const in
         for (b = 1; b < k; b++)
             C[m] = _mm256_or_si256(C[m], _mm256_shuffle_epi8(R[b], bcast16(CHUNK[k][m][b])));
     }
+    if (os != 8 * k) {
+        /* rows apart (even k only): a row is k/2 whole chunks, row 2l + e of lane l */
+        for (m = 0; m < k; m++) {
+            uint8_t *d = dst + (m / (k / 2)) * os + 16 * (m % (k / 2));
+            st16(d, _mm256_castsi256_si128(C[m]));
+            st16(d + 2 * os, _mm256_extracti128_si256(C[m], 1));
+        }
+        return;
+    }
     /* lane 0 of C[m] is chunk m of rows 0-1, lane 1 of rows 2-3: 2k chunks in order */
     for (p = 0; p < k; p++) {
         const int i0 = 2 * p, i1 = 2 * p + 1;
@@ -341,7 +351,7 @@ ZAVX2_INLINE void zblock_nt(const int k, const __m256i *X, uint8_t *dst, ptrdiff
                             const int nt, const zsqueeze *sq)
 {
     if (ZLUT(k))
-        lutblock(k, X, dst, nt);   /* os == 8k: the callers check */
+        lutblock(k, X, dst, os, nt);   /* os == 8k for odd k: the callers check */
     else if (k == 4)
         block4(X, dst, os, nt);
     else
@@ -372,7 +382,7 @@ ZAVX2_INLINE void rows_k(const int k, const zorder_column *cols, ptrdiff_t m, pt
 {
     const ptrdiff_t rs = 8 * k;                 /* output bytes of one slab */
     const int spill = !ZLUT(k) && (k == 5 || k == 7);   /* stores past a row's end: block8 */
-    const int whole_rows = ZLUT(k);             /* writes 4 rows back to back: lutblock */
+    const int whole_rows = ZLUT(k) && k % 2;   /* writes 4 rows back to back: lutblock */
     uint8_t stage[4 * 64 + 16];
     __m256i X[8];
     zsqueeze sq;
