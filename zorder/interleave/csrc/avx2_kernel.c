@@ -15,7 +15,7 @@
  * 1. Gather (vpunpck{l,h}{bw,wd,dq}): byte j of each column side by side, so a 64-bit
  *    lane holds K column bytes of each of 8/K consecutive byte indices j (K = 4, 8).
  * 2. Bit permutation of each 64-bit lane as a few delta swaps (shift, xor, and, shift,
- *    xor): with a bit's position written as 6 index bits (byte, bit), the interleave is
+ *    xor, xor): with a bit's position written as 6 index bits (byte, bit), the interleave is
  *    a permutation of those index bits, e.g. the 8-column case swaps (column, level) into
  *    (level, column): the 8x8 bit transpose. Each swap exchanges two index bits (or
  *    exchanges and complements both); the sequences below were found by a search over
@@ -55,7 +55,6 @@ const int zorder_avx2_built = 1;
  * data in cache (2,000 rows; ns): k = 2: lookups 0.95 vs transposes 1.34; 3: 1.7-2.3 vs
  * 4.5 (zero column and squeeze); 4: 3.25 vs 3.15; 5: 6.4 vs 7.4; 6: 5.2 vs 7.7; 7: 10.1
  * vs 7.4. */
-/* Which k run the nibble-lookup method instead of zero columns and the squeeze. */
 #define ZLUT(k) ((k) == 2 || (k) == 3 || (k) == 5 || (k) == 6)
 
 /* ---- tables, filled once by zorder_avx2_init (plain C) ---------------------------- */
