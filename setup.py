@@ -78,6 +78,8 @@ if IS_X86_64:
     # unavailable. simd falls back to the pdep module's kernel through a cimport.
     extensions.append(extension("interleave.pdep", ["interleave/pdep.pyx", "interleave/csrc/pdep_kernel.c"]))
     extensions.append(extension("interleave.simd", ["interleave/simd.pyx", "interleave/csrc/simd_kernel.c"]))
+    # AVX2 code behind target attributes; falls back to the table module's kernel (cimport).
+    extensions.append(extension("interleave.avx2", ["interleave/avx2.pyx", "interleave/csrc/avx2_kernel.c"]))
 
 setup(
     ext_modules=cythonize(

@@ -45,19 +45,31 @@ def test_unavailable_backend_fails_at_import_without_sigill(run_python):
 
 
 def test_forcing_a_backend_the_cpu_lacks_is_refused():
-    """The loader, handed a CPU without BMI2 or AVX-512, refuses pdep and simd by name,
-    the same way import does with ZORDER_BACKEND on such a machine."""
+    """The loader, handed a CPU without BMI2, AVX2 or AVX-512, refuses pdep, avx2 and simd
+    by name, the same way import does with ZORDER_BACKEND on such a machine."""
     from zorder import interleave
 
     old_cpu = {"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6,
-               "flags": ["sse2", "avx", "avx2"], "os_avx512": False}
+               "flags": ["sse2", "avx"], "os_avx512": False}
     assert interleave.available_backends(old_cpu) == ("bitloop", "table", "nibble")
-    for name, lacking in (("pdep", "bmi2"), ("simd", "avx512f")):
+    for name, lacking in (("pdep", "bmi2"), ("avx2", "avx2"), ("simd", "avx512f")):
         with pytest.raises(zorder.BackendError, match=f"not available here: this CPU lacks.*{lacking}"):
             interleave.resolve(name, "ZORDER_BACKEND", cpu_info=old_cpu)
     assert interleave.resolve("auto", cpu_info=old_cpu)[0] == "auto"
     assert "table for uniform 8-byte columns" in interleave.resolve("auto", cpu_info=old_cpu)[1]
     assert interleave.resolve("table", cpu_info=old_cpu) == ("table", "forced by the wish=table")
+
+
+def test_avx2_is_refused_without_the_os_ymm_state():
+    """AVX2 in CPUID is not enough: the OS must save the YMM registers (XGETBV)."""
+    from zorder import interleave
+
+    cpu = {"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6,
+           "flags": ["avx", "avx2", "bmi2"], "os_avx": False, "os_avx512": False}
+    with pytest.raises(zorder.BackendError, match="not available here: the OS does not save the YMM"):
+        interleave.resolve("avx2", "ZORDER_BACKEND", cpu_info=cpu)
+    assert "avx2" not in interleave.available_backends(cpu)
+    assert zorder.choose_backend(cpu, available=interleave.available_backends(cpu)) == "pdep"
 
 
 def test_info_command_reports_choice_and_cpu(run_python):

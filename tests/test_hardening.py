@@ -549,8 +549,10 @@ def test_choose_backend_checks_flags(flags):
 
 @pytest.mark.parametrize("flags", [["bmi2", "avx2"], ("bmi2",), {"bmi2"}, frozenset({"bmi2"})])
 def test_choose_backend_accepts_flag_collections(flags):
+    # with AVX2 as well, the avx2 kernel wins over pdep on uniform 8-byte columns
+    expected = "avx2" if "avx2" in flags else "pdep"
     assert zorder.choose_backend({"arch": "X86_64", "vendor_id_raw": "GenuineIntel",
-                                  "family": 6, "flags": flags}) == "pdep"
+                                  "family": 6, "flags": flags}) == expected
 
 
 def _limit_memory():

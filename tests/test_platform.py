@@ -73,6 +73,7 @@ def test_x86_only_backends_apply_only_to_x86_64():
     arm = {"arch": "ARM_8"}
     x86 = {"arch": "X86_64"}
     assert not backend_applies("pdep", arm) and not backend_applies("simd", arm)
+    assert not backend_applies("avx2", arm) and backend_applies("avx2", x86)
     assert backend_applies("pdep", x86) and backend_applies("simd", x86)
     assert all(backend_applies(name, arm) for name in ("bitloop", "table", "nibble"))
 
@@ -93,10 +94,10 @@ def test_info_on_aarch64_leaves_out_x86_facts(monkeypatch):
     lines = format_info(info)
     text = "\n".join(lines)
     assert "None" not in text
-    for absent in ("os_avx512", "family", "model ", "pdep verdict", "simd verdict"):
+    for absent in ("os_avx", "family", "model ", "pdep verdict", "avx2 verdict", "simd verdict"):
         assert absent not in text
-    assert not [line for line in lines if line.startswith(("  pdep ", "  simd "))]
-    assert "(not on ARM_8: pdep, simd)" in text
+    assert not [line for line in lines if line.startswith(("  pdep ", "  avx2 ", "  simd "))]
+    assert "(not on ARM_8: pdep, avx2, simd)" in text
     assert "brand_raw      implementer 0x41 part 0xd40" in text
     assert "flags" in text and "asimd" in text
     for name in ("bitloop", "table", "nibble"):
@@ -108,6 +109,7 @@ def test_info_on_x86_64_keeps_its_facts_and_verdicts():
     if info["cpu"]["arch"] != "X86_64":
         pytest.skip("the x86-64 report needs an x86-64 machine")
     text = "\n".join(format_info(info))
-    for present in ("os_avx512", "family", "pdep verdict", "simd verdict", "  pdep ", "  simd "):
+    for present in ("os_avx ", "os_avx512", "family", "pdep verdict", "avx2 verdict",
+                    "simd verdict", "  pdep ", "  avx2 ", "  simd "):
         assert present in text
     assert "not on" not in text

@@ -3,7 +3,7 @@
 import pytest
 
 import zorder
-from zorder.cpu.select import explain_choice, pdep_verdict, simd_verdict
+from zorder.cpu.select import avx2_verdict, explain_choice, pdep_verdict, simd_verdict
 
 
 def x86(vendor, family, model, *flags):
@@ -16,17 +16,19 @@ AVX512_GFNI = ("avx2", "bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni")
 CPUS = {
     # name: (description, auto's pick)
     "Intel Ivy Bridge (no BMI2)": (x86("GenuineIntel", 6, 58, "avx", "sse4_2"), "table"),
-    "Intel Haswell": (x86("GenuineIntel", 6, 60, "avx2", "bmi1", "bmi2"), "pdep"),
+    "Intel Haswell": (x86("GenuineIntel", 6, 0x3C, "avx2", "bmi1", "bmi2"), "avx2"),
+    "Intel Haswell, OS without the YMM state": (
+        dict(x86("GenuineIntel", 6, 0x3C, "avx2", "bmi1", "bmi2"), os_avx=False), "pdep"),
     "Intel Skylake-X (AVX-512 without VBMI)": (
-        x86("GenuineIntel", 6, 85, "avx2", "bmi2", "avx512f", "avx512bw"), "pdep"),
+        x86("GenuineIntel", 6, 85, "avx2", "bmi2", "avx512f", "avx512bw"), "avx2"),
     "Intel Ice Lake": (x86("GenuineIntel", 6, 106, *AVX512_GFNI), "simd"),
     "Intel Alder Lake (AVX2 + GFNI, no AVX-512)": (
-        x86("GenuineIntel", 6, 151, "avx2", "bmi2", "gfni"), "pdep"),
-    "AMD Excavator": (x86("AuthenticAMD", 0x15, 0x60, "avx2", "bmi2"), "table"),
-    "AMD Zen 1": (x86("AuthenticAMD", 0x17, 0x01, "avx2", "bmi1", "bmi2"), "table"),
-    "AMD Zen 2": (x86("AuthenticAMD", 0x17, 0x31, "avx2", "bmi1", "bmi2"), "table"),
-    "Hygon Dhyana": (x86("HygonGenuine", 0x18, 0x00, "avx2", "bmi2"), "table"),
-    "AMD Zen 3": (x86("AuthenticAMD", 0x19, 0x21, "avx2", "bmi1", "bmi2"), "pdep"),
+        x86("GenuineIntel", 6, 0x97, "avx2", "bmi2", "gfni"), "avx2"),
+    "AMD Excavator": (x86("AuthenticAMD", 0x15, 0x60, "avx2", "bmi2"), "avx2"),
+    "AMD Zen 1": (x86("AuthenticAMD", 0x17, 0x01, "avx2", "bmi1", "bmi2"), "avx2"),
+    "AMD Zen 2": (x86("AuthenticAMD", 0x17, 0x31, "avx2", "bmi1", "bmi2"), "avx2"),
+    "Hygon Dhyana": (x86("HygonGenuine", 0x18, 0x00, "avx2", "bmi2"), "avx2"),
+    "AMD Zen 3": (x86("AuthenticAMD", 0x19, 0x21, "avx2", "bmi1", "bmi2"), "avx2"),
     "AMD Zen 4": (x86("AuthenticAMD", 0x19, 0x61, *AVX512_GFNI), "simd"),
     "AMD Zen 5": (x86("AuthenticAMD", 0x1A, 0x02, *AVX512_GFNI), "simd"),
     "AMD without a family": ({"arch": "X86_64", "vendor_id_raw": "AuthenticAMD",
@@ -34,7 +36,7 @@ CPUS = {
     "aarch64 (Graviton)": ({"arch": "ARM_8", "vendor_id_raw": "ARM", "flags": ["asimd"]}, "table"),
     "aarch64 that claims bmi2 (nonsense flags)": ({"arch": "ARM_8", "flags": ["bmi2"]}, "table"),
     "AVX-512 flags but the OS does not save ZMM": (
-        dict(x86("GenuineIntel", 6, 106, *AVX512_GFNI), os_avx512=False), "pdep"),
+        dict(x86("GenuineIntel", 6, 106, *AVX512_GFNI), os_avx512=False), "avx2"),
 }
 
 
@@ -64,8 +66,25 @@ def test_choice_respects_what_is_built():
 
 def test_reason_names_what_was_skipped():
     name, why = explain_choice(CPUS["AMD Zen 2"][0])
-    assert name == "table"
+    assert name == "avx2"
     assert "microcoded" in why and "simd: missing" in why
+    name, why = explain_choice(CPUS["Intel Haswell"][0])
+    assert name == "avx2" and "faster than pdep" in why
+
+
+@pytest.mark.parametrize("name", ["AMD Zen 1", "AMD Zen 2", "Hygon Dhyana", "AMD Excavator"])
+def test_avx2_always_before_zen_3(name):
+    """AMD before Zen 3 and Hygon: avx2, whatever pdep would do, in every dispatch class."""
+    cpu, _ = CPUS[name]
+    plan = zorder.cpu.select.dispatch_plan(cpu)
+    assert {chosen for chosen, _ in plan.values()} == {"avx2"}
+
+
+def test_avx2_verdict():
+    assert avx2_verdict(CPUS["Intel Haswell"][0]) == (True, "AVX2 present")
+    assert not avx2_verdict(CPUS["Intel Ivy Bridge (no BMI2)"][0])[0]
+    assert "YMM" in avx2_verdict(CPUS["Intel Haswell, OS without the YMM state"][0])[1]
+    assert "x86-64 only" in avx2_verdict(CPUS["aarch64 (Graviton)"][0])[1]
 
 
 def test_simd_verdict_lists_missing_flags():

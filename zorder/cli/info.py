@@ -10,12 +10,13 @@ from typing import Any, Callable, Dict, List, Mapping, Tuple
 
 import zorder
 from zorder import interleave
-from zorder.cpu import backend_applies, pdep_verdict, simd_verdict
+from zorder.cpu import avx2_verdict, backend_applies, pdep_verdict, simd_verdict
 from zorder.cpu.select import is_x86_64
 
 # The verdict functions of the ISA-specific backends, printed where the backend applies.
 _VERDICTS: Dict[str, Callable[[Mapping], Tuple[bool, str]]] = {
     "pdep": pdep_verdict,
+    "avx2": avx2_verdict,
     "simd": simd_verdict,
 }
 
@@ -101,6 +102,7 @@ def format_info(info: Mapping[str, Any]) -> List[str]:
             continue
         lines.append(f"  {key:<14} {hex(value) if key == 'family' else value}")
     if x86:
+        lines.append(f"  {'os_avx':<14} {cpu.get('os_avx')}")
         lines.append(f"  {'os_avx512':<14} {cpu.get('os_avx512')}")
     if cpu.get("flags"):
         lines.append(f"  {'flags':<14} {' '.join(cpu['flags'])}")

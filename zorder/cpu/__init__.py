@@ -1,7 +1,7 @@
 """The CPU floor: what this CPU can run, read once, and the pure backend selector.
 
 - ``facts()``: this CPU as a py-cpuinfo-shaped dict (``arch``, ``vendor_id_raw``,
-  ``family``, ``model``, ``flags``, ``os_avx512``, ``usable``), read with CPUID and XGETBV
+  ``family``, ``model``, ``flags``, ``os_avx``, ``os_avx512``, ``usable``), read with CPUID and XGETBV
   the first time it is asked for. This is the only place zorder reads CPUID: the kernels
   ask ``usable(feature)`` before they run.
 - ``select``: pure functions from a CPU description to a backend name and the reason,
@@ -19,6 +19,7 @@ from zorder.cpu.select import (
     BACKEND_ARCHES,
     BACKEND_NAMES,
     ISA_FLAGS,
+    avx2_verdict,
     backend_applies,
     choose_backend,
     explain_choice,
@@ -30,6 +31,7 @@ __all__ = [
     "BACKEND_ARCHES",
     "BACKEND_NAMES",
     "ISA_FLAGS",
+    "avx2_verdict",
     "backend_applies",
     "choose_backend",
     "explain_choice",

@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Collection, Dict, Mapping, Optional, Tuple
 
 #: Every backend zorder knows, reference first.
-BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "simd")
+BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "avx2", "simd")
 
 
 #: The one list of the CPU flags (py-cpuinfo's spelling) each ISA-specific kernel needs.
 ISA_FLAGS: Dict[str, Tuple[str, ...]] = {
     "pdep": ("bmi2",),
+    "avx2": ("avx2",),
     "simd": ("avx512f", "avx512bw", "avx512vbmi", "gfni"),
 }
 SIMD_FLAGS = ISA_FLAGS["simd"]
@@ -23,6 +24,7 @@ SIMD_FLAGS = ISA_FLAGS["simd"]
 #: The architectures (py-cpuinfo's arch names) a backend exists on; absent means every one.
 BACKEND_ARCHES: Dict[str, Tuple[str, ...]] = {
     "pdep": ("X86_64",),
+    "avx2": ("X86_64",),
     "simd": ("X86_64",),
 }
 
@@ -95,6 +97,17 @@ def simd_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
     return True, "AVX-512 F/BW/VBMI and GFNI present"
 
 
+def avx2_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
+    """(usable, why): whether the AVX2 kernels can run here."""
+    if not is_x86_64(cpu_info):
+        return False, f"AVX2 is x86-64 only; arch is {cpu_info.get('arch')!r}"
+    if not set(ISA_FLAGS["avx2"]) <= _flags(cpu_info):
+        return False, "no avx2 flag"
+    if cpu_info.get("os_avx") is False:
+        return False, "the OS does not save the YMM registers (XCR0)"
+    return True, "AVX2 present"
+
+
 def explain_choice(
     cpu_info: Mapping, available: Optional[Collection[str]] = None
 ) -> Tuple[str, str]:
@@ -107,10 +120,18 @@ def explain_choice(
     simd_ok, simd_why = simd_verdict(cpu_info)
     if simd_ok:
         candidates.append(("simd", simd_why))
+    avx2_ok, avx2_why = avx2_verdict(cpu_info)
     pdep_ok, pdep_why = pdep_verdict(cpu_info)
-    if pdep_ok:
-        candidates.append(("pdep", pdep_why))
+    # avx2 and pdep in the order measured for uniform 8-byte columns (DISPATCH)
+    for name in DISPATCH[SHAPE_CLASSES[0]][0]:
+        if name == "avx2" and avx2_ok:
+            candidates.append(("avx2", avx2_why + (
+                "; measured faster than pdep on uniform 8-byte columns" if pdep_ok else "")))
+        elif name == "pdep" and pdep_ok:
+            candidates.append(("pdep", pdep_why))
     skipped = [] if simd_ok else [f"simd: {simd_why}"]
+    if not avx2_ok:
+        skipped.append(f"avx2: {avx2_why}")
     if not pdep_ok:
         skipped.append(f"pdep: {pdep_why}")
     candidates.append(("table", "the fastest portable kernel"))
@@ -125,11 +146,14 @@ def explain_choice(
 def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = None) -> str:
     """The backend name ``auto`` picks for a py-cpuinfo-shaped CPU description.
 
-    simd where AVX-512 VBMI and GFNI exist; else pdep where BMI2 exists and PDEP is fast
-    (never on AMD before Zen 3 nor Hygon); else table.
+    simd where AVX-512 VBMI and GFNI exist; else avx2 where AVX2 exists; else pdep where
+    BMI2 exists and PDEP is fast (never on AMD before Zen 3 nor Hygon); else table.
 
     >>> choose_backend({"arch": "X86_64", "vendor_id_raw": "GenuineIntel",
     ...                 "family": 6, "flags": ["avx2", "bmi2"]})
+    'avx2'
+    >>> choose_backend({"arch": "X86_64", "vendor_id_raw": "GenuineIntel",
+    ...                 "family": 6, "flags": ["bmi2"]})
     'pdep'
     >>> choose_backend({"arch": "ARM_8", "flags": []})
     'table'
@@ -160,28 +184,39 @@ SHAPE_CLASSES: Tuple[str, ...] = (
     "many-columns",                 # more than 8 columns
 )
 
-#: class -> (preference, the measurement that decided it).
+#: class -> (preference, the measurement that decided it). The avx2 figures (and the pdep
+#: figures beside them) are from the same matrix on an AMD EPYC (AVX-512 VBMI + GFNI, fast
+#: PDEP, 2 shared vCPUs), 2026-12-03, each backend forced, 1,000,000 rows; on CPUs without
+#: simd's flags avx2 is chosen wherever it precedes pdep (benchmarks/NOTES.md, avx2).
 DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
-    "uniform-8n-full": (("simd", "pdep", "table"),
-                        "4x8->32: simd 3.0 ns (0.7x copy), pdep 10.0, table 11.9"),
-    "uniform-8n-truncated-1-3": (("pdep", "simd", "table"),
-                                 "8+8->8: pdep 2.9 ns (1.4x), simd 4.1, table 4.0"),
-    "uniform-8n-truncated-4-8": (("simd", "pdep", "table"),
-                                 "4x8->8: simd 2.3 ns (0.6x), pdep 2.5, table 3.4"),
-    "uniform-narrow": (("simd", "pdep", "table"),
-                       "4+4->8: simd 1.24 ns (1.3x), pdep 2.1, table 3.0"),
-    "ragged-full": (("pdep", "simd", "table"),
-                    "8+16->24: pdep 5.3 ns (1.6x), simd 6.7; 8+32->40: pdep 8.2, simd 9.4"),
-    "ragged-truncated-first": (("simd", "pdep", "table"),
-                               "8+16->12: simd 5.5 ns (1.7x), pdep 6.8"),
-    "ragged-truncated-later": (("pdep", "simd", "table"),
-                               "8+16->20: pdep 10.3 ns (3.1x), simd 11.4"),
+    "uniform-8n-full": (("simd", "avx2", "pdep", "table"),
+                        "4x8->32: simd 3.0 ns (0.7x copy), pdep 10.0, table 11.9; "
+                        "EPYC: avx2 3.3 (1.5x), pdep 7.7"),
+    "uniform-8n-truncated-1-3": (("avx2", "pdep", "simd", "table"),
+                                 "8+8->8: pdep 2.9 ns (1.4x), simd 4.1, table 4.0; "
+                                 "EPYC: avx2 0.9 (0.8x), pdep 2.0, simd 2.4"),
+    "uniform-8n-truncated-4-8": (("simd", "pdep", "avx2", "table"),
+                                 "4x8->8: simd 2.3 ns (0.6x), pdep 2.5, table 3.4; "
+                                 "EPYC: pdep 3.0, avx2 2.4-11.6 (noisy); 8x8->8: pdep 4.6, avx2 7.1"),
+    "uniform-narrow": (("simd", "avx2", "pdep", "table"),
+                       "4+4->8: simd 1.24 ns (1.3x), pdep 2.1, table 3.0; "
+                       "EPYC: avx2 0.63 (1.1x), pdep 1.54"),
+    "ragged-full": (("avx2", "pdep", "simd", "table"),
+                    "8+16->24: pdep 5.3 ns (1.6x), simd 6.7; 8+32->40: pdep 8.2, simd 9.4; "
+                    "EPYC: 8+16->24 avx2 2.1 (1.3x), pdep 3.6, simd 5.6"),
+    "ragged-truncated-first": (("simd", "avx2", "pdep", "table"),
+                               "8+16->12: simd 5.5 ns (1.7x), pdep 6.8; "
+                               "EPYC: avx2 3.4-7.1, pdep 5.4-9.0"),
+    "ragged-truncated-later": (("avx2", "pdep", "simd", "table"),
+                               "8+16->20: pdep 10.3 ns (3.1x), simd 11.4; "
+                               "EPYC: 8+32->30 avx2 3.9 (1.3x), pdep 8.9, simd 12.8"),
     # simd gathers narrow segments into rows back to back (csrc/segments.h)
-    "ragged-narrow": (("simd", "pdep", "table"),
+    "ragged-narrow": (("simd", "avx2", "pdep", "table"),
                       "3+5+8->16: simd 7.8 ns (4.7x), pdep 15.9, table 14.7; "
-                      "1+2+3+4->10: simd 11.8, pdep 18.9"),
-    "many-columns": (("simd", "pdep", "table"),
-                     "12x8->96: simd 20.3 ns (2.0x), pdep 61.2, table 68.9"),
+                      "1+2+3+4->10: simd 11.8, pdep 18.9; EPYC: 3+5+8->16 avx2 6.8, pdep 7.6"),
+    "many-columns": (("simd", "avx2", "pdep", "table"),
+                     "12x8->96: simd 20.3 ns (2.0x), pdep 61.2, table 68.9; "
+                     "EPYC: avx2 29.4, pdep 48.9"),
 }
 
 
@@ -192,13 +227,14 @@ def dispatch_plan(cpu_info: Mapping, available: Optional[Collection[str]] = None
     this build has; the bit loop where none is.
 
     >>> plan = dispatch_plan({"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6,
-    ...                       "flags": ["bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni"]})
+    ...                       "flags": ["avx2", "bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni"]})
     >>> plan["uniform-8n-full"][0], plan["ragged-full"][0]
-    ('simd', 'pdep')
+    ('simd', 'avx2')
     """
     if not isinstance(cpu_info, Mapping):
         raise TypeError(f"cpu_info must be a dict like py-cpuinfo's, not {type(cpu_info).__name__}")
-    runs = {"simd": simd_verdict(cpu_info), "pdep": pdep_verdict(cpu_info),
+    runs = {"simd": simd_verdict(cpu_info), "avx2": avx2_verdict(cpu_info),
+            "pdep": pdep_verdict(cpu_info),
             "table": (True, "portable"), "bitloop": (True, "the reference")}
     plan = {}
     for shape in SHAPE_CLASSES:

@@ -5,7 +5,7 @@
 - ``_frontend.pyx`` checks every argument once for all backends and hands one kernel all
   the rows of a call.
 - One module per backend: ``bitloop`` (the reference), ``table``, ``nibble``, ``pdep``
-  (BMI2), ``simd`` (AVX-512 VBMI + GFNI). Hand-written C is in ``csrc/``, each C file
+  (BMI2), ``avx2``, ``simd`` (AVX-512 VBMI + GFNI). Hand-written C is in ``csrc/``, each C file
   compiled into exactly one extension.
 - ``auto``: the per-call dispatcher, which runs each call's shape class on the backend
   measured fastest for it (the table and its numbers are ``zorder.cpu.select.DISPATCH``).
@@ -49,6 +49,8 @@ def _lacking(name: str, cpu_info: Mapping[str, Any]) -> Optional[str]:
         return "this CPU lacks " + ", ".join(missing)
     if name == "simd" and cpu_info.get("os_avx512") is False:
         return "the OS does not save the AVX-512 registers (XCR0)"
+    if name == "avx2" and cpu_info.get("os_avx") is False:
+        return "the OS does not save the YMM registers (XCR0)"
     return None
 
 
@@ -131,7 +133,7 @@ _plan: Dict[str, Tuple[str, str]] = {}
 
 #: The name under which each backend module publishes its RowsKernel (its .pxd).
 ROW_KERNELS = {"bitloop": "bitloop_rows", "table": "group_rows", "nibble": "group_rows",
-               "pdep": "pdep_rows", "simd": "simd_rows"}
+               "pdep": "pdep_rows", "avx2": "avx2_rows", "simd": "simd_rows"}
 
 
 def row_kernel_capsule(name: str) -> Any:

@@ -1,0 +1,107 @@
+"""The avx2 backend against Iceberg's vectors and the bitloop oracle, on the paths of its
+own kernel (csrc/avx2_kernel.c): every column count, slabs of 8 bytes, row tails, rows
+truncated to 1, 2 or 4 bytes per column, strided inputs and outputs, streaming stores.
+
+Skipped, with the reason, where the CPU or the build cannot run AVX2; the selector tests
+cover avx2 there through made-up CPU descriptions. The shared suites (test_vectors,
+test_shapes, test_fuzz_harness) run it too, through ``available_backends()``.
+"""
+
+import numpy as np
+import pytest
+
+import zorder
+from zorder.cpu import usable
+
+try:
+    avx2 = zorder.get_backend("avx2")
+except zorder.BackendError as exc:  # this CPU or build has no AVX2
+    pytestmark = pytest.mark.skip(reason=str(exc))
+    avx2 = None
+
+bitloop = zorder.get_backend("bitloop")
+
+
+def columns(seed, nrows, widths):
+    r = np.random.default_rng(seed)
+    return [r.integers(0, 256, (nrows, w), dtype=np.uint8) for w in widths]
+
+
+def check(cols, size, **kwargs):
+    want = bitloop.interleave_rows(cols, size)
+    got = avx2.interleave_rows(cols, size, **kwargs)
+    np.testing.assert_array_equal(got, want)
+    return got
+
+
+def test_reports_itself():
+    assert avx2.name == "avx2"
+    assert avx2.SUPPORTED and avx2.UNSUPPORTED_REASON == ""
+    # it loads only where the CPU floor says AVX2 and the YMM state are usable
+    assert usable("avx2") and zorder.cpu_info()["os_avx"]
+
+
+def test_iceberg_vectors(interleave_vectors):
+    for line in interleave_vectors:
+        cols = [bytes.fromhex(c) for c in line["columns"]]
+        if "out" in line:
+            assert avx2.interleave_bits(cols, line["size"]).hex() == line["out"], line
+        else:
+            with pytest.raises(ValueError):
+                avx2.interleave_bits(cols, line["size"])
+
+
+@pytest.mark.parametrize("k", range(1, 9))
+@pytest.mark.parametrize("width", [8, 16, 24, 64, 12, 3])
+def test_every_size_and_row_tail(k, width):
+    # row counts around the blocks of 4 (and 4G for truncated prefixes) rows
+    for nrows in (4, 5, 7, 31, 33, 67):
+        cols = columns(100 * k + width + nrows, nrows, [width] * k)
+        for size in sorted({k * width, k * width - 1, 1, k, 2 * k, 4 * k, 8 * k + 3} - {0}):
+            if size <= k * width:
+                check(cols, size)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 5, 6, 7, 8])
+def test_strided_inputs_and_outputs_untouched_past_size(k):
+    r = np.random.default_rng(k)
+    block = r.integers(0, 256, (41, 2, 8 * k + 5), dtype=np.uint8)
+    cols = [block[:, 0, 8 * c:8 * c + 8] for c in range(k)]       # strided rows
+    for size in (8 * k, 4 * k, 8 * k - 3, 2 * k):
+        out = np.full((41, 8 * k + 7), 0xEE, np.uint8)
+        avx2.interleave_rows(cols, size, out=out[:, :size])
+        np.testing.assert_array_equal(out[:, :size], bitloop.interleave_rows(cols, size))
+        assert (out[:, size:] == 0xEE).all()
+
+
+@pytest.mark.parametrize("widths", [[8, 16], [8, 32], [3, 5, 8], [1, 2, 3, 4], [8] * 12,
+                                    [8] * 16, [8] * 64, [4] * 9, [16, 8, 24]])
+def test_ragged_and_many_columns(widths):
+    cols = columns(sum(widths), 53, widths)
+    total = sum(widths)
+    for size in sorted({total, total - 1, total // 2, 12, 20, 1} - {0}):
+        if size <= total:
+            check(cols, size)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 8])
+@pytest.mark.parametrize("offset", [0, 8, 16])
+def test_streamed_outputs(k, offset):
+    # non-temporal stores from the first byte (threshold 0), at 16-byte aligned and
+    # unaligned output starts: the same bytes, and none outside the rows
+    old = avx2._stream_min(0)
+    try:
+        cols = columns(k + offset, 1003, [8] * k)
+        buf = np.full(1003 * 8 * k + 64, 0xEE, np.uint8)
+        out = buf[offset:offset + 1003 * 8 * k].reshape(1003, 8 * k)
+        avx2.interleave_rows(cols, 8 * k, out=out)
+        np.testing.assert_array_equal(out, bitloop.interleave_rows(cols, 8 * k))
+        assert (buf[:offset] == 0xEE).all() and (buf[offset + out.size:] == 0xEE).all()
+    finally:
+        avx2._stream_min(old)
+
+
+def test_threads_split_rows_identically():
+    cols = columns(7, 10_001, [8, 8, 8])
+    np.testing.assert_array_equal(avx2.interleave_rows(cols, 24, threads=2),
+                                  avx2.interleave_rows(cols, 24))

@@ -1,0 +1,111 @@
+"""AVX2 backend: the interleave on 256-bit registers, for x86-64 CPUs without AVX-512.
+
+For CPUs with AVX2 but without the simd backend's AVX-512 VBMI + GFNI: Intel Haswell to
+Comet Lake and the client cores since Alder Lake, AMD Zen 1-3 (where Zen 1-2's PDEP is
+microcoded, so pdep is no choice there). For 4 and 8 columns byte j of every column is
+gathered with unpack instructions and each 64-bit lane's bits are permuted by a few
+delta swaps (the 8x8 bit transpose and its 4-column form); 7 columns run as 8 with a zero
+column whose bits are squeezed out; 2, 3, 5 and 6 columns use vpshufb lookups of each
+column nibble's bits per output byte. The kernels take 2-8 columns of one
+width, any row strides, truncated rows; narrow columns with rows back to back run as rows
+of 8 bytes, and ragged widths and 9-64 columns run segment by segment (csrc/segments.h).
+The last bytes of a width that is not a multiple of 8, single rows and one-column pieces
+run on the table backend's uniform kernel; more than 64 columns take the bit loop. The
+AVX2 code is in csrc/avx2_kernel.c behind target attributes and runs only after the CPU
+floor (CPUID and XGETBV, read once) says AVX2 and the YMM state are usable.
+"""
+
+from libc.stdint cimport uint8_t
+
+from zorder.interleave.table cimport group_rows, table_uniform
+from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
+from zorder.interleave.kernel cimport Column
+
+from zorder.cpu import usable
+from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
+
+cdef extern from "avx2_kernel.h" nogil:
+    ctypedef void (*UniformKernel "zorder_uniform_fn")(const Column* cols, int k, Py_ssize_t size,
+                                                      Py_ssize_t nrows, uint8_t* out,
+                                                      Py_ssize_t out_stride) noexcept nogil
+    const int zorder_avx2_built
+    Py_ssize_t zorder_avx2_stream_min
+    void zorder_avx2_init()
+    int zorder_avx2_uniform(const Column* cols, int k, Py_ssize_t size, Py_ssize_t nrows,
+                            uint8_t* out, Py_ssize_t out_stride, UniformKernel fallback)
+    bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)
+    int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
+                                             Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
+                                             Py_ssize_t out_stride, UniformKernel uniform,
+                                             int round8)
+    void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
+                                            Py_ssize_t nrows, uint8_t* out,
+                                            Py_ssize_t out_stride, UniformKernel uniform)
+
+name = "avx2"
+
+cdef bint _supported = zorder_avx2_built and usable("avx2")
+if _supported:
+    zorder_avx2_init()
+
+#: Whether this CPU can run the kernel (from the CPU facts read once at import).
+SUPPORTED = bool(_supported)
+UNSUPPORTED_REASON = (
+    "" if SUPPORTED
+    else "this build has no AVX2 kernel (not x86-64, or the compiler lacks AVX2)"
+    if not zorder_avx2_built
+    else "this CPU has no AVX2, or the OS does not save the YMM registers (XCR0)"
+)
+
+
+cdef void avx2_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t nrows,
+                       uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    # k columns of one width (a whole call or one segment): the vector kernel, or the table
+    # kernel where it declines (one column, fewer than 4 rows).
+    if not zorder_avx2_uniform(columns, k, size, nrows, out, out_stride, table_uniform):
+        table_uniform(columns, k, size, nrows, out, out_stride)
+
+
+cdef void avx2_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
+                    Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    if nrows >= 4:
+        if is_uniform(columns, ncolumns):
+            # narrow widths with rows back to back run as rows of 8 bytes
+            uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, avx2_uniform)
+            return
+        # ragged widths, more than 8 columns: segment by segment on the kernel above
+        if segments_rows(columns, ncolumns, size, nrows, out, out_stride, avx2_uniform, 1):
+            return
+    group_rows(columns, ncolumns, size, nrows, out, out_stride)   # (falls back itself)
+
+
+cdef inline int check_supported() except -1:
+    if not _supported:
+        raise RuntimeError(f"the avx2 backend cannot run here: {UNSUPPORTED_REASON}")
+    return 0
+
+
+def interleave_bits(columns, interleaved_size=None, out=None):
+    check_supported()
+    return interleave_bits_with(avx2_rows, columns, interleaved_size, out)
+
+
+def interleave_rows(columns, interleaved_size=None, out=None, *, threads=1):
+    check_supported()
+    return interleave_rows_with(avx2_rows, columns, interleaved_size, out, threads)
+
+
+def _stream_min(value=None):
+    """The output size (bytes) from which non-temporal stores are used; sets it if given.
+
+    For the tests, to reach the streaming path with small arrays; returns the old value.
+    """
+    global zorder_avx2_stream_min
+    old = zorder_avx2_stream_min
+    if value is not None:
+        zorder_avx2_stream_min = value
+    return old
+
+
+interleave_bits.__doc__ = INTERLEAVE_BITS_DOC
+interleave_rows.__doc__ = INTERLEAVE_ROWS_DOC

@@ -1,0 +1,661 @@
+/* AVX2 backend: the uniform kernel on 256-bit registers, for x86-64 CPUs with AVX2 but
+ * without the simd backend's AVX-512 VBMI + GFNI (Intel Haswell to Comet Lake, Alder Lake
+ * and later client cores, AMD Zen 1-3).
+ *
+ * Every function using AVX2 carries a target attribute instead of the file being
+ * compiled with -mavx2, so nothing else (the module's import included) can execute it;
+ * avx2.pyx calls in only after CPUID and XGETBV say AVX2 runs (zorder.cpu.usable).
+ *
+ * As in simd_kernel.c, output bytes [8k*s, 8k*(s+1)) of a row depend only on bytes
+ * [8s, 8s+8) of each of the k columns (a "slab"), so the kernel works on blocks of 4 rows
+ * of one slab: register X[c] holds the 8 bytes of column c of the 4 rows, one per qword.
+ * Columns of width 8m with rows back to back (and output rows back to back) are taken
+ * as m times as many rows of width 8, so the loads are plain 32-byte loads.
+ *
+ * 1. Gather (vpunpck{l,h}{bw,wd,dq}): byte j of each column side by side, so a 64-bit
+ *    lane holds K column bytes of each of 8/K consecutive byte indices j (K = 4, 8).
+ * 2. Bit permutation of each 64-bit lane as a few delta swaps (shift, xor, and, shift,
+ *    xor, xor): with a bit's position written as 6 index bits (byte, bit), the interleave is
+ *    a permutation of those index bits, e.g. the 8-column case swaps (column, level) into
+ *    (level, column): the 8x8 bit transpose. Each swap exchanges two index bits (or
+ *    exchanges and complements both); the sequences below were found by a search over
+ *    such swaps and are checked by every test vector.
+ * 3. k = 7 runs as K = 8 with a zero column; the zero bit of every level is then
+ *    squeezed out in three shift-and-or steps (fields of 8 bits, then 16, then 32), and
+ *    vpshufb packs the 7 live bytes of each group.
+ * 4. vperm2i128 puts each row's bytes together before the stores.
+ * k = 2, 3, 5 and 6 use nibble lookups instead (lutblock: output byte b of a group is an
+ * OR of vpshufb lookups of the column nibbles that land in it, then vpshufb/vpor put the
+ * k results in group order), which measured faster for them (see ZLUT).
+ * A width that is not a multiple of 8 runs its whole slabs here and its last bytes on the
+ * caller's fallback kernel (or, for rows back to back, as rows of 8: segments.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "avx2_kernel.h"
+#include "arch.h"
+
+#if !defined(ZORDER_NO_AVX2) && ZORDER_X86_64 && \
+    (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 5))
+#define ZORDER_AVX2_BUILD 1
+#else
+#define ZORDER_AVX2_BUILD 0
+#endif
+
+#if ZORDER_AVX2_BUILD
+#include <immintrin.h>
+
+#define ZAVX2 __attribute__((target("avx2")))
+#define ZAVX2_INLINE ZAVX2 static inline __attribute__((always_inline))
+
+const int zorder_avx2_built = 1;
+
+/* Which k run the nibble-lookup method (lutblock); 4 and 8 run the bit transposes, 7 the
+ * 8-column transpose with a zero column and the squeeze. Chosen by time per row with the
+ * data in cache (2,000 rows; ns): k = 2: lookups 0.95 vs transposes 1.34; 3: 1.7-2.3 vs
+ * 4.5 (zero column and squeeze); 4: 3.25 vs 3.15; 5: 6.4 vs 7.4; 6: 5.2 vs 7.7; 7: 10.1
+ * vs 7.4. */
+#define ZLUT(k) ((k) == 2 || (k) == 3 || (k) == 5 || (k) == 6)
+
+/* ---- tables, filled once by zorder_avx2_init (plain C) ---------------------------- */
+
+/* Squeezing k live bits out of K-bit fields, step s: fields of (K << s) bits pair up;
+ * CMASK[k][s][0] keeps the upper one's live bits, [1] the lower one's, which move up by
+ * (K - k) << s. The live bits of a field are its top ones (the lanes hold the stream
+ * most significant bit first). */
+static uint64_t CMASK[9][3][2];
+/* vpshufb indices taking the k live bytes of each group to the front of each 128-bit
+ * lane (the group's stream starts at its top byte). */
+static uint8_t PACK[9][32];
+
+/* The nibble-lookup method (ZLUT(k) below). NIBLUT[k][b][c][h]: for each value of
+ * column c's high (h = 1) or low (h = 0) nibble, its bits that land in output byte b of
+ * the group. CHUNK[k][m][b]: vpshufb indices taking, for 16-byte output chunk m of a
+ * 128-bit lane (16 groups), the bytes that come from result b (byte b of every group). */
+static uint8_t NIBLUT[8][8][8][2][16];
+static uint8_t CHUNK[8][8][8][16];
+
+static int group_k(int k)
+{
+    return k <= 2 ? 2 : k <= 4 ? 4 : 8;
+}
+
+void zorder_avx2_init(void)
+{
+    int b, k, s, e, i;
+    memset(CMASK, 0, sizeof CMASK);
+    memset(NIBLUT, 0, sizeof NIBLUT);
+    for (k = 2; k <= 7; k++) {
+        int c, h, v, L, m;
+        for (c = 0; c < k; c++)
+            for (h = 0; h < 2; h++)
+                for (v = 0; v < 16; v++)
+                    for (i = 0; i < 4; i++) {
+                        /* nibble bit 3 - i is level i (high nibble) or 4 + i (low) */
+                        const int q = k * ((h ? 0 : 4) + i) + c;
+                        L = (v >> (3 - i)) & 1;
+                        if (L)
+                            NIBLUT[k][q / 8][c][h][v] |= (uint8_t)(0x80 >> (q % 8));
+                    }
+        for (m = 0; m < k; m++)
+            for (b = 0; b < k; b++)
+                for (i = 0; i < 16; i++) {
+                    const int t = 16 * m + i;
+                    CHUNK[k][m][b][i] = (uint8_t)(t % k == b ? t / k : 0x80);
+                }
+    }
+    for (k = 5; k <= 7; k++) {
+        const int K = 8;
+        if (ZLUT(k))
+            continue;
+        for (s = 0; s < 3; s++) {
+            const int H = K << s, live = k << s, U = 2 * H;
+            for (i = 0; i < 64; i++) {
+                const int o = i % U;
+                if (o >= U - live)
+                    CMASK[k][s][0] |= (uint64_t)1 << i;
+                else if (o >= H - live && o < H)
+                    CMASK[k][s][1] |= (uint64_t)1 << i;
+            }
+        }
+        memset(PACK[k], 0x80, 32);
+        for (i = 0; i < 32; i += 16)
+            for (e = 0; e < 2; e++)
+                for (b = 0; b < k; b++)
+                    PACK[k][i + e * k + b] = (uint8_t)(8 * e + 7 - b);
+    }
+}
+
+/* ---- bit permutations ------------------------------------------------------------- */
+
+/* The lanes' bits p that have index bit i set (p >> i & 1). */
+#define PBIT(i) ((i) == 0 ? 0xAAAAAAAAAAAAAAAAULL : (i) == 1 ? 0xCCCCCCCCCCCCCCCCULL : \
+                 (i) == 2 ? 0xF0F0F0F0F0F0F0F0ULL : (i) == 3 ? 0xFF00FF00FF00FF00ULL : \
+                 (i) == 4 ? 0xFFFF0000FFFF0000ULL : 0xFFFFFFFF00000000ULL)
+
+/* A delta swap of index bits a > b moves the bits p with bit a clear and bit b set
+ * (plain: exchange) or both clear (anti: exchange and complement both) to their partner
+ * p + (2^a - 2^b), resp. p + (2^a + 2^b), and back. The masks are constants. */
+ZAVX2_INLINE __m256i zswap(__m256i x, const int shift, const uint64_t mask)
+{
+    const __m256i m = _mm256_set1_epi64x((long long)mask);
+    __m256i t = _mm256_and_si256(_mm256_xor_si256(_mm256_srli_epi64(x, shift), x), m);
+    return _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64(t, shift)));
+}
+
+#define ZSW(x, anti, a, b) \
+    zswap(x, (anti) ? (1 << (a)) + (1 << (b)) : (1 << (a)) - (1 << (b)), \
+          ~PBIT(a) & ((anti) ? ~PBIT(b) : PBIT(b)))
+
+/* Input lanes as the gather leaves them: byte index = (group g, column c), bit 7 - L
+ * holds level L. Exact targets: the output bytes in memory order. Padded targets (the
+ * columns given in reverse order): each group's stream from the top bit down. */
+ZAVX2_INLINE __m256i t8_exact(__m256i x)
+{
+    x = ZSW(x, 1, 3, 0);
+    x = ZSW(x, 1, 4, 1);
+    return ZSW(x, 1, 5, 2);
+}
+
+ZAVX2_INLINE __m256i t8_padded(__m256i x)
+{
+    x = ZSW(x, 0, 3, 0);
+    x = ZSW(x, 0, 4, 1);
+    return ZSW(x, 0, 5, 2);
+}
+
+ZAVX2_INLINE __m256i t4_exact(__m256i x)
+{
+    x = ZSW(x, 0, 1, 0);
+    x = ZSW(x, 0, 2, 1);
+    x = ZSW(x, 1, 3, 0);
+    return ZSW(x, 1, 4, 1);
+}
+
+/* The K - k zero bits of each level squeezed out; then vpshufb to the front of each
+ * 128-bit lane. */
+/* The squeeze masks and vpshufb indices of one k in registers, loaded once per call
+ * (loaded inside the loop they would be read again after every store to the output). */
+typedef struct {
+    __m256i up[3], lo[3], pack;
+} zsqueeze;
+
+ZAVX2_INLINE void squeeze_init(zsqueeze *q, const int k)
+{
+    int s;
+    for (s = 0; s < 3; s++) {
+        q->up[s] = _mm256_set1_epi64x((long long)CMASK[k][s][0]);
+        q->lo[s] = _mm256_set1_epi64x((long long)CMASK[k][s][1]);
+    }
+    q->pack = _mm256_loadu_si256((const __m256i *)(const void *)PACK[k]);
+}
+
+ZAVX2_INLINE __m256i squeeze_q(__m256i x, const int k, const zsqueeze *q)
+{
+    const int K = group_k(k);
+    int s;
+    for (s = 0; s < 3; s++)
+        x = _mm256_or_si256(_mm256_and_si256(x, q->up[s]),
+                            _mm256_slli_epi64(_mm256_and_si256(x, q->lo[s]), (K - k) << s));
+    return _mm256_shuffle_epi8(x, q->pack);
+}
+
+#define squeeze(x, k) squeeze_q(x, k, sq)
+
+/* ---- blocks of 4 rows ------------------------------------------------------------- */
+
+/* nt: non-temporal stores (16-byte aligned p), so the destination lines are not read
+ * for ownership first: what a copy pays and a large interleave need not. */
+ZAVX2_INLINE void st32(uint8_t *p, __m256i v, const int nt)
+{
+    if (nt) {
+        _mm_stream_si128((__m128i *)(void *)p, _mm256_castsi256_si128(v));
+        _mm_stream_si128((__m128i *)(void *)(p + 16), _mm256_extracti128_si256(v, 1));
+    } else {
+        _mm256_storeu_si256((__m256i *)(void *)p, v);
+    }
+}
+
+ZAVX2_INLINE void st16(uint8_t *p, __m128i v)
+{
+    _mm_storeu_si128((__m128i *)(void *)p, v);
+}
+
+/* k = 4: a 64-bit lane is 2 groups of 4 column bytes. */
+ZAVX2_INLINE void block4(const __m256i *X, uint8_t *dst, ptrdiff_t os, const int nt)
+{
+    __m256i A[2][2], B[2][2];
+    int q, p, h;
+    for (q = 0; q < 2; q++) {
+        A[q][0] = _mm256_unpacklo_epi8(X[2 * q], X[2 * q + 1]);
+        A[q][1] = _mm256_unpackhi_epi8(X[2 * q], X[2 * q + 1]);
+    }
+    /* B[p][h]: lane 0 = row p, byte indices 4h..4h+3; lane 1 = row p + 2 */
+    for (p = 0; p < 2; p++) {
+        B[p][0] = _mm256_unpacklo_epi16(A[0][p], A[1][p]);
+        B[p][1] = _mm256_unpackhi_epi16(A[0][p], A[1][p]);
+        for (h = 0; h < 2; h++)
+            B[p][h] = t4_exact(B[p][h]);
+    }
+    for (p = 0; p < 2; p++) {
+        st32(dst + p * os, _mm256_permute2x128_si256(B[p][0], B[p][1], 0x20), nt);
+        st32(dst + (p + 2) * os, _mm256_permute2x128_si256(B[p][0], B[p][1], 0x31), nt);
+    }
+}
+
+/* k = 7, 8: a 64-bit lane is one group of 8 column bytes. For k = 7 each row's
+ * last 16-byte store runs 16 - 2k bytes past the row: the caller gives room for that,
+ * and rows are stored in order so every such byte is written again by the next row. */
+ZAVX2_INLINE void block8(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
+                         const int nt, const zsqueeze *sq)
+{
+    __m256i Y[8], A[4][2], B[2][2][2], D[2][2][2], V[4][2];
+    int c, q, p, h, g, r;
+    for (c = 0; c < 8; c++)
+        Y[c] = k == 8 ? X[c] : (7 - c < k ? X[7 - c] : _mm256_setzero_si256());
+    for (q = 0; q < 4; q++) {
+        A[q][0] = _mm256_unpacklo_epi8(Y[2 * q], Y[2 * q + 1]);
+        A[q][1] = _mm256_unpackhi_epi8(Y[2 * q], Y[2 * q + 1]);
+    }
+    for (g = 0; g < 2; g++)
+        for (p = 0; p < 2; p++) {
+            B[g][p][0] = _mm256_unpacklo_epi16(A[2 * g][p], A[2 * g + 1][p]);
+            B[g][p][1] = _mm256_unpackhi_epi16(A[2 * g][p], A[2 * g + 1][p]);
+        }
+    /* D[p][h][e]: lane 0 = row p, byte indices 4h + 2e and 4h + 2e + 1; lane 1 = row p + 2 */
+    for (p = 0; p < 2; p++)
+        for (h = 0; h < 2; h++) {
+            D[p][h][0] = _mm256_unpacklo_epi32(B[0][p][h], B[1][p][h]);
+            D[p][h][1] = _mm256_unpackhi_epi32(B[0][p][h], B[1][p][h]);
+            D[p][h][0] = k == 8 ? t8_exact(D[p][h][0]) : t8_padded(D[p][h][0]);
+            D[p][h][1] = k == 8 ? t8_exact(D[p][h][1]) : t8_padded(D[p][h][1]);
+            V[p][h] = _mm256_permute2x128_si256(D[p][h][0], D[p][h][1], 0x20);
+            V[p + 2][h] = _mm256_permute2x128_si256(D[p][h][0], D[p][h][1], 0x31);
+        }
+    for (r = 0; r < 4; r++)
+        for (h = 0; h < 2; h++) {
+            uint8_t *d = dst + r * os;
+            if (k == 8) {
+                st32(d + 32 * h, V[r][h], nt);
+            } else {
+                const __m256i v = squeeze(V[r][h], k);
+                st16(d + 4 * k * h, _mm256_castsi256_si128(v));
+                st16(d + (4 * h + 2) * k, _mm256_extracti128_si256(v, 1));
+            }
+        }
+}
+
+ZAVX2_INLINE __m256i bcast16(const uint8_t *p)
+{
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
+/* k = 3, 5, 6, 7 by nibble lookups: output byte b of every group is the OR, over the
+ * column nibbles whose bits land in it, of a vpshufb table lookup; then the k results
+ * (byte b of the 32 groups of 4 rows) are interleaved into group order, 16 bytes at a
+ * time, and written as 4 rows back to back (dst, 32k bytes). */
+ZAVX2_INLINE void lutblock(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
+                           const int nt)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256i N[8][2], R[8], C[8];
+    int c, h, b, m, p;
+    for (c = 0; c < k; c++) {
+        N[c][0] = _mm256_and_si256(X[c], low4);
+        N[c][1] = _mm256_and_si256(_mm256_srli_epi16(X[c], 4), low4);
+    }
+    for (b = 0; b < k; b++)
+        R[b] = _mm256_setzero_si256();
+    for (c = 0; c < k; c++)
+        for (h = 0; h < 2; h++) {
+            /* the bytes this nibble's 4 levels land in (constants: k, c, h are) */
+            const int first = (k * (h ? 0 : 4) + c) / 8, last = (k * (h ? 3 : 7) + c) / 8;
+            for (b = first; b <= last; b++)
+                R[b] = _mm256_or_si256(R[b], _mm256_shuffle_epi8(bcast16(NIBLUT[k][b][c][h]),
+                                                                 N[c][h]));
+        }
+    for (m = 0; m < k; m++) {
+        C[m] = _mm256_shuffle_epi8(R[0], bcast16(CHUNK[k][m][0]));
+        for (b = 1; b < k; b++)
+            C[m] = _mm256_or_si256(C[m], _mm256_shuffle_epi8(R[b], bcast16(CHUNK[k][m][b])));
+    }
+    if (os != 8 * k) {
+        /* rows apart (even k only): a row is k/2 whole chunks, row 2l + e of lane l */
+        for (m = 0; m < k; m++) {
+            uint8_t *d = dst + (m / (k / 2)) * os + 16 * (m % (k / 2));
+            st16(d, _mm256_castsi256_si128(C[m]));
+            st16(d + 2 * os, _mm256_extracti128_si256(C[m], 1));
+        }
+        return;
+    }
+    /* lane 0 of C[m] is chunk m of rows 0-1, lane 1 of rows 2-3: 2k chunks in order */
+    for (p = 0; p < k; p++) {
+        const int i0 = 2 * p, i1 = 2 * p + 1;
+        const __m256i a = C[i0 % k], b2 = C[i1 % k];
+        const int imm = (i0 / k) | ((2 + i1 / k) << 4);
+        __m256i v;
+        switch (imm) {
+        case 0x20: v = _mm256_permute2x128_si256(a, b2, 0x20); break;
+        case 0x30: v = _mm256_permute2x128_si256(a, b2, 0x30); break;
+        case 0x31: v = _mm256_permute2x128_si256(a, b2, 0x31); break;
+        default: v = _mm256_permute2x128_si256(a, b2, 0x21); break;
+        }
+        st32(dst + 32 * p, v, nt);
+    }
+}
+
+/* nt: non-temporal stores (every block stores whole registers only where nt is asked:
+ * k = 7 never is). */
+ZAVX2_INLINE void zblock_nt(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
+                            const int nt, const zsqueeze *sq)
+{
+    if (ZLUT(k))
+        lutblock(k, X, dst, os, nt);   /* os == 8k for odd k: the callers check */
+    else if (k == 4)
+        block4(X, dst, os, nt);
+    else
+        block8(k, X, dst, os, nt, sq);
+}
+
+#define zblock(k, X, dst, os) zblock_nt(k, X, dst, os, 0, &sq)
+
+/* ---- row loops -------------------------------------------------------------------- */
+
+ZAVX2_INLINE uint64_t ld64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+#define AHEAD 512
+
+/* Outputs of at least this many bytes (rows back to back) use non-temporal stores: they
+ * no longer fit the caches, and the stores skip reading the lines first. */
+ptrdiff_t zorder_avx2_stream_min = (ptrdiff_t)4 << 20;
+
+/* Rows [0, nrows) of slabs [0, m) of k columns (bytes [0, 8m) of each column row, any
+ * strides), writing exactly 8km bytes per output row. */
+ZAVX2_INLINE void rows_k(const int k, const zorder_column *cols, ptrdiff_t m, ptrdiff_t nrows,
+                         uint8_t *out, ptrdiff_t os)
+{
+    const ptrdiff_t rs = 8 * k;                 /* output bytes of one slab */
+    const int spill = !ZLUT(k) && (k == 5 || k == 7);   /* stores past a row's end: block8 */
+    const int whole_rows = ZLUT(k) && k % 2;   /* writes 4 rows back to back: lutblock */
+    uint8_t stage[4 * 64 + 16];
+    __m256i X[8];
+    zsqueeze sq;
+    ptrdiff_t r0, s, b;
+    int c, i, contiguous = os == rs * m;
+    if (k != 2 && k != 4 && k != 8 && !ZLUT(k))
+        squeeze_init(&sq, k);
+    for (c = 0; c < k; c++)
+        contiguous &= cols[c].row_stride == 8 * m;
+    for (c = k; c < 8; c++)
+        X[c] = _mm256_setzero_si256();
+    if (contiguous) {
+        /* rows of 8 bytes back to back, in and out: plain loads, rows of 8k bytes */
+        const ptrdiff_t n = nrows * m, nb = n / 4, R = n - 4 * nb;
+        b = 0;
+        if (k != 7 && ((uintptr_t)out & 15) == 0
+            && n * rs >= zorder_avx2_stream_min) {
+            for (; b < nb; b++) {
+                for (c = 0; c < k; c++) {
+                    const uint8_t *p = cols[c].data + 32 * b;
+                    _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
+                    X[c] = _mm256_loadu_si256((const __m256i *)(const void *)p);
+                }
+                zblock_nt(k, X, out + 4 * rs * b, rs, 1, &sq);
+            }
+            _mm_sfence();
+        }
+        for (; b < nb; b++) {
+            for (c = 0; c < k; c++) {
+                const uint8_t *p = cols[c].data + 32 * b;
+                _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
+                X[c] = _mm256_loadu_si256((const __m256i *)(const void *)p);
+            }
+            if (spill && b == nb - 1) {
+                zblock(k, X, stage, rs);
+                memcpy(out + 4 * rs * b, stage, (size_t)(4 * rs));
+            } else {
+                zblock(k, X, out + 4 * rs * b, rs);
+            }
+        }
+        if (R) {
+            uint8_t buf[8][32];
+            for (c = 0; c < k; c++) {
+                memset(buf[c], 0, 32);
+                memcpy(buf[c], cols[c].data + 32 * nb, (size_t)(8 * R));
+                X[c] = _mm256_loadu_si256((const __m256i *)(const void *)buf[c]);
+            }
+            zblock(k, X, stage, rs);
+            memcpy(out + 4 * rs * nb, stage, (size_t)(R * rs));
+        }
+        return;
+    }
+    for (r0 = 0; r0 < nrows; r0 += 4) {
+        const int R = nrows - r0 < 4 ? (int)(nrows - r0) : 4;
+        for (s = 0; s < m; s++) {
+            for (c = 0; c < k; c++) {
+                const ptrdiff_t st = cols[c].row_stride;
+                const uint8_t *p = cols[c].data + r0 * st + 8 * s;
+                if (R == 4) {
+                    _mm_prefetch((const char *)(p + 8 * st), _MM_HINT_T0);
+                    X[c] = _mm256_set_epi64x((long long)ld64(p + 3 * st), (long long)ld64(p + 2 * st),
+                                             (long long)ld64(p + st), (long long)ld64(p));
+                } else {
+                    uint64_t v[4] = {0, 0, 0, 0};
+                    for (i = 0; i < R; i++)
+                        v[i] = ld64(p + i * st);
+                    X[c] = _mm256_set_epi64x((long long)v[3], (long long)v[2], (long long)v[1],
+                                             (long long)v[0]);
+                }
+            }
+            if (R == 4 && !spill && !(whole_rows && os != rs)) {
+                zblock(k, X, out + r0 * os + s * rs, os);
+            } else {
+                zblock(k, X, stage, rs);
+                for (i = 0; i < R; i++)
+                    memcpy(out + (r0 + i) * os + s * rs, stage + i * rs, (size_t)rs);
+            }
+        }
+    }
+}
+
+/* One function per k, so each gets its own registers and unrolled blocks. */
+#define ROWS_K(K) \
+    ZAVX2 static void rows_##K(const zorder_column *cols, ptrdiff_t m, ptrdiff_t nrows, \
+                               uint8_t *out, ptrdiff_t os) \
+    { rows_k(K, cols, m, nrows, out, os); }
+ROWS_K(2)
+ROWS_K(3)
+ROWS_K(4)
+ROWS_K(5)
+ROWS_K(6)
+ROWS_K(7)
+ROWS_K(8)
+
+static void rows_any(int k, const zorder_column *cols, ptrdiff_t m, ptrdiff_t nrows,
+                     uint8_t *out, ptrdiff_t os)
+{
+    switch (k) {
+    case 2: rows_2(cols, m, nrows, out, os); break;
+    case 3: rows_3(cols, m, nrows, out, os); break;
+    case 4: rows_4(cols, m, nrows, out, os); break;
+    case 5: rows_5(cols, m, nrows, out, os); break;
+    case 6: rows_6(cols, m, nrows, out, os); break;
+    case 7: rows_7(cols, m, nrows, out, os); break;
+    default: rows_8(cols, m, nrows, out, os); break;
+    }
+}
+
+/* n (1, 2 or 4) bytes at p as the low bytes of an integer. */
+ZAVX2_INLINE uint64_t ld_prefix(const uint8_t *p, const int n)
+{
+    uint32_t v32;
+    uint16_t v16;
+    if (n == 4) {
+        memcpy(&v32, p, 4);
+        return v32;
+    }
+    if (n == 2) {
+        memcpy(&v16, p, 2);
+        return v16;
+    }
+    return *p;
+}
+
+/* Rows truncated to the first `need` (1, 2 or 4) bytes of each column, output rows back
+ * to back (size = k * need = out_stride): G = 8 / need rows make one row of 8 bytes per
+ * column (their prefixes side by side), whose 8k output bytes are those G rows' outputs
+ * in order. So a block of 4 such rows is 4G real rows on the full-width block, with no
+ * work thrown away. Returns the rows done (a multiple of 4G). */
+ZAVX2_INLINE ptrdiff_t prefix_rows_k(const int k, const int need, const zorder_column *cols,
+                                     ptrdiff_t nrows, uint8_t *out)
+{
+    const int G = 8 / need;
+    const ptrdiff_t step = 4 * G, rs = 8 * k;
+    __m256i X[8];
+    zsqueeze sq;
+    ptrdiff_t r0;
+    int c, v, i;
+    if (k != 2 && k != 4 && k != 8 && !ZLUT(k))
+        squeeze_init(&sq, k);
+    for (c = k; c < 8; c++)
+        X[c] = _mm256_setzero_si256();
+    for (r0 = 0; r0 + step <= nrows; r0 += step) {
+        for (c = 0; c < k; c++) {
+            const ptrdiff_t st = cols[c].row_stride;
+            const uint8_t *p = cols[c].data + r0 * st;
+            uint64_t w[4];
+            _mm_prefetch((const char *)(p + 2 * step * st), _MM_HINT_T0);
+            for (v = 0; v < 4; v++) {
+                uint64_t x = 0;
+                for (i = 0; i < G; i++)
+                    x |= ld_prefix(p + (v * G + i) * st, need) << (8 * need * i);
+                w[v] = x;
+            }
+            X[c] = _mm256_set_epi64x((long long)w[3], (long long)w[2], (long long)w[1],
+                                     (long long)w[0]);
+        }
+        zblock(k, X, out + r0 * k * need, rs);
+    }
+    return r0;
+}
+
+#define PREFIX_K(K) \
+    ZAVX2 static ptrdiff_t prefix_rows_##K(const zorder_column *cols, int need, \
+                                           ptrdiff_t nrows, uint8_t *out) \
+    { \
+        return need == 4 ? prefix_rows_k(K, 4, cols, nrows, out) \
+               : need == 2 ? prefix_rows_k(K, 2, cols, nrows, out) \
+               : prefix_rows_k(K, 1, cols, nrows, out); \
+    }
+PREFIX_K(2)
+PREFIX_K(3)
+PREFIX_K(4)
+PREFIX_K(5)
+PREFIX_K(6)
+PREFIX_K(7)
+PREFIX_K(8)
+
+static ptrdiff_t prefix_any(int k, const zorder_column *cols, int need, ptrdiff_t nrows,
+                            uint8_t *out)
+{
+    switch (k) {
+    case 2: return prefix_rows_2(cols, need, nrows, out);
+    case 3: return prefix_rows_3(cols, need, nrows, out);
+    case 4: return prefix_rows_4(cols, need, nrows, out);
+    case 5: return ZLUT(5) ? prefix_rows_5(cols, need, nrows, out) : 0;
+    case 6: return prefix_rows_6(cols, need, nrows, out);
+    case 7: return ZLUT(7) ? prefix_rows_7(cols, need, nrows, out) : 0;
+    default: return prefix_rows_8(cols, need, nrows, out);
+    }
+}
+
+/* Truncated rows ending inside a slab: the whole slabs of a chunk of rows into scratch,
+ * then each row's first `size` bytes. */
+#define CHUNK_BYTES (32 << 10)
+
+int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
+                        uint8_t *out, ptrdiff_t out_stride, zorder_uniform_fn fallback)
+{
+    zorder_column view[ZORDER_MAX_GROUP];
+    ptrdiff_t width, need, whole, slabs, r0, r;
+    int c;
+    if (k < 2 || k > 8 || nrows < 4)
+        return 0;
+    if (size <= 0)
+        return 1;
+    width = cols[0].width;
+    need = (size + k - 1) / k;   /* bytes of each column the rows use */
+    whole = need / 8;
+    slabs = (need + 7) / 8;
+    if (size == 8 * k * whole) {
+        rows_any(k, cols, whole, nrows, out, out_stride);
+        return 1;
+    }
+    if ((need == 1 || need == 2 || need == 4) && size == k * need && out_stride == size) {
+        ptrdiff_t done = prefix_any(k, cols, (int)need, nrows, out);
+        if (done == nrows)
+            return 1;
+        if (done > 0) {
+            /* the rows left (fewer than 32) as a call of their own */
+            for (c = 0; c < k; c++) {
+                view[c] = cols[c];
+                view[c].data = cols[c].data + done * cols[c].row_stride;
+            }
+            if (!zorder_avx2_uniform(view, k, size, nrows - done, out + done * size,
+                                     out_stride, fallback))
+                fallback(view, k, size, nrows - done, out + done * size, out_stride);
+            return 1;
+        }
+    }
+    if (8 * slabs <= width) {
+        const ptrdiff_t full = 8 * k * slabs;
+        const ptrdiff_t chunk = CHUNK_BYTES / full + 4;
+        uint8_t *tmp = (uint8_t *)malloc((size_t)(chunk * full));
+        if (tmp == NULL)
+            return 0;
+        for (r0 = 0; r0 < nrows; r0 += chunk) {
+            const ptrdiff_t R = nrows - r0 < chunk ? nrows - r0 : chunk;
+            for (c = 0; c < k; c++) {
+                view[c] = cols[c];
+                view[c].data = cols[c].data + r0 * cols[c].row_stride;
+            }
+            rows_any(k, view, slabs, R, tmp, full);
+            for (r = 0; r < R; r++)
+                zorder_copy_short(out + (r0 + r) * out_stride, tmp + r * full, size);
+        }
+        free(tmp);
+        return 1;
+    }
+    if (whole == 0)
+        return 0;
+    /* the whole slabs here, the bytes after them (fewer than 8 per column) on fallback */
+    rows_any(k, cols, whole, nrows, out, out_stride);
+    for (c = 0; c < k; c++) {
+        view[c] = cols[c];
+        view[c].data = cols[c].data + 8 * whole;
+        view[c].width = width - 8 * whole;
+    }
+    fallback(view, k, size - 8 * k * whole, nrows, out + 8 * k * whole, out_stride);
+    return 1;
+}
+
+#else  /* not x86-64, or a compiler without AVX2 target attributes */
+
+const int zorder_avx2_built = 0;
+ptrdiff_t zorder_avx2_stream_min = 0;
+
+void zorder_avx2_init(void) {}
+
+int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
+                        uint8_t *out, ptrdiff_t out_stride, zorder_uniform_fn fallback)
+{
+    (void)cols; (void)k; (void)size; (void)nrows; (void)out; (void)out_stride; (void)fallback;
+    return 0;
+}
+
+#endif

@@ -1,0 +1,26 @@
+#ifndef ZORDER_AVX2_KERNEL_H
+#define ZORDER_AVX2_KERNEL_H
+
+#include "segments.h"
+
+/* 1 when this build has the AVX2 kernel (x86-64, GCC >= 5 or clang); 0 when the file
+ * compiled to a stub, and then zorder_avx2_uniform always returns 0. */
+extern const int zorder_avx2_built;
+
+/* Outputs of at least this many bytes (rows back to back) are written with non-temporal
+ * stores; a variable so the tests can reach that path with small arrays. */
+extern ptrdiff_t zorder_avx2_stream_min;
+
+/* Fills the mask and shuffle tables; plain C, safe on any CPU. */
+void zorder_avx2_init(void);
+
+/* The uniform kernel (zorder_uniform_fn's contract: k = 1..8 columns of one width, size
+ * <= k * width, any strides) on AVX2. The whole 8-byte pieces of the columns run on the
+ * vector code; a width that is not a multiple of 8 leaves its last bytes to `fallback`
+ * (another backend's uniform kernel). Returns 0, having written nothing, for k = 1 or
+ * fewer than 4 rows (the caller's scalar kernel is cheaper there). Call only when the
+ * CPU has AVX2 and the OS saves the YMM registers (zorder_cpu_has_avx2). */
+int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
+                        uint8_t *out, ptrdiff_t out_stride, zorder_uniform_fn fallback);
+
+#endif
