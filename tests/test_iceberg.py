@@ -120,7 +120,7 @@ def local(path):
     return urlparse(path).path
 
 
-def zvalues_of_file(path, columns):
+def zvalues_of_file(path, columns, **encoding):
     """Z-values of a data file's rows, converted here from the Iceberg types (uuid text
     through Python's uuid module; timestamp kinds named), not by the engine."""
     data = pq.read_table(local(path))
@@ -134,12 +134,12 @@ def zvalues_of_file(path, columns):
                            pa.string())
         cols[name] = col
     ts = {k: v for k, v in kinds.items() if k in columns} or None
-    z = zorder.zorder_values(cols, columns=list(columns), timestamp=ts)
+    z = zorder.zorder_values(cols, columns=list(columns), timestamp=ts, **encoding)
     return np.asarray(z.to_pylist() if hasattr(z, "to_pylist") else [bytes(r) for r in z], dtype=object)
 
 
-def assert_zordered(path, columns):
-    z = zvalues_of_file(path, columns)
+def assert_zordered(path, columns, **encoding):
+    z = zvalues_of_file(path, columns, **encoding)
     assert all(z[k] <= z[k + 1] for k in range(len(z) - 1)), f"{path} is not in Z-order"
 
 
@@ -487,3 +487,75 @@ def test_every_accepted_type_at_once(catalog):
     assert multiset(table.scan().to_arrow()) == before
     for path in result.added_paths:
         assert_zordered(path, columns)
+
+
+def test_rank_encoding_learns_boundaries_in_one_pass_and_reuses_them(catalog, monkeypatch):
+    from zorder.values.rank import RankBoundaries
+
+    table = make_table(catalog, name="rank", spec="identity", appends=2, rows=300)
+    twin = make_table(catalog, name="rank_twin", spec="identity", appends=2, rows=300)
+    before = multiset(table.scan().to_arrow())
+    columns = ["l", "tstz", "s"]
+    samples = []
+    real = engine._sample_group
+
+    def counted(*args):
+        samples.append(args[2].partition)
+        return real(*args)
+
+    monkeypatch.setattr(engine, "_sample_group", counted)
+    result = rewrite(table, columns, encoding="rank", rank_bits=8)
+    # One sampling pass (one read per group), then the rewrite with the same boundaries.
+    assert len(samples) == len(result.report["groups"]) == 3
+    b = result.boundaries
+    assert isinstance(b, RankBoundaries) and b.rank_bits == 8 and list(b.names) == columns
+    assert RankBoundaries.from_dict(result.report["rank_boundaries"]) == b
+    assert result.report["encoding"] == "rank"
+    summary = table.current_snapshot().summary.additional_properties
+    assert summary["zorder.encoding"] == "rank" and summary["zorder.rank-bits"] == "8"
+    assert multiset(table.scan().to_arrow()) == before
+    for path in result.added_paths:  # sorted by the ranks of the shared boundaries
+        assert_zordered(path, columns, encoding="rank", boundaries=b)
+    # The sample is deterministic: the same data gives the same boundaries.
+    assert rewrite(twin, columns, encoding="rank", rank_bits=8).boundaries == b
+    # Reused: no sampling, the given boundaries order the new files.
+    samples.clear()
+    table.append(arrow_batch(np.random.default_rng(5), 200))
+    again = rewrite(table, columns, encoding="rank",
+                    boundaries=RankBoundaries.from_dict(result.report["rank_boundaries"]))
+    assert samples == [] and again.boundaries == b
+    for path in again.added_paths:
+        assert_zordered(path, columns, encoding="rank", boundaries=b)
+    with pytest.raises(ValueError, match=r"boundaries: made for columns \['l', 'tstz', 's'\]"):
+        rewrite(table, ["l", "d"], encoding="rank", boundaries=b)
+    with pytest.raises(ValueError, match="boundaries: column s has 8-byte split points"):
+        rewrite(table, columns, encoding="rank", boundaries=b,
+                options=zorder.IcebergOptions(var_length_contribution=4))
+    with pytest.raises(ValueError, match="encoding must be"):
+        rewrite(table, columns, encoding="ranks")
+
+
+def test_rank_encoding_on_dask_and_from_the_cli(catalog, tmp_path, capsys):
+    pytest.importorskip("dask")
+    from zorder.cli import main
+
+    table = make_table(catalog, name="rank_cli", spec="identity", appends=2, rows=200)
+    sync = rewrite(table, ["l", "d"], encoding="rank", rank_bits=16, scheduler="sync")
+    assert sync.boundaries is not None
+    for path in sync.added_paths:
+        assert_zordered(path, ["l", "d"], encoding="rank", boundaries=sync.boundaries)
+    flags = ["--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db", "--quiet",
+             "--no-report"]
+    report = tmp_path / "report.json"
+    assert main(["iceberg", "rewrite", "db.rank_cli", "--columns", "l,d", "--encoding", "rank",
+                 "--rank-bits", "16", "--report-json", str(report), *flags]) == 0
+    # Learned from the same data as the Dask run: the same boundaries.
+    from zorder.cli.args import load_boundaries
+
+    assert load_boundaries(str(report)) == sync.boundaries
+    assert main(["iceberg", "rewrite", "db.rank_cli", "--columns", "l,d", "--encoding", "rank",
+                 "--boundaries", str(report), *flags]) == 0
+    capsys.readouterr()
+    assert main(["iceberg", "rewrite", "db.rank_cli", "--columns", "l,s", "--encoding", "rank",
+                 "--boundaries", str(report), *flags]) == 2
+    assert "boundaries: made for columns" in capsys.readouterr().err

@@ -61,13 +61,20 @@ def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compr
     partition: the one sampling pass, from which the client learns rank boundaries (for
     encoding="rank") and cuts the ranges."""
     n = len(pdf)
-    parts = ordering.parts(_arrow_of(pdf, columns), list(columns))
+    parts = sample_parts(ordering.parts(_arrow_of(pdf, columns), list(columns)), index, sample_rows)
+    return n, parts, _encoded_size(pdf, compression)
+
+
+def sample_parts(parts: Sequence[np.ndarray], index: int, sample_rows: int) -> List[np.ndarray]:
+    """At most ``sample_rows`` rows (without replacement, in row order) of one piece's
+    ordered bytes, the same rows for the same piece ``index`` every run."""
+    n = parts[0].shape[0] if len(parts) else 0
     k = min(n, sample_rows)
     if k < n:
         rng = np.random.default_rng([SEED, index])
         pick = np.sort(rng.choice(n, size=k, replace=False))
         parts = [p[pick] for p in parts]
-    return n, [np.ascontiguousarray(p) for p in parts], _encoded_size(pdf, compression)
+    return [np.ascontiguousarray(p) for p in parts]
 
 
 def learn_boundaries(ordering: Ordering, counts: Sequence[int], samples: Sequence[list],

@@ -39,9 +39,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 from zorder.ordered import IcebergOptions
+from zorder.values.table import Ordering
 from zorder.parquet.sizes import parse_size
 from zorder.engines.iceberg_columns import (  # noqa: F401  (re-exported names)
-    CURVE_COLUMNS, curve_columns, _check_curve, _curve_order,
+    CURVE_COLUMNS, curve_columns, _check_curve, _curve_order, curve_ordering, curve_parts,
 )
 from zorder.engines.iceberg_columns import _require_pyiceberg
 from zorder.engines.iceberg_commit import IcebergRewriteError, _commit, _delete_files
@@ -81,6 +82,9 @@ class RewriteResult:
             ..., "seconds": ...}``; each group has ``partition``, ``input_files``,
             ``input_bytes``, ``rows``, ``output_files``, ``output_bytes``.
         removed_paths, added_paths: the data files' locations, for a skipping report.
+        previous_snapshot_id: the snapshot the rewrite planned from (its parent).
+        boundaries: the ``RankBoundaries`` used with ``encoding="rank"`` (given or
+            learned; also in ``report["rank_boundaries"]`` as a dict), else None.
     """
 
     snapshot_id: Optional[int]
@@ -90,6 +94,8 @@ class RewriteResult:
     report: Dict[str, Any] = field(default_factory=dict)
     removed_paths: List[str] = field(default_factory=list)
     added_paths: List[str] = field(default_factory=list)
+    previous_snapshot_id: Optional[int] = None
+    boundaries: Any = None
 
 
 
@@ -228,7 +234,7 @@ def check_counts(before: Sequence[Any], after: Sequence[Any], where: str) -> Non
 
 
 def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence[str],
-                 curve: str, options: Optional[IcebergOptions], target: int,
+                 ordering: Ordering, target: int,
                  written: List[str]) -> Tuple[List[Any], Dict[str, Any]]:
     """Rewrite one group; returns (its new DataFiles, its report entry). Every path
     written is appended to ``written`` as soon as it exists, for cleanup."""
@@ -244,7 +250,7 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
         raise IcebergRewriteError(
             f"read {data.num_rows} rows from partition {group.partition}, its manifests say "
             f"{group.rows}; nothing was committed")
-    order = _curve_order(data, names, schema, curve, options)
+    order = _curve_order(data, names, schema, ordering)
     data = data.take(order)
     del order
 
@@ -288,34 +294,40 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
 
 
 def _group_task(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence[str],
-                curve: str, options: Optional[IcebergOptions], target: int) -> Dict[str, Any]:
+                ordering: Ordering, target: int) -> Dict[str, Any]:
     """One file group as a Dask task: its DataFiles, report entry and written paths, or
     the error it raised after deleting what it wrote (so a failed task leaves nothing and
     the finished ones stay known to the client, which commits or deletes them)."""
     written: List[str] = []
     try:
-        files, entry = _write_group(table_metadata, io, group, names, curve, options, target, written)
+        files, entry = _write_group(table_metadata, io, group, names, ordering, target, written)
     except Exception as exc:  # noqa: BLE001 - returned, raised again on the client
         return {"error": f"{type(exc).__name__}: {exc}", "leftovers": _delete_files(io, written)}
     return {"files": files, "entry": entry, "written": written}
 
 
-def _run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[_FileGroup],
-                 names: Sequence[str], curve: str, options: Optional[IcebergOptions],
-                 target: int, written: List[str]) -> List[Dict[str, Any]]:
-    """Every group as a task on ``scheduler`` (a distributed Client, an address, or
-    'threads'/'processes'/'sync'); the results in group order. The commit stays here, on
-    the client."""
+def _on_dask(scheduler: Any, function: Callable[..., Any],
+             calls: Sequence[Tuple[Any, ...]]) -> List[Any]:
+    """``function(*call)`` for every call as a task on ``scheduler`` (a distributed
+    Client, an address, or 'threads'/'processes'/'sync'); the results in order."""
     import dask
 
     from zorder.engines.dask import require_dask
     from zorder.engines.dask_scheduler import running_on
 
     require_dask("rewrite(scheduler=...)")
-    tasks = [dask.delayed(_group_task, pure=False)(table_metadata, io, g, list(names), curve,
-                                                    options, target) for g in groups]
+    tasks = [dask.delayed(function, pure=False)(*call) for call in calls]
     with running_on(scheduler, 10.0) as client:
-        results = list(client.compute(tasks, sync=True) if client is not None else dask.compute(*tasks))
+        return list(client.compute(tasks, sync=True) if client is not None else dask.compute(*tasks))
+
+
+def _run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[_FileGroup],
+                 names: Sequence[str], ordering: Ordering, target: int,
+                 written: List[str]) -> List[Dict[str, Any]]:
+    """Every group written as a task on ``scheduler``; the results in group order. The
+    commit stays here, on the client."""
+    results = _on_dask(scheduler, _group_task,
+                       [(table_metadata, io, g, list(names), ordering, target) for g in groups])
     for r in results:
         written.extend(r.get("written", []))
     errors = [r for r in results if "error" in r]
@@ -324,6 +336,41 @@ def _run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[
         raise IcebergRewriteError(f"{len(errors)} of {len(groups)} file groups failed, the first "
                                   f"with {errors[0]['error']}; nothing was committed", left)
     return results
+
+
+# ---------------------------------------------------------------------------------------
+# The rank encoding: boundaries from one deterministic sample of every group.
+
+def _sample_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence[str],
+                  ordering: Ordering, index: int, rows: int) -> Tuple[int, List[Any]]:
+    """(rows read, a sample of at most ``rows`` rows of each curve column's ordered bytes)
+    of one group, reading only the curve columns; the same rows every run."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan
+
+    from zorder.engines.dask_stages import sample_parts
+
+    schema = table_metadata.schema()
+    projected = schema.select(*names, case_sensitive=True)
+    data = ArrowScan(table_metadata, io, projected, AlwaysTrue(), True).to_table(group.tasks)
+    return data.num_rows, sample_parts(curve_parts(data, names, schema, ordering), index, rows)
+
+
+def _learn_boundaries(table: Any, groups: Sequence[_FileGroup], names: Sequence[str],
+                      ordering: Ordering, scheduler: Any) -> Ordering:
+    """``ordering`` with rank boundaries learned from one pass over the groups: each
+    group's share of ``DEFAULT_SAMPLE`` rows (at least 2,000), pooled with each row
+    weighted by its group's size, as ``zorder cluster`` learns them from its partitions."""
+    from zorder.engines.dask_stages import learn_boundaries
+    from zorder.values.rank import DEFAULT_SAMPLE
+
+    total = max(1, sum(g.rows for g in groups))
+    sizes = [min(g.rows, max(2_000, math.ceil(DEFAULT_SAMPLE * g.rows / total))) for g in groups]
+    calls = [(table.metadata, table.io, g, list(names), ordering, i, k)
+             for i, (g, k) in enumerate(zip(groups, sizes))]
+    samples = ([_sample_group(*c) for c in calls] if scheduler is None
+               else _on_dask(scheduler, _sample_group, calls))
+    return learn_boundaries(ordering, [n for n, _ in samples], [p for _, p in samples], names)
 
 
 # ---------------------------------------------------------------------------------------
@@ -341,7 +388,9 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             dry_run: bool = False, *, case_sensitive: bool = False,
             max_file_group_size: Union[int, str] = DEFAULT_MAX_FILE_GROUP_SIZE,
             progress: Optional[Callable[[int, int, Dict[str, Any]], None]] = None,
-            snapshot_properties: Optional[Mapping[str, str]] = None) -> RewriteResult:
+            snapshot_properties: Optional[Mapping[str, str]] = None,
+            encoding: str = "iceberg", rank_bits: Optional[int] = None,
+            boundaries: Any = None) -> RewriteResult:
     """Cluster an Iceberg table by the Z-order (or Hilbert) curve of ``columns``, as
     Spark's ``rewrite_data_files(strategy => 'sort', sort_order => 'zorder(...)')``
     does, in one REPLACE snapshot.
@@ -369,6 +418,16 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             ``max-file-group-size-bytes``, 100 GiB).
         progress: called as ``progress(done_groups, total_groups, group_entry)``.
         snapshot_properties: extra entries for the snapshot summary.
+        encoding: ``"iceberg"`` (Iceberg's ordered bytes, as Spark's rewrite) or
+            ``"rank"`` (each column's quantile rank, so every column gets its share of
+            the curve; not Iceberg's order, and Spark's rewrite will not reproduce it).
+        rank_bits: bits per column rank with ``encoding="rank"`` (default 16).
+        boundaries: with ``encoding="rank"``, a ``zorder.RankBoundaries`` of an earlier
+            run (``RankBoundaries.from_dict(result.report["rank_boundaries"])``), so new
+            data ranks as the old did; by default they are learned first, in one pass
+            over every group's curve columns (a deterministic sample shared by all file
+            groups), then every group is rewritten with them. Either way they are
+            recorded in ``result.boundaries`` and ``result.report["rank_boundaries"]``.
 
     Returns:
         a ``RewriteResult``.
@@ -392,12 +451,25 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     table.refresh()
     target = _target_size(table, target_file_size)
     names = curve_columns(table, columns, curve=curve, case_sensitive=case_sensitive)
+    ordering = curve_ordering(table.schema(), names, curve, options, encoding, rank_bits,
+                              boundaries)
     groups = _plan(table, row_filter, case_sensitive, max_group)
-    report: Dict[str, Any] = {"columns": names, "curve": curve, "target_file_size": target,
-                              "groups": []}
+    report: Dict[str, Any] = {"columns": names, "curve": curve, "encoding": ordering.encoding,
+                              "target_file_size": target, "groups": []}
     removed = [t.file for g in groups for t in g.tasks]
+    previous = table.current_snapshot()
     result = RewriteResult(None, len(removed), 0, sum(f.file_size_in_bytes for f in removed),
-                           report, [f.file_path for f in removed], [])
+                           report, [f.file_path for f in removed], [],
+                           None if previous is None else previous.snapshot_id)
+
+    def record(ordering: Ordering) -> None:
+        if ordering.encoding == "rank":
+            report["rank_bits"] = ordering.rank_bits
+            result.boundaries = ordering.boundaries
+            report["rank_boundaries"] = (None if ordering.boundaries is None
+                                         else ordering.boundaries.to_dict())
+
+    record(ordering)
     if dry_run or not groups:
         for g in groups:
             report["groups"].append({"partition": _partition_name(table.metadata, g.partition), "input_files": len(g.tasks),
@@ -405,21 +477,24 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         report["seconds"] = time.perf_counter() - start
         return result
 
+    if ordering.encoding == "rank" and ordering.boundaries is None:
+        ordering = _learn_boundaries(table, groups, names, ordering, scheduler)
+        record(ordering)
     metadata = table.metadata
     written: List[str] = []
     added: List[Any] = []
     try:
         if scheduler is None:
             for i, group in enumerate(groups):
-                files, entry = _write_group(metadata, table.io, group, names, curve, options,
+                files, entry = _write_group(metadata, table.io, group, names, ordering,
                                             target, written)
                 added.extend(files)
                 report["groups"].append(entry)
                 if progress is not None:
                     progress(i + 1, len(groups), entry)
         else:
-            results = _run_on_dask(scheduler, metadata, table.io, groups, names, curve,
-                                   options, target, written)
+            results = _run_on_dask(scheduler, metadata, table.io, groups, names, ordering,
+                                   target, written)
             for i, r in enumerate(results):
                 added.extend(r["files"])
                 report["groups"].append(r["entry"])
@@ -434,6 +509,8 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             raise IcebergRewriteError(f"the rewrite failed and did not commit: {exc}", left) from exc
         raise
     props = {"zorder.curve": curve, "zorder.columns": ",".join(names)}
+    if ordering.encoding == "rank":
+        props.update({"zorder.encoding": "rank", "zorder.rank-bits": str(ordering.rank_bits)})
     props.update(snapshot_properties or {})
     snapshot_id = _commit(table, removed, added, props, written)
     table.refresh()
