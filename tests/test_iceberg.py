@@ -400,7 +400,8 @@ def test_cli_rewrites_and_reports(catalog, tmp_path, capsys):
     assert main(["iceberg", "rewrite", "db.cli", "--columns", "l,d", "--quiet", *flags]) == 0
     out = capsys.readouterr().out
     assert "committed snapshot" in out and "(replace)" in out
-    assert "files and row groups a reader can skip" in out or "row groups a reader can skip" in out
+    assert "files a reader can skip with min/max statistics (data file bounds in the table " \
+        "manifests)" in out
     assert catalog.load_table("db.cli").current_snapshot().summary.operation.value == "replace"
     assert main(["iceberg", "rewrite", "db.nope", "--columns", "l", *flags]) == 2
 
@@ -559,3 +560,35 @@ def test_rank_encoding_on_dask_and_from_the_cli(catalog, tmp_path, capsys):
     assert main(["iceberg", "rewrite", "db.rank_cli", "--columns", "l,s", "--encoding", "rank",
                  "--boundaries", str(report), *flags]) == 2
     assert "boundaries: made for columns" in capsys.readouterr().err
+
+
+def test_skipping_report_reads_the_data_file_bounds_in_the_manifests(catalog):
+    from zorder.parquet.skipping import skipping_report
+
+    table = make_table(catalog, name="skip", appends=3, rows=400, with_nulls=False)
+    with table.transaction() as tx:  # one row group per file; no bounds kept for d
+        tx.set_properties({"write.parquet.row-group-limit": "100000",
+                           "write.metadata.metrics.column.d": "none"})
+    columns = ["l", "tstz", "day", "d"]
+    result = rewrite(table, columns, target_file_size="12KB")
+    assert result.added_files >= 6
+    report = engine.skipping(table, result)
+    assert report["level"] == "files"
+    assert report == engine.skipping(table, result.previous_snapshot_id, result.snapshot_id,
+                                     columns)
+    footers = skipping_report([local(p) for p in result.removed_paths],
+                              [local(p) for p in result.added_paths], columns)
+    for column in ("l", "tstz", "day"):
+        ours, theirs = report["columns"][column], footers["columns"][column]
+        # Random rows in every old file: nothing to skip before; then what the files'
+        # bounds allow, the same as their one row group's Parquet statistics.
+        assert ours["before"]["files"] == 3 and ours["before"]["files_skipped"] == 0
+        assert ours["after"]["files"] == result.added_files
+        assert ours["after"]["files_skipped_mean"] == theirs["after"]["files_skipped_mean"]
+    assert report["columns"]["l"]["after"]["files_skipped"] > 0.3
+    # No bounds in the manifests for d: a planner cannot skip on it, whatever the footers say.
+    assert report["columns"]["d"]["after"]["files_skipped"] == 0
+    assert footers["columns"]["d"]["after"]["files_skipped"] > 0
+    # Every file of each snapshot, not only the changed ones.
+    whole = engine.skipping(table, result, changed_only=False, columns=["l"])
+    assert whole["columns"]["l"]["after"]["files"] == result.added_files

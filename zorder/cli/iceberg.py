@@ -135,7 +135,6 @@ def run(args: argparse.Namespace) -> int:
           f"({result.rewritten_bytes} bytes) rewritten as {result.added_files} in "
           f"{len(groups)} file groups, {result.report['seconds']:.1f} s", file=out)
     if not args.no_report:
-        report = skipping(table, result.removed_paths, result.added_paths,
-                          result.report["columns"])
+        report = skipping(table, result)
         print(format_report(report), file=out)
     return 0
