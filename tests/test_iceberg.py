@@ -592,3 +592,33 @@ def test_skipping_report_reads_the_data_file_bounds_in_the_manifests(catalog):
     # Every file of each snapshot, not only the changed ones.
     whole = engine.skipping(table, result, changed_only=False, columns=["l"])
     assert whole["columns"]["l"]["after"]["files"] == result.added_files
+
+
+@pytest.mark.parametrize("scheduler", [None, "sync"])
+def test_a_row_lost_and_another_doubled_stops_the_job_before_the_commit(catalog, monkeypatch,
+                                                                       scheduler):
+    if scheduler:
+        pytest.importorskip("dask")
+    table = make_table(catalog, name=f"twice_{scheduler}", appends=2, rows=150, with_nulls=False)
+    snapshot = table.current_snapshot().snapshot_id
+    on_disk = data_files_on_disk(table)
+    real = engine._curve_order
+
+    def doubled(*args):
+        order = real(*args)
+        order[0] = order[1]  # same row count, same value and null counts: only content differs
+        return order
+
+    monkeypatch.setattr(engine, "_curve_order", doubled)
+    with pytest.raises(IcebergRewriteError, match="rows written differ from the rows read"):
+        rewrite(table, ["l", "s"], scheduler=scheduler)
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert data_files_on_disk(table) == on_disk
+    monkeypatch.undo()
+    result = rewrite(table, ["l", "s"], scheduler=scheduler)
+    entry = result.report["groups"][0]
+    assert entry["checksum"] == entry["written_checksum"]
+    from zorder.parquet.checksum import row_checksum
+
+    assert int(entry["checksum"], 16) == row_checksum(table.scan().to_arrow())

@@ -40,6 +40,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from zorder.ordered import IcebergOptions
 from zorder.values.table import Ordering
+from zorder.parquet.checksum import row_checksum
 from zorder.parquet.sizes import parse_size
 from zorder.engines.iceberg_columns import (  # noqa: F401  (re-exported names)
     CURVE_COLUMNS, curve_columns, _check_curve, _curve_order, curve_ordering, curve_parts,
@@ -53,6 +54,7 @@ __all__ = [
     "DEFAULT_TARGET_FILE_SIZE",
     "IcebergRewriteError",
     "RewriteResult",
+    "check_checksums",
     "check_counts",
     "curve_columns",
     "rewrite",
@@ -233,6 +235,16 @@ def check_counts(before: Sequence[Any], after: Sequence[Any], where: str) -> Non
             f"was committed")
 
 
+def check_checksums(read: int, written: int, where: str) -> None:
+    """The job's content check: the order-independent checksum
+    (``zorder.parquet.checksum.row_checksum``) of the rows written equals that of the
+    rows read."""
+    if read != written:
+        raise IcebergRewriteError(
+            f"{where}: the rows written differ from the rows read (order-independent "
+            f"checksum {written:016x}, read {read:016x}); nothing was committed")
+
+
 def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence[str],
                  ordering: Ordering, target: int,
                  written: List[str]) -> Tuple[List[Any], Dict[str, Any]]:
@@ -250,9 +262,14 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
         raise IcebergRewriteError(
             f"read {data.num_rows} rows from partition {group.partition}, its manifests say "
             f"{group.rows}; nothing was committed")
+    # The job's own check of content, as rows can only move: an order-independent
+    # checksum of the rows read, against the rows handed to the writer.
+    read_checksum = row_checksum(data)
     order = _curve_order(data, names, schema, ordering)
     data = data.take(order)
     del order
+    where = f"partition {_partition_name(table_metadata, group.partition) or '(unpartitioned)'}"
+    written_checksum = 0
 
     write_uuid = uuid_module.uuid4()
     extension = str(table_metadata.properties.get("write.format.default", "parquet")).lower()
@@ -270,6 +287,7 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
         n_files = max(1, round(remaining * per_row / target))
         take = math.ceil(remaining / n_files)
         chunk = data.slice(done, take)
+        written_checksum = (written_checksum + row_checksum(chunk)) % 2**64
         task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
                          record_batches=chunk.to_batches(), partition_key=key)
         # The path is known before writing: recorded first, so a failed write is cleaned too.
@@ -280,8 +298,8 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
             per_row = max(files[-1].file_size_in_bytes / take, 1e-3)
         done += take
         task_id += 1
-    check_counts([t.file for t in group.tasks], files,
-                 f"partition {_partition_name(table_metadata, group.partition) or '(unpartitioned)'}")
+    check_checksums(read_checksum, written_checksum, where)
+    check_counts([t.file for t in group.tasks], files, where)
     entry = {
         "partition": _partition_name(table_metadata, group.partition),
         "input_files": len(group.tasks),
@@ -289,6 +307,8 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
         "rows": rows,
         "output_files": len(files),
         "output_bytes": sum(f.file_size_in_bytes for f in files),
+        "checksum": f"{read_checksum:016x}",
+        "written_checksum": f"{written_checksum:016x}",
     }
     return files, entry
 
@@ -501,6 +521,10 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
                 if progress is not None:
                     progress(i + 1, len(groups), r["entry"])
         check_counts(removed, added, "the table")
+        entries = report["groups"]
+        check_checksums(sum(int(e["checksum"], 16) for e in entries) % 2**64,
+                        sum(int(e["written_checksum"], 16) for e in entries) % 2**64,
+                        "the table")
     except IcebergRewriteError as exc:
         raise IcebergRewriteError(str(exc), _delete_files(table.io, written)) from exc.__cause__
     except BaseException as exc:
