@@ -622,3 +622,32 @@ def test_a_row_lost_and_another_doubled_stops_the_job_before_the_commit(catalog,
     from zorder.parquet.checksum import row_checksum
 
     assert int(entry["checksum"], 16) == row_checksum(table.scan().to_arrow())
+
+
+def test_files_of_an_older_partition_spec_are_rewritten_into_the_current_spec(catalog):
+    table = make_table(catalog, name="evolved", appends=2, rows=300)  # unpartitioned: spec 0
+    with table.update_spec() as update:
+        update.add_identity("cat")
+    table.append(arrow_batch(np.random.default_rng(7), 300))          # spec 1: cat=a/b/c
+    before = multiset(table.scan().to_arrow())
+    specs = Counter(t.file.spec_id for t in table.scan().plan_files())
+    assert specs == {0: 2, 1: 3}
+    dry = rewrite(table, ["l", "d"], dry_run=True)
+    assert [g["partition"] for g in dry.report["groups"]][-1] == \
+        "(older specs 0, into the current spec)"
+    result = rewrite(table, ["l", "d"], target_file_size="1MB")
+    assert result.rewritten_files == 5
+    # Three current partitions and one group of the old files, split by the current spec.
+    assert len(result.report["groups"]) == 4
+    assert multiset(table.scan().to_arrow()) == before
+    files = [t.file for t in table.scan().plan_files()]
+    assert {f.spec_id for f in files} == {1}
+    by_partition = Counter(f.partition[0] for f in files)
+    assert by_partition == {"a": 2, "b": 2, "c": 2}  # each: its own file and the old rows'
+    for f in files:
+        assert f"/cat={f.partition[0]}/" in f.file_path
+        assert set(pq.read_table(local(f.file_path)).column("cat").to_pylist()) == {f.partition[0]}
+        assert_zordered(f.file_path, ["l", "d"])
+    # The old spec's files are deleted through manifests of their own spec.
+    old = table.scan(snapshot_id=result.previous_snapshot_id)
+    assert multiset(old.to_arrow()) == before

@@ -106,9 +106,15 @@ class RewriteResult:
 
 @dataclass
 class _FileGroup:
-    partition: Any          # the partition Record of its files
+    partition: Any          # the partition Record of its files (None: repartition)
     spec_id: int
     tasks: List[Any]        # FileScanTask
+    # Files of older partition specs, split by the current spec as they are rewritten.
+    repartition: bool = False
+
+    @property
+    def source_specs(self) -> List[int]:
+        return sorted({t.file.spec_id for t in self.tasks})
 
     @property
     def input_bytes(self) -> int:
@@ -157,29 +163,39 @@ def _plan(table: Any, row_filter: Any, case_sensitive: bool, max_group: int) -> 
         )
     default_spec = table.metadata.default_spec_id
     by_partition: Dict[Tuple[int, Tuple[Any, ...]], List[Any]] = {}
+    older: List[Any] = []
     for task in tasks:
         f = task.file
         if f.spec_id != default_spec:
-            raise ValueError(
-                f"data file {f.file_path} has partition spec {f.spec_id}, not the table's "
-                f"current spec {default_spec}; rewriting across a spec change is not supported"
-            )
+            # As Iceberg's planner does: files of another spec may hold rows of several
+            # current partitions, so they are grouped together, as if unpartitioned.
+            older.append(task)
+            continue
         key = (f.spec_id, tuple(f.partition))
         by_partition.setdefault(key, []).append(task)
     groups: List[_FileGroup] = []
-    for (spec_id, _), part_tasks in sorted(by_partition.items(), key=lambda kv: repr(kv[0])):
+    parts = sorted(by_partition.items(), key=lambda kv: repr(kv[0]))
+    if older:
+        parts.append(((-1, ()), older))
+    for (spec_id, _), part_tasks in parts:
         part_tasks.sort(key=lambda t: t.file.file_path)
+        repartition = spec_id == -1
         current: List[Any] = []
         size = 0
+
+        def close() -> None:
+            partition = None if repartition else current[0].file.partition
+            groups.append(_FileGroup(partition, default_spec, current, repartition))
+
         for task in part_tasks:
             # Iceberg splits a partition into groups of at most max-file-group-size bytes.
             if current and size + task.file.file_size_in_bytes > max_group:
-                groups.append(_FileGroup(current[0].file.partition, spec_id, current))
+                close()
                 current, size = [], 0
             current.append(task)
             size += task.file.file_size_in_bytes
         if current:
-            groups.append(_FileGroup(current[0].file.partition, spec_id, current))
+            close()
     return groups
 
 
@@ -245,6 +261,35 @@ def check_checksums(read: int, written: int, where: str) -> None:
             f"checksum {written:016x}, read {read:016x}); nothing was committed")
 
 
+def _group_name(table_metadata: Any, group: _FileGroup) -> str:
+    if group.repartition:
+        return (f"the files of older partition specs "
+                f"({', '.join(map(str, group.source_specs))})")
+    return f"partition {_partition_name(table_metadata, group.partition) or '(unpartitioned)'}"
+
+
+def _entry_partition(table_metadata: Any, group: _FileGroup) -> str:
+    """A group's partition in the report: its path ("" unpartitioned), or its specs."""
+    if group.repartition:
+        return f"(older specs {', '.join(map(str, group.source_specs))}, into the current spec)"
+    return _partition_name(table_metadata, group.partition)
+
+
+def _pieces(table_metadata: Any, group: _FileGroup, data: Any) -> List[Tuple[Any, Any]]:
+    """(partition key, rows) of each output partition of a group: the group's own
+    partition, or, for files of older specs, the rows split by the current spec (as
+    PyIceberg's append splits them; Spark's rewrite sorts them by partition first)."""
+    if not group.repartition:
+        return [(_partition_key(table_metadata, group.partition), data)]
+    spec = table_metadata.spec()
+    if spec.is_unpartitioned():
+        return [(None, data)]
+    from pyiceberg.io.pyarrow import _determine_partitions
+
+    return [(p.partition_key, p.arrow_table_partition)
+            for p in _determine_partitions(spec, table_metadata.schema(), data)]
+
+
 def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence[str],
                  ordering: Ordering, target: int,
                  written: List[str]) -> Tuple[List[Any], Dict[str, Any]]:
@@ -258,50 +303,56 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
     schema = table_metadata.schema()
     # Every row of every file: row_filter chose files, not rows (as in Spark).
     data = ArrowScan(table_metadata, io, schema, AlwaysTrue(), True).to_table(group.tasks)
+    where = _group_name(table_metadata, group)
     if data.num_rows != group.rows:
         raise IcebergRewriteError(
-            f"read {data.num_rows} rows from partition {group.partition}, its manifests say "
-            f"{group.rows}; nothing was committed")
+            f"read {data.num_rows} rows from {where}, its manifests say {group.rows}; "
+            f"nothing was committed")
     # The job's own check of content, as rows can only move: an order-independent
     # checksum of the rows read, against the rows handed to the writer.
     read_checksum = row_checksum(data)
-    order = _curve_order(data, names, schema, ordering)
-    data = data.take(order)
-    del order
-    where = f"partition {_partition_name(table_metadata, group.partition) or '(unpartitioned)'}"
     written_checksum = 0
+    rows = data.num_rows
+    pieces = _pieces(table_metadata, group, data)
+    del data
 
     write_uuid = uuid_module.uuid4()
     extension = str(table_metadata.properties.get("write.format.default", "parquet")).lower()
     locations = load_location_provider(table_location=table_metadata.location,
                                        table_properties=table_metadata.properties)
-    key = _partition_key(table_metadata, group.partition)
     files: List[Any] = []
-    rows, done = data.num_rows, 0
     # Bytes per row on disk, first from the input files, then from what was written.
     per_row = group.input_bytes / max(group.rows, 1)
     task_id = 0
-    while done < rows:
-        remaining = rows - done
-        # Equal files for what is left, each about the target size (no small last file).
-        n_files = max(1, round(remaining * per_row / target))
-        take = math.ceil(remaining / n_files)
-        chunk = data.slice(done, take)
-        written_checksum = (written_checksum + row_checksum(chunk)) % 2**64
-        task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
-                         record_batches=chunk.to_batches(), partition_key=key)
-        # The path is known before writing: recorded first, so a failed write is cleaned too.
-        written.append(locations.new_data_location(
-            data_file_name=task.generate_data_file_filename(extension), partition_key=key))
-        files.extend(write_file(io, table_metadata, iter([task])))
-        if files and take:
-            per_row = max(files[-1].file_size_in_bytes / take, 1e-3)
-        done += take
-        task_id += 1
+    while pieces:
+        key, piece = pieces.pop(0)
+        order = _curve_order(piece, names, schema, ordering)
+        piece = piece.take(order)
+        del order
+        done = 0
+        while done < piece.num_rows:
+            remaining = piece.num_rows - done
+            # Equal files for what is left, each about the target size (no small last file).
+            n_files = max(1, round(remaining * per_row / target))
+            take = math.ceil(remaining / n_files)
+            chunk = piece.slice(done, take)
+            written_checksum = (written_checksum + row_checksum(chunk)) % 2**64
+            task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
+                             record_batches=chunk.to_batches(), partition_key=key)
+            # The path is known before writing: recorded first, so a failed write is
+            # cleaned too.
+            written.append(locations.new_data_location(
+                data_file_name=task.generate_data_file_filename(extension), partition_key=key))
+            files.extend(write_file(io, table_metadata, iter([task])))
+            if files and take:
+                per_row = max(files[-1].file_size_in_bytes / take, 1e-3)
+            done += take
+            task_id += 1
+        del piece
     check_checksums(read_checksum, written_checksum, where)
     check_counts([t.file for t in group.tasks], files, where)
     entry = {
-        "partition": _partition_name(table_metadata, group.partition),
+        "partition": _entry_partition(table_metadata, group),
         "input_files": len(group.tasks),
         "input_bytes": group.input_bytes,
         "rows": rows,
@@ -492,7 +543,8 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     record(ordering)
     if dry_run or not groups:
         for g in groups:
-            report["groups"].append({"partition": _partition_name(table.metadata, g.partition), "input_files": len(g.tasks),
+            report["groups"].append({"partition": _entry_partition(table.metadata, g),
+                                     "input_files": len(g.tasks),
                                      "input_bytes": g.input_bytes, "rows": g.rows})
         report["seconds"] = time.perf_counter() - start
         return result
