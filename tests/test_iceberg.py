@@ -378,13 +378,14 @@ def test_tables_with_delete_files_are_refused(catalog, monkeypatch):
 def test_hilbert_curve(catalog):
     table = make_table(catalog, name="h", appends=2, rows=200)
     before = multiset(table.scan().to_arrow())
-    result = rewrite(table, ["l", "d"], curve="hilbert")
+    result = rewrite(table, ["l", "d", "tstz"], curve="hilbert")
     assert multiset(table.scan().to_arrow()) == before
     assert result.report["curve"] == "hilbert"
     assert table.current_snapshot().summary.additional_properties["zorder.curve"] == "hilbert"
     for path in result.added_paths:
         data = pq.read_table(local(path))
-        h = zorder.hilbert_values({"l": data.column("l"), "d": data.column("d")})
+        h = zorder.hilbert_values({"l": data.column("l"), "d": data.column("d"),
+                                   "tstz": data.column("tstz")}, timestamp={"tstz": "tz"})
         h = h.to_pylist() if hasattr(h, "to_pylist") else [bytes(r) for r in h]
         assert all(a <= b for a, b in zip(h, h[1:])), f"{path} is not in Hilbert order"
 
