@@ -606,9 +606,9 @@ def test_a_row_lost_and_another_doubled_stops_the_job_before_the_commit(catalog,
     real = engine._curve_order
 
     def doubled(*args):
-        order = real(*args)
+        order, values = real(*args)
         order[0] = order[1]  # same row count, same value and null counts: only content differs
-        return order
+        return order, values
 
     monkeypatch.setattr(engine, "_curve_order", doubled)
     with pytest.raises(IcebergRewriteError, match="rows written differ from the rows read"):
@@ -652,3 +652,30 @@ def test_files_of_an_older_partition_spec_are_rewritten_into_the_current_spec(ca
     # The old spec's files are deleted through manifests of their own spec.
     old = table.scan(snapshot_id=result.previous_snapshot_id)
     assert multiset(old.to_arrow()) == before
+
+
+def test_files_are_cut_where_the_curve_enters_a_new_cell():
+    from zorder.engines.dask_stages import aligned_cuts, first_differing_bits
+
+    a = np.array([[0b1000_0000, 0], [0, 1], [7, 7]], np.uint8)
+    b = np.array([[0b0100_0000, 0], [0, 3], [7, 7]], np.uint8)
+    assert first_differing_bits(a, b).tolist() == [0, 14, 16]
+    # Sorted curve values of 4,000 rows: four cells (top two bits) of 1,000 rows each,
+    # with random low bits inside a cell.
+    rng = np.random.default_rng(0)
+    keys = np.sort(np.repeat(np.arange(4, dtype=np.uint16) << 14, 1000)
+                   | rng.integers(0, 1 << 14, 4000).astype(np.uint16))
+    values = keys.astype(">u2").view(np.uint8).reshape(-1, 2)
+
+    def bits(lo, hi):
+        return first_differing_bits(values[lo - 1:hi - 1], values[lo:hi])
+
+    # 4,000 bytes to 1,300-byte files: three files would cut two cells in half; four
+    # files of 1,000 (within 25% of the target) follow the cells.
+    assert aligned_cuts(4000, 1.0, 1300, bits) == [0, 1000, 2000, 3000, 4000]
+    # Files must stay within the tolerance: 2,000-byte files allow only two, at the middle.
+    assert aligned_cuts(4000, 1.0, 2000, bits) == [0, 2000, 4000]
+    # A cut moves at most an eighth of a file from where equal files would cut it.
+    cuts = aligned_cuts(4000, 1.0, 4000 / 3, bits, tolerance=0.01)
+    assert len(cuts) == 4 and all(abs(c - i * 4000 / 3) <= 4000 / 24 for i, c in enumerate(cuts))
+    assert aligned_cuts(1, 1.0, 10, bits) == [0, 1]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from typing import List, Sequence
+from typing import List, Sequence, Tuple
 
 import numpy as np
 
@@ -163,6 +163,69 @@ def file_cuts(keys: np.ndarray, rows_per_file: int) -> List[int]:
             cuts.append(at)
     cuts.append(n)
     return cuts
+
+
+_CLZ8 = np.array([8] + [8 - int(v).bit_length() for v in range(1, 256)], dtype=np.int64)
+
+
+def first_differing_bits(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Per row of two ``(m, size)`` uint8 curve-value matrices, the index of the first bit
+    (from the most significant) where they differ; ``8 * size`` where they are equal."""
+    diff = np.bitwise_xor(before, after)
+    nonzero = diff != 0
+    first = np.argmax(nonzero, axis=1)
+    rows = np.arange(len(diff))
+    bits = first * 8 + _CLZ8[diff[rows, first]]
+    return np.where(nonzero.any(axis=1), bits, 8 * diff.shape[1])
+
+
+def aligned_cuts(rows: int, row_bytes: float, target: int, boundary_bits,
+                 tolerance: float = 0.25) -> List[int]:
+    """Row offsets ``[0, ..., rows]`` cutting curve-sorted rows into files of about
+    ``target`` bytes (``row_bytes`` each), each cut placed where the curve value changes
+    at the most significant bit nearby.
+
+    A file's min/max statistics skip best when its rows fill one cell of the curve (a
+    quadrant, an octant...): a cut in the middle of a cell makes two files that each
+    span the cell. So for each file count whose files would be within ``tolerance`` of
+    the target, every cut moves, within an eighth of a file either way, to the row where
+    the curve value's first differing bit (``boundary_bits(lo, hi)``: that bit for the
+    cuts before rows ``lo .. hi - 1``, i.e. between each row and the one before it) is
+    smallest, and the count whose cuts sit on the coarsest cells (the smallest mean bit)
+    wins; ties go to the count nearest the plain estimate. Files stay within
+    ``tolerance`` of the target where any count allows it.
+    """
+    if rows <= 1 or row_bytes <= 0:
+        return [0, rows]
+    estimate = max(1, round(rows * row_bytes / target))
+    counts = [k for k in range(max(1, estimate - 1), estimate + 2)
+              if k <= rows and abs(rows * row_bytes / k - target) <= tolerance * target]
+    if not counts:
+        counts = [min(estimate, rows)]
+    best: Tuple[float, int, List[int]] = (float("inf"), 0, [])
+    for k in counts:
+        per_file = rows / k
+        slack = max(0, int(per_file / 8))
+        cuts, bits = [0], []
+        for i in range(1, k):
+            ideal = int(round(i * per_file))
+            lo, hi = max(cuts[-1] + 1, ideal - slack), min(rows - 1, ideal + slack) + 1
+            if lo >= hi:
+                continue
+            found = np.asarray(boundary_bits(lo, hi))
+            # the coarsest boundary; among equals, the one nearest the ideal cut
+            coarsest = np.flatnonzero(found == found.min())
+            at = lo + int(coarsest[np.argmin(np.abs(coarsest + lo - ideal))])
+            cuts.append(at)
+            bits.append(int(found.min()))
+        cuts.append(rows)
+        sizes = np.diff(cuts) * row_bytes
+        fits = bool(np.all(np.abs(sizes - target) <= tolerance * target))
+        score = (float(np.mean(bits)) if bits else 0.0) + (0 if fits else 1e6)
+        key = (score, abs(k - estimate))
+        if key < (best[0], best[1]):
+            best = (score, abs(k - estimate), cuts)
+    return best[2]
 
 
 def write_range(pdf, tmp_dir: str, schema, size: int, nwords: int, keep_zvalue: bool,

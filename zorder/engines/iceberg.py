@@ -46,6 +46,7 @@ from zorder.engines.iceberg_columns import (  # noqa: F401  (re-exported names)
     CURVE_COLUMNS, curve_columns, _check_curve, _curve_order, curve_ordering, curve_parts,
 )
 from zorder.engines.iceberg_columns import _require_pyiceberg
+from zorder.engines.dask_stages import aligned_cuts, first_differing_bits
 from zorder.engines.iceberg_commit import IcebergRewriteError, _commit, _delete_files
 
 __all__ = [
@@ -268,6 +269,28 @@ def _group_name(table_metadata: Any, group: _FileGroup) -> str:
     return f"partition {_partition_name(table_metadata, group.partition) or '(unpartitioned)'}"
 
 
+def _bytes_per_row(table_metadata: Any, data: Any, samples: int = 4,
+                   rows: int = 32_768) -> float:
+    """Bytes per row of ``data`` (sorted) as Parquet with the table's codec: a few slices
+    spread over it encoded in memory (sorted rows compress better than the input did)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = data.num_rows
+    if n == 0:
+        return 1.0
+    props = table_metadata.properties
+    codec = str(props.get("write.parquet.compression-codec", "zstd")).lower()
+    level = props.get("write.parquet.compression-level")
+    sink = pa.BufferOutputStream()
+    take = min(n, rows)
+    starts = sorted({int(k * (n - take) / max(1, samples - 1)) for k in range(samples)})
+    sample = pa.concat_tables([data.slice(s, take) for s in starts])
+    pq.write_table(sample, sink, compression=None if codec == "uncompressed" else codec,
+                   compression_level=int(level) if level is not None else None)
+    return max(sink.getvalue().size / sample.num_rows, 1e-3)
+
+
 def _entry_partition(table_metadata: Any, group: _FileGroup) -> str:
     """A group's partition in the report: its path ("" unpartitioned), or its specs."""
     if group.repartition:
@@ -321,21 +344,21 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
     locations = load_location_provider(table_location=table_metadata.location,
                                        table_properties=table_metadata.properties)
     files: List[Any] = []
-    # Bytes per row on disk, first from the input files, then from what was written.
-    per_row = group.input_bytes / max(group.rows, 1)
     task_id = 0
     while pieces:
         key, piece = pieces.pop(0)
-        order = _curve_order(piece, names, schema, ordering)
+        order, values = _curve_order(piece, names, schema, ordering)
         piece = piece.take(order)
-        del order
-        done = 0
-        while done < piece.num_rows:
-            remaining = piece.num_rows - done
-            # Equal files for what is left, each about the target size (no small last file).
-            n_files = max(1, round(remaining * per_row / target))
-            take = math.ceil(remaining / n_files)
-            chunk = piece.slice(done, take)
+
+        def boundary_bits(lo: int, hi: int) -> Any:
+            return first_differing_bits(values[order[lo - 1:hi - 1]], values[order[lo:hi]])
+
+        # Files of about the target size, cut where the curve moves to a new cell.
+        cuts = aligned_cuts(piece.num_rows, _bytes_per_row(table_metadata, piece), target,
+                            boundary_bits)
+        del order, values
+        for start, stop in zip(cuts[:-1], cuts[1:]):
+            chunk = piece.slice(start, stop - start)
             written_checksum = (written_checksum + row_checksum(chunk)) % 2**64
             task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
                              record_batches=chunk.to_batches(), partition_key=key)
@@ -344,9 +367,6 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
             written.append(locations.new_data_location(
                 data_file_name=task.generate_data_file_filename(extension), partition_key=key))
             files.extend(write_file(io, table_metadata, iter([task])))
-            if files and take:
-                per_row = max(files[-1].file_size_in_bytes / take, 1e-3)
-            done += take
             task_id += 1
         del piece
     check_checksums(read_checksum, written_checksum, where)

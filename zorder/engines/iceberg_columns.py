@@ -239,6 +239,8 @@ def curve_parts(data: Any, names: Sequence[str], schema: Any,
 
 
 def _curve_order(data: Any, names: Sequence[str], schema: Any,
-                 ordering: Ordering) -> numpy.ndarray:
-    """The permutation that sorts ``data`` by its curve values."""
-    return argsort_zvalues(ordering.values(curve_parts(data, names, schema, ordering)))
+                 ordering: Ordering) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """(the permutation that sorts ``data`` by its curve values, the ``(N, size)`` curve
+    values in ``data``'s order)."""
+    values = ordering.values(curve_parts(data, names, schema, ordering))
+    return argsort_zvalues(values), values
