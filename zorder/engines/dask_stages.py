@@ -7,6 +7,7 @@ the file cuts."""
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import uuid
 from typing import List, Sequence, Tuple
@@ -192,7 +193,8 @@ def aligned_cuts(rows: int, row_bytes: float, target: int, boundary_bits,
     the curve value's first differing bit (``boundary_bits(lo, hi)``: that bit for the
     cuts before rows ``lo .. hi - 1``, i.e. between each row and the one before it) is
     smallest, and the count whose cuts sit on the coarsest cells (the smallest mean bit)
-    wins; ties go to the count nearest the plain estimate. Files stay within
+    wins; ties go to the count nearest the plain estimate. A cut never makes the file
+    before it leave the tolerance where the window allows, and files stay within
     ``tolerance`` of the target where any count allows it.
     """
     if rows <= 1 or row_bytes <= 0:
@@ -203,6 +205,9 @@ def aligned_cuts(rows: int, row_bytes: float, target: int, boundary_bits,
     if not counts:
         counts = [min(estimate, rows)]
     best: Tuple[float, int, List[int]] = (float("inf"), 0, [])
+    # Rows a file may hold and stay within the tolerance.
+    fewest = math.ceil((1 - tolerance) * target / row_bytes)
+    most = math.floor((1 + tolerance) * target / row_bytes)
     for k in counts:
         per_file = rows / k
         slack = max(0, int(per_file / 8))
@@ -210,6 +215,9 @@ def aligned_cuts(rows: int, row_bytes: float, target: int, boundary_bits,
         for i in range(1, k):
             ideal = int(round(i * per_file))
             lo, hi = max(cuts[-1] + 1, ideal - slack), min(rows - 1, ideal + slack) + 1
+            sized = max(lo, cuts[-1] + fewest), min(hi, cuts[-1] + most + 1)
+            if sized[0] < sized[1]:
+                lo, hi = sized
             if lo >= hi:
                 continue
             found = np.asarray(boundary_bits(lo, hi))

@@ -269,10 +269,11 @@ def _group_name(table_metadata: Any, group: _FileGroup) -> str:
     return f"partition {_partition_name(table_metadata, group.partition) or '(unpartitioned)'}"
 
 
-def _bytes_per_row(table_metadata: Any, data: Any, samples: int = 4,
-                   rows: int = 32_768) -> float:
+def _bytes_per_row(table_metadata: Any, data: Any, samples: int = 8,
+                   rows: int = 16_384) -> float:
     """Bytes per row of ``data`` (sorted) as Parquet with the table's codec: a few slices
-    spread over it encoded in memory (sorted rows compress better than the input did)."""
+    spread over it, each encoded in memory on its own (sorted rows compress better than
+    the input did, and slices from far apart would compress worse together)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -282,13 +283,16 @@ def _bytes_per_row(table_metadata: Any, data: Any, samples: int = 4,
     props = table_metadata.properties
     codec = str(props.get("write.parquet.compression-codec", "zstd")).lower()
     level = props.get("write.parquet.compression-level")
-    sink = pa.BufferOutputStream()
     take = min(n, rows)
+    total = 0
     starts = sorted({int(k * (n - take) / max(1, samples - 1)) for k in range(samples)})
-    sample = pa.concat_tables([data.slice(s, take) for s in starts])
-    pq.write_table(sample, sink, compression=None if codec == "uncompressed" else codec,
-                   compression_level=int(level) if level is not None else None)
-    return max(sink.getvalue().size / sample.num_rows, 1e-3)
+    for start in starts:
+        sink = pa.BufferOutputStream()
+        pq.write_table(data.slice(start, take), sink,
+                       compression=None if codec == "uncompressed" else codec,
+                       compression_level=int(level) if level is not None else None)
+        total += sink.getvalue().size
+    return max(total / (take * len(starts)), 1e-3)
 
 
 def _entry_partition(table_metadata: Any, group: _FileGroup) -> str:
