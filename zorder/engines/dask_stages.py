@@ -7,10 +7,9 @@ the file cuts."""
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import uuid
-from typing import List, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
@@ -180,11 +179,11 @@ def first_differing_bits(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     return np.where(nonzero.any(axis=1), bits, 8 * diff.shape[1])
 
 
-def aligned_cuts(rows: int, row_bytes: float, target: int, boundary_bits,
+def aligned_cuts(rows: int, row_bytes: Any, target: int, boundary_bits,
                  tolerance: float = 0.25) -> List[int]:
     """Row offsets ``[0, ..., rows]`` cutting curve-sorted rows into files of about
-    ``target`` bytes (``row_bytes`` each), each cut placed where the curve value changes
-    at the most significant bit nearby.
+    ``target`` bytes, each cut placed where the curve value changes at the most
+    significant bit nearby.
 
     A file's min/max statistics skip best when its rows fill one cell of the curve (a
     quadrant, an octant...): a cut in the middle of a cell makes two files that each
@@ -196,26 +195,46 @@ def aligned_cuts(rows: int, row_bytes: float, target: int, boundary_bits,
     wins; ties go to the count nearest the plain estimate. A cut never makes the file
     before it leave the tolerance where the window allows, and files stay within
     ``tolerance`` of the target where any count allows it.
+
+    ``row_bytes``: bytes per row, one number, or ``(positions, bytes_per_row)`` measured
+    at some rows (sorted positions), interpolated in between: parts of the curve
+    compress differently.
     """
-    if rows <= 1 or row_bytes <= 0:
+    if rows <= 1:
         return [0, rows]
-    estimate = max(1, round(rows * row_bytes / target))
+    if isinstance(row_bytes, tuple):
+        at, density = (np.asarray(v, dtype=np.float64) for v in row_bytes)
+    else:
+        at, density = np.array([0.0]), np.array([float(row_bytes)])
+    if not np.all(density > 0):
+        return [0, rows]
+    grid = np.linspace(0, rows, min(rows, 1024) + 1)
+    mid = (grid[1:] + grid[:-1]) / 2
+    cumulative = np.concatenate(([0.0], np.cumsum(np.interp(mid, at, density) * np.diff(grid))))
+
+    def size(r: Any) -> Any:
+        return np.interp(r, grid, cumulative)
+
+    def row_at(b: float) -> int:
+        return int(round(float(np.interp(b, cumulative, grid))))
+
+    total = float(cumulative[-1])
+    estimate = max(1, round(total / target))
     counts = [k for k in range(max(1, estimate - 1), estimate + 2)
-              if k <= rows and abs(rows * row_bytes / k - target) <= tolerance * target]
+              if k <= rows and abs(total / k - target) <= tolerance * target]
     if not counts:
         counts = [min(estimate, rows)]
     best: Tuple[float, int, List[int]] = (float("inf"), 0, [])
-    # Rows a file may hold and stay within the tolerance.
-    fewest = math.ceil((1 - tolerance) * target / row_bytes)
-    most = math.floor((1 + tolerance) * target / row_bytes)
     for k in counts:
-        per_file = rows / k
-        slack = max(0, int(per_file / 8))
+        slack = max(0, int(rows / k / 8))
         cuts, bits = [0], []
         for i in range(1, k):
-            ideal = int(round(i * per_file))
+            ideal = row_at(i * total / k)
             lo, hi = max(cuts[-1] + 1, ideal - slack), min(rows - 1, ideal + slack) + 1
-            sized = max(lo, cuts[-1] + fewest), min(hi, cuts[-1] + most + 1)
+            # rows the file before the cut may hold and stay within the tolerance
+            start = float(size(cuts[-1]))
+            sized = (max(lo, row_at(start + (1 - tolerance) * target)),
+                     min(hi, row_at(start + (1 + tolerance) * target) + 1))
             if sized[0] < sized[1]:
                 lo, hi = sized
             if lo >= hi:
@@ -223,11 +242,11 @@ def aligned_cuts(rows: int, row_bytes: float, target: int, boundary_bits,
             found = np.asarray(boundary_bits(lo, hi))
             # the coarsest boundary; among equals, the one nearest the ideal cut
             coarsest = np.flatnonzero(found == found.min())
-            at = lo + int(coarsest[np.argmin(np.abs(coarsest + lo - ideal))])
-            cuts.append(at)
+            at_cut = lo + int(coarsest[np.argmin(np.abs(coarsest + lo - ideal))])
+            cuts.append(at_cut)
             bits.append(int(found.min()))
         cuts.append(rows)
-        sizes = np.diff(cuts) * row_bytes
+        sizes = np.diff(size(np.array(cuts, dtype=np.float64)))
         fits = bool(np.all(np.abs(sizes - target) <= tolerance * target))
         score = (float(np.mean(bits)) if bits else 0.0) + (0 if fits else 1e6)
         key = (score, abs(k - estimate))

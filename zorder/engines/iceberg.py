@@ -269,30 +269,30 @@ def _group_name(table_metadata: Any, group: _FileGroup) -> str:
     return f"partition {_partition_name(table_metadata, group.partition) or '(unpartitioned)'}"
 
 
-def _bytes_per_row(table_metadata: Any, data: Any, samples: int = 8,
-                   rows: int = 16_384) -> float:
-    """Bytes per row of ``data`` (sorted) as Parquet with the table's codec: a few slices
-    spread over it, each encoded in memory on its own (sorted rows compress better than
-    the input did, and slices from far apart would compress worse together)."""
+def _size_profile(table_metadata: Any, data: Any, samples: int = 16,
+                  rows: int = 8_192) -> Tuple[List[float], List[float]]:
+    """(row positions, bytes per row there) of ``data`` (sorted) as Parquet with the
+    table's codec: slices spread over it, each encoded in memory on its own. Sorted rows
+    compress better than the input did, and parts of the curve differently."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     n = data.num_rows
     if n == 0:
-        return 1.0
+        return [0.0], [1.0]
     props = table_metadata.properties
     codec = str(props.get("write.parquet.compression-codec", "zstd")).lower()
     level = props.get("write.parquet.compression-level")
     take = min(n, rows)
-    total = 0
-    starts = sorted({int(k * (n - take) / max(1, samples - 1)) for k in range(samples)})
-    for start in starts:
+    positions, densities = [], []
+    for start in sorted({int(k * (n - take) / max(1, samples - 1)) for k in range(samples)}):
         sink = pa.BufferOutputStream()
         pq.write_table(data.slice(start, take), sink,
                        compression=None if codec == "uncompressed" else codec,
                        compression_level=int(level) if level is not None else None)
-        total += sink.getvalue().size
-    return max(total / (take * len(starts)), 1e-3)
+        positions.append(start + take / 2)
+        densities.append(max(sink.getvalue().size / take, 1e-3))
+    return positions, densities
 
 
 def _entry_partition(table_metadata: Any, group: _FileGroup) -> str:
@@ -358,7 +358,7 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
             return first_differing_bits(values[order[lo - 1:hi - 1]], values[order[lo:hi]])
 
         # Files of about the target size, cut where the curve moves to a new cell.
-        cuts = aligned_cuts(piece.num_rows, _bytes_per_row(table_metadata, piece), target,
+        cuts = aligned_cuts(piece.num_rows, _size_profile(table_metadata, piece), target,
                             boundary_bits)
         del order, values
         for start, stop in zip(cuts[:-1], cuts[1:]):
