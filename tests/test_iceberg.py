@@ -555,6 +555,7 @@ def test_rank_encoding_on_dask_and_from_the_cli(catalog, tmp_path, capsys):
     from zorder.cli.args import load_boundaries
 
     assert load_boundaries(str(report)) == sync.boundaries
+    assert f"rank boundaries (16 bits per column): recorded in {report}" in capsys.readouterr().out
     assert main(["iceberg", "rewrite", "db.rank_cli", "--columns", "l,d", "--encoding", "rank",
                  "--boundaries", str(report), *flags]) == 0
     capsys.readouterr()

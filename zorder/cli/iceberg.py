@@ -134,6 +134,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"committed snapshot {result.snapshot_id} (replace): {result.rewritten_files} files "
           f"({result.rewritten_bytes} bytes) rewritten as {result.added_files} in "
           f"{len(groups)} file groups, {result.report['seconds']:.1f} s", file=out)
+    if result.boundaries is not None:
+        kept = (f"recorded in {args.report_json}" if args.report_json
+                else "not kept (add --report-json FILE to reuse them with --boundaries FILE)")
+        print(f"rank boundaries ({result.report['rank_bits']} bits per column): {kept}", file=out)
     if not args.no_report:
         report = skipping(table, result)
         print(format_report(report), file=out)

@@ -180,7 +180,7 @@ def first_differing_bits(before: np.ndarray, after: np.ndarray) -> np.ndarray:
 
 
 def aligned_cuts(rows: int, row_bytes: Any, target: int, boundary_bits,
-                 tolerance: float = 0.25) -> List[int]:
+                 tolerance: float = 0.25, margin: float = 0.05) -> List[int]:
     """Row offsets ``[0, ..., rows]`` cutting curve-sorted rows into files of about
     ``target`` bytes, each cut placed where the curve value changes at the most
     significant bit nearby.
@@ -198,7 +198,9 @@ def aligned_cuts(rows: int, row_bytes: Any, target: int, boundary_bits,
 
     ``row_bytes``: bytes per row, one number, or ``(positions, bytes_per_row)`` measured
     at some rows (sorted positions), interpolated in between: parts of the curve
-    compress differently.
+    compress differently. ``margin``: a cut keeps the file before it within
+    ``tolerance - margin`` where it can (where this count's equal files are), for the
+    estimate's error.
     """
     if rows <= 1:
         return [0, rows]
@@ -227,14 +229,18 @@ def aligned_cuts(rows: int, row_bytes: Any, target: int, boundary_bits,
     best: Tuple[float, int, List[int]] = (float("inf"), 0, [])
     for k in counts:
         slack = max(0, int(rows / k / 8))
+        # the margin, where this count's equal files leave room for it
+        inner = tolerance - margin
+        if inner < 0 or abs(total / k - target) > inner * target:
+            inner = tolerance
         cuts, bits = [0], []
         for i in range(1, k):
             ideal = row_at(i * total / k)
             lo, hi = max(cuts[-1] + 1, ideal - slack), min(rows - 1, ideal + slack) + 1
             # rows the file before the cut may hold and stay within the tolerance
             start = float(size(cuts[-1]))
-            sized = (max(lo, row_at(start + (1 - tolerance) * target)),
-                     min(hi, row_at(start + (1 + tolerance) * target) + 1))
+            sized = (max(lo, row_at(start + (1 - inner) * target)),
+                     min(hi, row_at(start + (1 + inner) * target) + 1))
             if sized[0] < sized[1]:
                 lo, hi = sized
             if lo >= hi:
