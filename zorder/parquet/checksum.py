@@ -34,8 +34,9 @@ _M2 = _U(0x94D049BB133111EB)
 _K = _U(0x9E3779B97F4A7C15)   # the golden ratio: spreads small integers (positions, lengths)
 _P = 0x100000001B3            # FNV's prime: the byte polynomial's base (odd)
 _NULL = _U(0x6A09E667F3BCC909)
-#: Bytes of string or binary data hashed per step (bounds the temporary arrays).
-_CHUNK_BYTES = 1 << 20
+#: Bytes of string or binary data hashed per step: bounds the temporary arrays, and
+#: 256 KiB (2 MiB widened) stays in cache, 1.5x faster than 1 MiB on 4M short strings.
+_CHUNK_BYTES = 1 << 18
 _powers: Dict[str, numpy.ndarray] = {}
 
 
@@ -99,7 +100,8 @@ def _bits(arr: Any) -> numpy.ndarray:
 
 
 def _segments(values: numpy.ndarray, offsets: numpy.ndarray) -> numpy.ndarray:
-    """Per segment ``[offsets[i], offsets[i+1])`` of ``values`` (uint64): the sum of
+    """Per segment ``[offsets[i], offsets[i+1])`` of ``values`` (bytes or uint64 hashes,
+    widened to uint64 a chunk at a time): the sum of
     ``values[j] * _P ** (j - start)``, so position within the segment counts, mixed with
     the segment's length. One cumulative sum over the values weighted by their position
     in a chunk, differenced at the segments' ends and shifted back by ``_P ** -start``."""
@@ -115,14 +117,15 @@ def _segments(values: numpy.ndarray, offsets: numpy.ndarray) -> numpy.ndarray:
         if end - base <= _CHUNK_BYTES:
             starts = offsets[row:stop] - base
             ends = offsets[row + 1:stop + 1] - base
-            weighted = values[base:end] * powers[:end - base]
+            weighted = values[base:end].astype(numpy.uint64) * powers[:end - base]
             sums = numpy.concatenate(([_U(0)], numpy.cumsum(weighted, dtype=numpy.uint64)))
             out[row:stop] = (sums[ends] - sums[starts]) * inverse[starts]
         else:  # one value longer than a chunk: its own pieces, each shifted into place
             total, shift = _U(0), _U(1)
             for lo in range(base, end, _CHUNK_BYTES):
                 hi = min(end, lo + _CHUNK_BYTES)
-                piece = numpy.sum(values[lo:hi] * powers[:hi - lo], dtype=numpy.uint64)
+                piece = numpy.sum(values[lo:hi].astype(numpy.uint64) * powers[:hi - lo],
+                                  dtype=numpy.uint64)
                 total = _U((int(total) + int(piece) * int(shift)) % 2**64)
                 shift = _U(int(shift) * pow(_P, hi - lo, 2**64) % 2**64)
             out[row] = total
@@ -139,7 +142,7 @@ def _var(arr: Any, offset_type: Any) -> numpy.ndarray:
     data = (numpy.frombuffer(data_buf, dtype=numpy.uint8) if data_buf is not None
             else numpy.zeros(0, numpy.uint8))
     lo, hi = int(offsets[0]), int(offsets[-1])
-    return _segments(data[lo:hi].astype(numpy.uint64), offsets - lo)
+    return _segments(data[lo:hi], offsets - lo)
 
 
 def _by_value(arr: Any) -> numpy.ndarray:
