@@ -18,6 +18,14 @@ What it does, as Iceberg's ``RewriteDataFilesSparkAction`` with
 - commits one snapshot with operation ``replace`` that deletes the rewritten files and
   adds the new ones, so history stays true (the previous snapshot still reads the old
   files; an incremental append scan sees no new rows).
+- files of older partition specs form one group, as if unpartitioned, and are rewritten
+  into the current spec.
+
+Beyond Spark: ``encoding="rank"`` (issue 16) with boundaries learned in one sampling pass
+shared by every group and recorded for reuse; files cut on the curve's cells; the job
+checks each group's row count and an order-independent checksum of its rows
+(``zorder.parquet.checksum``) before anything is committed; ``skipping`` reports what
+the table's manifests let a reader skip, before and after.
 
 Nothing is lost: the commit carries the catalog's optimistic-concurrency check, so a
 writer that committed after the plan makes it fail (it is refused, never retried over
