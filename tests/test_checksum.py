@@ -100,3 +100,11 @@ def test_a_value_longer_than_a_chunk(monkeypatch):
     monkeypatch.setattr(checksum, "_CHUNK_BYTES", 1024)
     monkeypatch.setattr(checksum, "_powers", {})
     assert row_checksum(arr) == whole
+
+
+def test_docstring_examples():
+    import doctest
+
+    from zorder.parquet import checksum
+
+    assert doctest.testmod(checksum).failed == 0
