@@ -179,8 +179,8 @@ def first_differing_bits(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     return np.where(nonzero.any(axis=1), bits, 8 * diff.shape[1])
 
 
-def aligned_cuts(rows: int, row_bytes: Any, target: int, boundary_bits,
-                 tolerance: float = 0.25, margin: float = 0.05) -> List[int]:
+def aligned_cuts(rows: int, row_bytes: Any, target: int, values_at,
+                 tolerance: float = 0.25, margin: float = 0.0) -> List[int]:
     """Row offsets ``[0, ..., rows]`` cutting curve-sorted rows into files of about
     ``target`` bytes, each cut placed where the curve value changes at the most
     significant bit nearby.
@@ -189,12 +189,14 @@ def aligned_cuts(rows: int, row_bytes: Any, target: int, boundary_bits,
     quadrant, an octant...): a cut in the middle of a cell makes two files that each
     span the cell. So for each file count whose files would be within ``tolerance`` of
     the target, every cut moves, within an eighth of a file either way, to the row where
-    the curve value's first differing bit (``boundary_bits(lo, hi)``: that bit for the
-    cuts before rows ``lo .. hi - 1``, i.e. between each row and the one before it) is
-    smallest, and the count whose cuts sit on the coarsest cells (the smallest mean bit)
-    wins; ties go to the count nearest the plain estimate. A cut never makes the file
-    before it leave the tolerance where the window allows, and files stay within
-    ``tolerance`` of the target where any count allows it.
+    the curve value changes at its most significant bit (the smallest first differing
+    bit between a row and the one before it); and the count whose files sit in the
+    smallest cells wins: the largest mean, over its files, of the first bit where the
+    file's first and last curve values differ (ties: the count nearest the plain
+    estimate). ``values_at(rows)``: the ``(m, size)`` uint8 curve values of those sorted
+    rows. A cut never makes the file before it, or leaves the files after it unable to,
+    leave the tolerance where the window allows, and files stay within ``tolerance`` of
+    the target where any count allows it.
 
     ``row_bytes``: bytes per row, one number, or ``(positions, bytes_per_row)`` measured
     at some rows (sorted positions), interpolated in between: parts of the curve
@@ -233,28 +235,33 @@ def aligned_cuts(rows: int, row_bytes: Any, target: int, boundary_bits,
         inner = tolerance - margin
         if inner < 0 or abs(total / k - target) > inner * target:
             inner = tolerance
-        cuts, bits = [0], []
+        cuts = [0]
         for i in range(1, k):
             ideal = row_at(i * total / k)
             lo, hi = max(cuts[-1] + 1, ideal - slack), min(rows - 1, ideal + slack) + 1
-            # rows the file before the cut may hold and stay within the tolerance
-            start = float(size(cuts[-1]))
-            sized = (max(lo, row_at(start + (1 - inner) * target)),
-                     min(hi, row_at(start + (1 + inner) * target) + 1))
+            # rows the file before the cut may hold and stay within the tolerance, leaving
+            # the files after it room to as well
+            start, left = float(size(cuts[-1])), k - i
+            sized = (max(lo, row_at(start + (1 - inner) * target),
+                         row_at(total - left * (1 + inner) * target)),
+                     min(hi, row_at(start + (1 + inner) * target) + 1,
+                         row_at(total - left * (1 - inner) * target) + 1))
             if sized[0] < sized[1]:
                 lo, hi = sized
             if lo >= hi:
                 continue
-            found = np.asarray(boundary_bits(lo, hi))
+            found = first_differing_bits(values_at(np.arange(lo - 1, hi - 1)),
+                                         values_at(np.arange(lo, hi)))
             # the coarsest boundary; among equals, the one nearest the ideal cut
             coarsest = np.flatnonzero(found == found.min())
             at_cut = lo + int(coarsest[np.argmin(np.abs(coarsest + lo - ideal))])
             cuts.append(at_cut)
-            bits.append(int(found.min()))
         cuts.append(rows)
         sizes = np.diff(size(np.array(cuts, dtype=np.float64)))
         fits = bool(np.all(np.abs(sizes - target) <= tolerance * target))
-        score = (float(np.mean(bits)) if bits else 0.0) + (0 if fits else 1e6)
+        ends = np.array(cuts)
+        spans = first_differing_bits(values_at(ends[:-1]), values_at(ends[1:] - 1))
+        score = -float(np.mean(spans)) + (0 if fits else 1e6)
         key = (score, abs(k - estimate))
         if key < (best[0], best[1]):
             best = (score, abs(k - estimate), cuts)
