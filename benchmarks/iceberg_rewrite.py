@@ -1,17 +1,27 @@
-"""Z-order rewrite of an Iceberg table: zorder.iceberg against iceberg-zamboni.
+"""Z-order rewrite of an Iceberg table: zorder.iceberg against iceberg-zamboni, against
+``zorder cluster``, its memory per file group, and the rank encoding.
 
 Builds the table of issue 15 (a timestamp, a skewed bigint, two clustered doubles, a city
 string and an amount; ``--rows`` rows in 8 appended files) in a SqlCatalog on SQLite
-under ``--workdir``, once per tool, and rewrites it on (lat, lon) to ``--target`` files.
-Each rewrite runs in its own process, so its peak memory (ru_maxrss) is its own. Reports
-time, peak memory, the output file sizes against the target, and the skipping report
-(files and row groups min/max statistics let a reader skip for ~1% range predicates)
-before and after, read from the table's data files.
+under ``--workdir``, and runs one or more scenarios (``--scenarios``):
 
-    python benchmarks/iceberg_rewrite.py --rows 4000000 --target 32MB
+- ``zamboni``: rewrite on (lat, lon) to ``--target`` files, once per tool, each in its own
+  process (so its peak memory, ru_maxrss, is its own): time, peak memory, output file sizes
+  against the target, and the skipping report read from the table's manifests;
+- ``cluster``: file-level skipping of the rewrite against ``zorder cluster`` (Dask) of the
+  same Parquet files to the same target, with the same predicates (Parquet footers);
+- ``memory``: peak memory of a table of four equal identity partitions, of one of those
+  partitions alone, and of one partition holding all the rows (memory should follow the
+  largest file group, not the table);
+- ``rank``: the table of issue 16 (``ts`` over a year), rewritten on (ts, user_id) with
+  ``encoding="iceberg"`` and ``"rank"``, each curve: files a 1% range skips per column
+  (issue 16's target: at least 40% on each with rank + Z-order).
+
+    python benchmarks/iceberg_rewrite.py --rows 4000000 --target 32MB --scenarios all
 
 ``iceberg-zamboni`` is an optional dependency of this benchmark only
-(``pip install iceberg-zamboni``); without it only zorder runs.
+(``pip install iceberg-zamboni``, here or in another environment given as
+``--zamboni-python``); without it the zamboni scenario runs zorder only.
 """
 
 from __future__ import annotations
@@ -28,6 +38,25 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 COLUMNS = ["lat", "lon"]
+SCENARIOS = ("zamboni", "cluster", "memory", "rank")
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+def peak_rss():
+    """This process's peak resident memory in bytes: VmHWM, which starts afresh at exec
+    (ru_maxrss would carry the parent's peak across fork and exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def catalog_for(workdir):
@@ -36,96 +65,222 @@ def catalog_for(workdir):
     return SqlCatalog("bench", uri=f"sqlite:///{workdir}/catalog.db", warehouse=f"file://{workdir}/wh")
 
 
-def build(workdir, rows, seed=15):
-    """The issue's table, in 8 appends (one file each)."""
+def build(workdir, rows, seed=15, days=90, partitions=0, files=8):
+    """The issue's table, in ``files`` appends (one file each per partition); ``days``:
+    the span of ``ts``; ``partitions``: that many equal identity partitions on a ``part``
+    column (0: unpartitioned)."""
     import numpy as np
     import pyarrow as pa
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.schema import Schema
-    from pyiceberg.types import DoubleType, LongType, NestedField, StringType, TimestamptzType
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import (DoubleType, IntegerType, LongType, NestedField, StringType,
+                                 TimestamptzType)
 
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
     catalog = catalog_for(workdir)
     catalog.create_namespace("db")
-    schema = Schema(NestedField(1, "ts", TimestamptzType(), required=False),
-                    NestedField(2, "user_id", LongType(), required=False),
-                    NestedField(3, "lat", DoubleType(), required=False),
-                    NestedField(4, "lon", DoubleType(), required=False),
-                    NestedField(5, "city", StringType(), required=False),
-                    NestedField(6, "amount", DoubleType(), required=False))
-    table = catalog.create_table("db.events", schema,
+    fields = [NestedField(1, "ts", TimestamptzType(), required=False),
+              NestedField(2, "user_id", LongType(), required=False),
+              NestedField(3, "lat", DoubleType(), required=False),
+              NestedField(4, "lon", DoubleType(), required=False),
+              NestedField(5, "city", StringType(), required=False),
+              NestedField(6, "amount", DoubleType(), required=False)]
+    spec = PartitionSpec()
+    if partitions:
+        fields.append(NestedField(7, "part", IntegerType(), required=False))
+        spec = PartitionSpec(PartitionField(7, 1000, IdentityTransform(), "part"))
+    table = catalog.create_table("db.events", Schema(*fields), partition_spec=spec,
                                  properties={"write.target-file-size-bytes": str(1 << 40)})
     rng = np.random.default_rng(seed)
     cities = np.array([f"city-{k:03d}" for k in range(200)])
     centres = rng.uniform([-60, -170], [70, 170], size=(200, 2))
     start = 1_767_225_600 * 10**6  # 2026-01-01 in microseconds
-    per_file = rows // 8
-    for k in range(8):
-        n = per_file if k < 7 else rows - 7 * per_file
+    per_file = rows // files
+    for k in range(files):
+        n = per_file if k < files - 1 else rows - (files - 1) * per_file
         city = rng.zipf(1.3, n) % 200
         where = centres[city] + rng.normal(scale=0.5, size=(n, 2))
-        batch = pa.table({
-            "ts": pa.array(start + rng.integers(0, 90 * 86_400 * 10**6, n), pa.timestamp("us", tz="UTC")),
+        columns = {
+            "ts": pa.array(start + rng.integers(0, days * 86_400 * 10**6, n),
+                           pa.timestamp("us", tz="UTC")),
             "user_id": pa.array(rng.zipf(1.5, n).astype(np.int64)),
             "lat": pa.array(where[:, 0]),
             "lon": pa.array(where[:, 1]),
             "city": pa.array(cities[city]),
             "amount": pa.array(np.round(rng.lognormal(3, 1, n), 2)),
-        })
-        table.append(batch)
+        }
+        if partitions:
+            columns["part"] = pa.array((np.arange(n) % partitions).astype(np.int32))
+        table.append(pa.table(columns))
     return table
 
 
-def run_zorder(table, target):
-    from zorder.iceberg import rewrite
-
-    result = rewrite(table, COLUMNS, target_file_size=target)
-    return result.snapshot_id
-
-
-def run_zamboni(table, target):
-    from zamboni import CatalogSession, CompactionConfig, TableCompactor
-
-    session = CatalogSession.from_catalog(table.catalog)
-    config = CompactionConfig(target_file_size_bytes=target, zorder_columns=tuple(COLUMNS),
-                              rewrite_all=True, min_input_files=1,
-                              skip_partitions_newer_than_windows=None)
-    TableCompactor(session, "db.events", config=config).execute()
-
-
-def child(tool, workdir, target):
+def child(workdir, target, columns, encoding, curve, tool):
     """Run one rewrite in this process and print its measurements as JSON."""
     sys.path.insert(0, ROOT)
     table = catalog_for(workdir).load_table("db.events")
     before = table.current_snapshot().snapshot_id
     t0 = time.perf_counter()
-    (run_zorder if tool == "zorder" else run_zamboni)(table, target)
+    cpu0 = time.process_time()
+    if tool == "zamboni":
+        from zamboni import CatalogSession, CompactionConfig, TableCompactor
+
+        session = CatalogSession.from_catalog(table.catalog)
+        config = CompactionConfig(target_file_size_bytes=target, zorder_columns=tuple(columns),
+                                  rewrite_all=True, min_input_files=1,
+                                  skip_partitions_newer_than_windows=None)
+        TableCompactor(session, "db.events", config=config).execute()
+    else:
+        from zorder.iceberg import rewrite
+
+        rewrite(table, columns, target_file_size=target, encoding=encoding, curve=curve)
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    cpu = time.process_time() - cpu0
+    peak = peak_rss()
     table.refresh()
     snap = table.current_snapshot()
-    print(json.dumps({"seconds": seconds, "peak_bytes": peak, "before": before,
+    print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "peak_bytes": peak, "before": before,
                       "after": snap.snapshot_id, "operation": snap.summary.operation.value,
                       "snapshots": len(table.snapshots())}))
 
 
-def describe(workdir, measured, target):
-    """File sizes and the skipping report of the rewrite just measured."""
+def measure(workdir, target, columns, encoding="iceberg", curve="zorder", tool="zorder",
+            python=None):
+    """One rewrite in a child process: its measurements (None if it failed)."""
+    out = subprocess.run([python or sys.executable, os.path.abspath(__file__), "--child", tool,
+                          "--workdir", workdir, "--target", str(target),
+                          "--columns", ",".join(columns), "--encoding", encoding,
+                          "--curve", curve],
+                         capture_output=True, text=True, cwd=ROOT)
+    if out.returncode:
+        print(f"  {tool} failed:\n{out.stderr[-2000:]}")
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def sizes_line(files, target):
+    sizes = sorted(f.file_size_in_bytes for f in files)
+    within = sum(abs(s - target) <= 0.25 * target for s in sizes)
+    return (f"{len(sizes)} files: {sizes[0] / 2**20:.1f} .. {sizes[-1] / 2**20:.1f} MiB "
+            f"(median {sizes[len(sizes) // 2] / 2**20:.1f}); {within} within 25% of the target")
+
+
+def describe(workdir, measured, target, columns):
+    """File sizes and the skipping report (from the manifests) of the rewrite measured."""
     sys.path.insert(0, ROOT)
     from zorder.iceberg import skipping
     from zorder.parquet.skipping import format_report
 
     table = catalog_for(workdir).load_table("db.events")
-    before = [t.file.file_path for t in table.scan(snapshot_id=measured["before"]).plan_files()]
     after_files = [t.file for t in table.scan().plan_files()]
-    sizes = sorted(f.file_size_in_bytes for f in after_files)
-    within = sum(abs(s - target) <= 0.25 * target for s in sizes)
-    print(f"  {measured['seconds']:.2f} s, peak RSS {measured['peak_bytes'] / 2**20:.0f} MiB, "
-          f"{len(table.snapshots()) - 8} new snapshot(s), last operation {measured['operation']}")
-    print(f"  {len(sizes)} files: {sizes[0] / 2**20:.1f} .. {sizes[-1] / 2**20:.1f} MiB "
-          f"(median {sizes[len(sizes) // 2] / 2**20:.1f}); {within} within 25% of the target")
-    report = skipping(table, before, [f.file_path for f in after_files], COLUMNS)
+    print(f"  {measured['seconds']:.2f} s ({measured['cpu_seconds']:.2f} s CPU), peak RSS {measured['peak_bytes'] / 2**20:.0f} MiB, "
+          f"{measured['snapshots'] - 8} new snapshot(s), last operation {measured['operation']}")
+    print("  " + sizes_line(after_files, target))
+    report = skipping(table, measured["before"], measured["after"], columns)
     print("  " + format_report(report).replace("\n", "\n  "))
+    return report
+
+
+def scenario_zamboni(args, target):
+    python = args.zamboni_python
+    check = subprocess.run([python or sys.executable, "-c", "import zamboni"], capture_output=True)
+    tools = ["zorder"] + (["zamboni"] if check.returncode == 0 else [])
+    if len(tools) == 1:
+        print("iceberg-zamboni is not installed (pip install iceberg-zamboni, or "
+              "--zamboni-python): zorder only")
+    print(f"== zamboni: {args.rows} rows, 8 files, rewritten on {','.join(COLUMNS)} to "
+          f"{args.target} files; {cpu_model()}")
+    for tool in tools:
+        workdir = os.path.join(args.workdir, tool)
+        build(workdir, args.rows)
+        measured = measure(workdir, target, COLUMNS, tool=tool,
+                           python=python if tool == "zamboni" else None)
+        if measured:
+            print(f"{tool}:")
+            describe(workdir, measured, target, COLUMNS)
+
+
+def scenario_cluster(args, target):
+    """The rewrite's files against ``zorder cluster`` of the same Parquet files."""
+    sys.path.insert(0, ROOT)
+    from zorder.engines.dask import cluster
+    from zorder.iceberg import rewrite
+    from zorder.parquet.skipping import format_report, skipping_report
+
+    print(f"== cluster: {args.rows} rows, rewrite vs zorder cluster on {','.join(COLUMNS)} to "
+          f"{args.target} files; {cpu_model()}")
+    workdir = os.path.join(args.workdir, "cluster")
+    table = build(workdir, args.rows)
+    before = [t.file.file_path.removeprefix("file://") for t in table.scan().plan_files()]
+    staged = os.path.join(workdir, "input")
+    os.makedirs(staged)
+    for path in before:  # the table's own data files, as a Parquet folder
+        os.link(path, os.path.join(staged, os.path.basename(path)))
+    t0 = time.perf_counter()
+    done = cluster(staged, os.path.join(workdir, "clustered"), COLUMNS, target_file_size=target,
+                   scheduler="threads")
+    cluster_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    result = rewrite(table, COLUMNS, target_file_size=target)
+    rewrite_s = time.perf_counter() - t0
+    added = [p.removeprefix("file://") for p in result.added_paths]
+    print(f"  zorder cluster: {cluster_s:.1f} s, {len(done.files)} files; iceberg rewrite: "
+          f"{rewrite_s:.1f} s, {len(added)} files")
+    report = skipping_report(before, {"rewrite": added, "cluster": [f.path for f in done.files]},
+                             COLUMNS)
+    print("  " + format_report(report).replace("\n", "\n  "))
+
+
+def scenario_memory(args, target):
+    """Peak memory: four equal partitions, one of them alone, and one of all the rows."""
+    print(f"== memory: peak RSS of the rewrite on {','.join(COLUMNS)}, {args.target} files; "
+          f"{cpu_model()}")
+    quarter = args.rows // 4
+    for label, rows, partitions in [(f"4 partitions of {quarter} rows", args.rows, 4),
+                                    (f"1 partition of {quarter} rows", quarter, 0),
+                                    (f"1 partition of {args.rows} rows", args.rows, 0)]:
+        workdir = os.path.join(args.workdir, "memory")
+        build(workdir, rows, partitions=partitions)
+        measured = measure(workdir, target, COLUMNS)
+        if measured:
+            print(f"  {label:<32} peak RSS {measured['peak_bytes'] / 2**20:6.0f} MiB, "
+                  f"{measured['seconds']:.1f} s")
+
+
+def build_balanced(workdir, rows, files=8):
+    """Issue 16's table (``benchmarks/balanced.py``'s generator: ``ts`` over a year, a
+    Zipf-skewed ``user_id`` over 2,000,000 ids, clustered lat/lon) in ``files`` appends."""
+    sys.path.insert(0, HERE)
+    from balanced import generate
+
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+    data = generate(rows)
+    catalog = catalog_for(workdir)
+    catalog.create_namespace("db")
+    table = catalog.create_table("db.events", data.schema,
+                                 properties={"write.target-file-size-bytes": str(1 << 40)})
+    per_file = -(-rows // files)
+    for k in range(files):
+        table.append(data.slice(k * per_file, per_file))
+    return table
+
+
+def scenario_rank(args, target):
+    """Issue 16's table on (ts, user_id): each encoding and curve."""
+    print(f"== rank: {args.rows} rows of issue 16's table (benchmarks/balanced.py), 8 files, "
+          f"rewritten on ts,user_id to {args.target} files; {cpu_model()}")
+    columns = ["ts", "user_id"]
+    for encoding in ("iceberg", "rank"):
+        for curve in ("zorder", "hilbert"):
+            workdir = os.path.join(args.workdir, "rank")
+            build_balanced(workdir, args.rows)
+            measured = measure(workdir, target, columns, encoding=encoding, curve=curve)
+            if measured:
+                print(f"{encoding} + {curve}:")
+                describe(workdir, measured, target, columns)
 
 
 def main(argv=None):
@@ -133,39 +288,27 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=4_000_000)
     parser.add_argument("--target", default="32MB", help="target file size (default 32MB)")
     parser.add_argument("--workdir", default="/tmp/zorder-iceberg-bench")
-    parser.add_argument("--tools", default="zorder,zamboni")
+    parser.add_argument("--scenarios", default="zamboni",
+                        help=f"comma-separated, of {', '.join(SCENARIOS)}, or all")
+    parser.add_argument("--zamboni-python", default=None, metavar="PYTHON",
+                        help="a Python with iceberg-zamboni installed (default: this one)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--columns", default=",".join(COLUMNS), help=argparse.SUPPRESS)
+    parser.add_argument("--encoding", default="iceberg", help=argparse.SUPPRESS)
+    parser.add_argument("--curve", default="zorder", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sys.path.insert(0, ROOT)
     from zorder.parquet.sizes import parse_size
 
     target = parse_size(args.target, "target")
     if args.child:
-        child(args.child, args.workdir, target)
+        child(args.workdir, target, args.columns.split(","), args.encoding, args.curve, args.child)
         return 0
-    tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-    if "zamboni" in tools:
-        try:
-            import zamboni  # noqa: F401
-        except ImportError:
-            print("iceberg-zamboni is not installed (pip install iceberg-zamboni): zorder only")
-            tools.remove("zamboni")
-    cpu = subprocess.run(["sh", "-c", "lscpu | grep 'Model name'"], capture_output=True,
-                         text=True).stdout.strip()
-    print(f"{args.rows} rows, 8 files, rewritten on {','.join(COLUMNS)} to {args.target} files; {cpu}")
-    for tool in tools:
-        workdir = os.path.join(args.workdir, tool)
-        build(workdir, args.rows)
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", tool,
-                              "--workdir", workdir, "--target", args.target,
-                              "--rows", str(args.rows)],
-                             capture_output=True, text=True, cwd=ROOT)
-        if out.returncode:
-            print(f"{tool}: failed\n{out.stderr[-2000:]}")
-            continue
-        measured = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"{tool}:")
-        describe(workdir, measured, target)
+    chosen = SCENARIOS if args.scenarios == "all" else [s.strip() for s in args.scenarios.split(",")]
+    for name in chosen:
+        if name not in SCENARIOS:
+            parser.error(f"unknown scenario {name!r}")
+        globals()[f"scenario_{name}"](args, target)
     return 0
 
 

@@ -120,7 +120,7 @@ def local(path):
     return urlparse(path).path
 
 
-def zvalues_of_file(path, columns, iceberg=zorder.ICEBERG_DEFAULT):
+def zvalues_of_file(path, columns, **encoding):
     """Z-values of a data file's rows, converted here from the Iceberg types (uuid text
     through Python's uuid module; timestamp kinds named), not by the engine."""
     data = pq.read_table(local(path))
@@ -134,12 +134,12 @@ def zvalues_of_file(path, columns, iceberg=zorder.ICEBERG_DEFAULT):
                            pa.string())
         cols[name] = col
     ts = {k: v for k, v in kinds.items() if k in columns} or None
-    z = zorder.zorder_values(cols, columns=list(columns), timestamp=ts, iceberg=iceberg)
+    z = zorder.zorder_values(cols, columns=list(columns), timestamp=ts, **encoding)
     return np.asarray(z.to_pylist() if hasattr(z, "to_pylist") else [bytes(r) for r in z], dtype=object)
 
 
-def assert_zordered(path, columns, iceberg=zorder.ICEBERG_DEFAULT):
-    z = zvalues_of_file(path, columns, iceberg)
+def assert_zordered(path, columns, **encoding):
+    z = zvalues_of_file(path, columns, **encoding)
     assert all(z[k] <= z[k + 1] for k in range(len(z) - 1)), f"{path} is not in Z-order"
 
 
@@ -378,13 +378,14 @@ def test_tables_with_delete_files_are_refused(catalog, monkeypatch):
 def test_hilbert_curve(catalog):
     table = make_table(catalog, name="h", appends=2, rows=200)
     before = multiset(table.scan().to_arrow())
-    result = rewrite(table, ["l", "d"], curve="hilbert")
+    result = rewrite(table, ["l", "d", "tstz"], curve="hilbert")
     assert multiset(table.scan().to_arrow()) == before
     assert result.report["curve"] == "hilbert"
     assert table.current_snapshot().summary.additional_properties["zorder.curve"] == "hilbert"
     for path in result.added_paths:
         data = pq.read_table(local(path))
-        h = zorder.hilbert_values({"l": data.column("l"), "d": data.column("d")})
+        h = zorder.hilbert_values({"l": data.column("l"), "d": data.column("d"),
+                                   "tstz": data.column("tstz")}, timestamp={"tstz": "tz"})
         h = h.to_pylist() if hasattr(h, "to_pylist") else [bytes(r) for r in h]
         assert all(a <= b for a, b in zip(h, h[1:])), f"{path} is not in Hilbert order"
 
@@ -400,7 +401,8 @@ def test_cli_rewrites_and_reports(catalog, tmp_path, capsys):
     assert main(["iceberg", "rewrite", "db.cli", "--columns", "l,d", "--quiet", *flags]) == 0
     out = capsys.readouterr().out
     assert "committed snapshot" in out and "(replace)" in out
-    assert "files and row groups a reader can skip" in out or "row groups a reader can skip" in out
+    assert "files a reader can skip with min/max statistics (data file bounds in the table " \
+        "manifests)" in out
     assert catalog.load_table("db.cli").current_snapshot().summary.operation.value == "replace"
     assert main(["iceberg", "rewrite", "db.nope", "--columns", "l", *flags]) == 2
 
@@ -501,3 +503,194 @@ def test_every_accepted_type_at_once(catalog):
     result = rewrite(table, columns[1:])
     for path in result.added_paths:
         assert_zordered(path, columns[1:])
+
+
+def test_rank_encoding_learns_boundaries_in_one_pass_and_reuses_them(catalog, monkeypatch):
+    from zorder.values.rank import RankBoundaries
+
+    table = make_table(catalog, name="rank", spec="identity", appends=2, rows=300)
+    twin = make_table(catalog, name="rank_twin", spec="identity", appends=2, rows=300)
+    before = multiset(table.scan().to_arrow())
+    columns = ["l", "tstz", "s"]
+    samples = []
+    real = engine._sample_group
+
+    def counted(*args):
+        samples.append(args[2].partition)
+        return real(*args)
+
+    monkeypatch.setattr(engine, "_sample_group", counted)
+    result = rewrite(table, columns, encoding="rank", rank_bits=8)
+    # One sampling pass (one read per group), then the rewrite with the same boundaries.
+    assert len(samples) == len(result.report["groups"]) == 3
+    b = result.boundaries
+    assert isinstance(b, RankBoundaries) and b.rank_bits == 8 and list(b.names) == columns
+    assert RankBoundaries.from_dict(result.report["rank_boundaries"]) == b
+    assert result.report["encoding"] == "rank"
+    summary = table.current_snapshot().summary.additional_properties
+    assert summary["zorder.encoding"] == "rank" and summary["zorder.rank-bits"] == "8"
+    assert multiset(table.scan().to_arrow()) == before
+    for path in result.added_paths:  # sorted by the ranks of the shared boundaries
+        assert_zordered(path, columns, encoding="rank", boundaries=b)
+    # The sample is deterministic: the same data gives the same boundaries.
+    assert rewrite(twin, columns, encoding="rank", rank_bits=8).boundaries == b
+    # Reused: no sampling, the given boundaries order the new files.
+    samples.clear()
+    table.append(arrow_batch(np.random.default_rng(5), 200))
+    again = rewrite(table, columns, encoding="rank",
+                    boundaries=RankBoundaries.from_dict(result.report["rank_boundaries"]))
+    assert samples == [] and again.boundaries == b
+    for path in again.added_paths:
+        assert_zordered(path, columns, encoding="rank", boundaries=b)
+    with pytest.raises(ValueError, match=r"boundaries: made for columns \['l', 'tstz', 's'\]"):
+        rewrite(table, ["l", "d"], encoding="rank", boundaries=b)
+    with pytest.raises(ValueError, match="boundaries: column s has 8-byte split points"):
+        rewrite(table, columns, encoding="rank", boundaries=b,
+                options=zorder.IcebergOptions(var_length_contribution=4))
+    with pytest.raises(ValueError, match="encoding must be"):
+        rewrite(table, columns, encoding="ranks")
+
+
+def test_rank_encoding_on_dask_and_from_the_cli(catalog, tmp_path, capsys):
+    pytest.importorskip("dask")
+    from zorder.cli import main
+
+    table = make_table(catalog, name="rank_cli", spec="identity", appends=2, rows=200)
+    sync = rewrite(table, ["l", "d"], encoding="rank", rank_bits=16, scheduler="sync")
+    assert sync.boundaries is not None
+    for path in sync.added_paths:
+        assert_zordered(path, ["l", "d"], encoding="rank", boundaries=sync.boundaries)
+    flags = ["--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db", "--quiet",
+             "--no-report"]
+    report = tmp_path / "report.json"
+    assert main(["iceberg", "rewrite", "db.rank_cli", "--columns", "l,d", "--encoding", "rank",
+                 "--rank-bits", "16", "--report-json", str(report), *flags]) == 0
+    # Learned from the same data as the Dask run: the same boundaries.
+    from zorder.cli.args import load_boundaries
+
+    assert load_boundaries(str(report)) == sync.boundaries
+    assert f"rank boundaries (16 bits per column): recorded in {report}" in capsys.readouterr().out
+    assert main(["iceberg", "rewrite", "db.rank_cli", "--columns", "l,d", "--encoding", "rank",
+                 "--boundaries", str(report), *flags]) == 0
+    capsys.readouterr()
+    assert main(["iceberg", "rewrite", "db.rank_cli", "--columns", "l,s", "--encoding", "rank",
+                 "--boundaries", str(report), *flags]) == 2
+    assert "boundaries: made for columns" in capsys.readouterr().err
+
+
+def test_skipping_report_reads_the_data_file_bounds_in_the_manifests(catalog):
+    from zorder.parquet.skipping import skipping_report
+
+    table = make_table(catalog, name="skip", appends=3, rows=400, with_nulls=False)
+    with table.transaction() as tx:  # one row group per file; no bounds kept for d
+        tx.set_properties({"write.parquet.row-group-limit": "100000",
+                           "write.metadata.metrics.column.d": "none"})
+    columns = ["l", "tstz", "day", "d"]
+    result = rewrite(table, columns, target_file_size="12KB")
+    assert result.added_files >= 6
+    report = engine.skipping(table, result)
+    assert report["level"] == "files"
+    assert report == engine.skipping(table, result.previous_snapshot_id, result.snapshot_id,
+                                     columns)
+    footers = skipping_report([local(p) for p in result.removed_paths],
+                              [local(p) for p in result.added_paths], columns)
+    for column in ("l", "tstz", "day"):
+        ours, theirs = report["columns"][column], footers["columns"][column]
+        # Random rows in every old file: nothing to skip before; then what the files'
+        # bounds allow, the same as their one row group's Parquet statistics.
+        assert ours["before"]["files"] == 3 and ours["before"]["files_skipped"] == 0
+        assert ours["after"]["files"] == result.added_files
+        assert ours["after"]["files_skipped_mean"] == theirs["after"]["files_skipped_mean"]
+    assert report["columns"]["l"]["after"]["files_skipped"] > 0.3
+    # No bounds in the manifests for d: a planner cannot skip on it, whatever the footers say.
+    assert report["columns"]["d"]["after"]["files_skipped"] == 0
+    assert footers["columns"]["d"]["after"]["files_skipped"] > 0
+    # Every file of each snapshot, not only the changed ones.
+    whole = engine.skipping(table, result, changed_only=False, columns=["l"])
+    assert whole["columns"]["l"]["after"]["files"] == result.added_files
+
+
+@pytest.mark.parametrize("scheduler", [None, "sync"])
+def test_a_row_lost_and_another_doubled_stops_the_job_before_the_commit(catalog, monkeypatch,
+                                                                       scheduler):
+    if scheduler:
+        pytest.importorskip("dask")
+    table = make_table(catalog, name=f"twice_{scheduler}", appends=2, rows=150, with_nulls=False)
+    snapshot = table.current_snapshot().snapshot_id
+    on_disk = data_files_on_disk(table)
+    real = engine._curve_order
+
+    def doubled(*args):
+        order, values = real(*args)
+        order[0] = order[1]  # same row count, same value and null counts: only content differs
+        return order, values
+
+    monkeypatch.setattr(engine, "_curve_order", doubled)
+    with pytest.raises(IcebergRewriteError, match="rows written differ from the rows read"):
+        rewrite(table, ["l", "s"], scheduler=scheduler)
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert data_files_on_disk(table) == on_disk
+    monkeypatch.undo()
+    result = rewrite(table, ["l", "s"], scheduler=scheduler)
+    entry = result.report["groups"][0]
+    assert entry["checksum"] == entry["written_checksum"]
+    from zorder.parquet.checksum import row_checksum
+
+    assert int(entry["checksum"], 16) == row_checksum(table.scan().to_arrow())
+
+
+def test_files_of_an_older_partition_spec_are_rewritten_into_the_current_spec(catalog):
+    table = make_table(catalog, name="evolved", appends=2, rows=300)  # unpartitioned: spec 0
+    with table.update_spec() as update:
+        update.add_identity("cat")
+    table.append(arrow_batch(np.random.default_rng(7), 300))          # spec 1: cat=a/b/c
+    before = multiset(table.scan().to_arrow())
+    specs = Counter(t.file.spec_id for t in table.scan().plan_files())
+    assert specs == {0: 2, 1: 3}
+    dry = rewrite(table, ["l", "d"], dry_run=True)
+    assert [g["partition"] for g in dry.report["groups"]][-1] == \
+        "(older specs 0, into the current spec)"
+    result = rewrite(table, ["l", "d"], target_file_size="1MB")
+    assert result.rewritten_files == 5
+    # Three current partitions and one group of the old files, split by the current spec.
+    assert len(result.report["groups"]) == 4
+    assert multiset(table.scan().to_arrow()) == before
+    files = [t.file for t in table.scan().plan_files()]
+    assert {f.spec_id for f in files} == {1}
+    by_partition = Counter(f.partition[0] for f in files)
+    assert by_partition == {"a": 2, "b": 2, "c": 2}  # each: its own file and the old rows'
+    for f in files:
+        assert f"/cat={f.partition[0]}/" in f.file_path
+        assert set(pq.read_table(local(f.file_path)).column("cat").to_pylist()) == {f.partition[0]}
+        assert_zordered(f.file_path, ["l", "d"])
+    # The old spec's files are deleted through manifests of their own spec.
+    old = table.scan(snapshot_id=result.previous_snapshot_id)
+    assert multiset(old.to_arrow()) == before
+
+
+def test_files_are_cut_where_the_curve_enters_a_new_cell():
+    from zorder.engines.dask_stages import aligned_cuts, first_differing_bits
+
+    a = np.array([[0b1000_0000, 0], [0, 1], [7, 7]], np.uint8)
+    b = np.array([[0b0100_0000, 0], [0, 3], [7, 7]], np.uint8)
+    assert first_differing_bits(a, b).tolist() == [0, 14, 16]
+    # Sorted curve values of 4,000 rows: four cells (top two bits) of 1,000 rows each,
+    # with random low bits inside a cell.
+    rng = np.random.default_rng(0)
+    keys = np.sort(np.repeat(np.arange(4, dtype=np.uint16) << 14, 1000)
+                   | rng.integers(0, 1 << 14, 4000).astype(np.uint16))
+    values = keys.astype(">u2").view(np.uint8).reshape(-1, 2)
+
+    def bits(rows):
+        return values[rows]
+
+    # 4,000 bytes to 1,300-byte files: three files would cut two cells in half; four
+    # files of 1,000 (within 25% of the target) follow the cells.
+    assert aligned_cuts(4000, 1.0, 1300, bits) == [0, 1000, 2000, 3000, 4000]
+    # Files must stay within the tolerance: 2,000-byte files allow only two, at the middle.
+    assert aligned_cuts(4000, 1.0, 2000, bits) == [0, 2000, 4000]
+    # A cut moves at most an eighth of a file from where equal files would cut it.
+    cuts = aligned_cuts(4000, 1.0, 4000 / 3, bits, tolerance=0.01)
+    assert len(cuts) == 4 and all(abs(c - i * 4000 / 3) <= 4000 / 24 for i, c in enumerate(cuts))
+    assert aligned_cuts(1, 1.0, 10, bits) == [0, 1]

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import List
+import json
+from typing import Any, List, Optional
 
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT
 from zorder.parquet.sizes import parse_size
 
-__all__ = ["add_iceberg_arguments", "columns_arg", "fraction", "iceberg_options",
+__all__ = ["add_boundaries_argument", "add_encoding_arguments", "add_iceberg_arguments",
+           "load_boundaries", "columns_arg", "fraction", "iceberg_options",
            "positive_int", "size_arg"]
 
 
@@ -81,6 +83,36 @@ def add_encoding_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rank-bits", type=positive_int, default=None, metavar="N",
                         help="bits per column rank with --encoding rank (a multiple of 8; "
                              "default 16)")
+
+
+def add_boundaries_argument(parser: argparse.ArgumentParser, recorded: str) -> None:
+    """--boundaries FILE: the rank boundaries of an earlier run, so increments rank alike."""
+    parser.add_argument("--boundaries", default=None, metavar="FILE",
+                        help=f"with --encoding rank: the rank boundaries of an earlier run "
+                             f"({recorded}, or a RankBoundaries JSON), so increments rank "
+                             f"alike (default: learned from this data's sample)")
+
+
+def load_boundaries(path: Optional[str]) -> Any:
+    """RankBoundaries from a file: a cluster manifest (``_zorder.json``), a rewrite report
+    (``--report-json``), or their own JSON; None for no path."""
+    if path is None:
+        return None
+    from zorder.values.rank import RankBoundaries
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"--boundaries: cannot read {path!r} ({exc})") from None
+    recorded = None
+    if isinstance(data, dict):
+        recorded = data.get("zorder", {}).get("rank_boundaries") \
+            if isinstance(data.get("zorder"), dict) else data.get("rank_boundaries")
+    if isinstance(data, dict) and "format" not in data and recorded is None:
+        raise ValueError(f"--boundaries: {path!r} records no rank boundaries (was that run "
+                         f"--encoding rank?)")
+    return RankBoundaries.from_dict(recorded if recorded is not None else data)
 
 
 def compare_arg(text: str) -> tuple:

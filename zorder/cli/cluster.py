@@ -4,12 +4,10 @@ with Dask (``zorder.engines.dask.cluster``), then report what readers can skip."
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any, Optional
 
 from zorder.cli.args import (
-    add_encoding_arguments, add_iceberg_arguments, columns_arg, iceberg_options, positive_int,
-    size_arg,
+    add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, columns_arg,
+    iceberg_options, load_boundaries, positive_int, size_arg,
 )
 from zorder.cli.plot import plot_skipping, require_matplotlib
 from zorder.values.codec import HVALUE_COLUMN, ZVALUE_COLUMN
@@ -29,10 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="zorder (Iceberg's Z-order, default) or hilbert (Spark 4.1's "
                              "Hilbert order)")
     add_encoding_arguments(parser)
-    parser.add_argument("--boundaries", default=None, metavar="FILE",
-                        help="with --encoding rank: the rank boundaries of an earlier run "
-                             "(its _zorder.json, or a RankBoundaries JSON), so increments "
-                             "rank alike (default: learned from this data's sample)")
+    add_boundaries_argument(parser, "its _zorder.json")
     parser.add_argument("--target-file-size", default="128MB", type=size_arg, metavar="SIZE",
                         help="target Parquet file size, e.g. 128MB, 512MiB (default 128MB)")
     parser.add_argument("--row-group-size", type=positive_int, default=None, metavar="ROWS",
@@ -57,18 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
-def _boundaries(path: Optional[str]) -> Any:
-    """RankBoundaries from a file: a cluster manifest (_zorder.json) or their own JSON."""
-    if path is None:
-        return None
-    from zorder.values.rank import RankBoundaries
-
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    recorded = data.get("zorder", {}).get("rank_boundaries") if isinstance(data, dict) else None
-    return RankBoundaries.from_dict(recorded if recorded is not None else data)
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``zorder cluster`` with parsed ``args``; returns the exit status."""
     from zorder.engines.dask import cluster, require_dask
@@ -83,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         row_group_bytes=args.row_group_bytes, keep_zvalue=args.keep_zvalue,
         compression=args.compression, overwrite=args.overwrite, scheduler=args.scheduler,
         connect_timeout=args.connect_timeout, curve=args.curve, encoding=args.encoding,
-        rank_bits=args.rank_bits, boundaries=_boundaries(args.boundaries),
+        rank_bits=args.rank_bits, boundaries=load_boundaries(args.boundaries),
         progress=not args.quiet,
     )
     print(f"wrote {result.rows} rows in {len(result.files)} files ({result.ranges} Z-ranges) "

@@ -5,10 +5,14 @@ skip before and after."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any, Dict
 
-from zorder.cli.args import add_iceberg_arguments, columns_arg, iceberg_options, size_arg
+from zorder.cli.args import (
+    add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, columns_arg,
+    iceberg_options, load_boundaries, size_arg,
+)
 from zorder.cli.progress import Progress
 
 __all__ = ["add_arguments", "load_catalog", "run"]
@@ -42,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--case-sensitive", action="store_true",
                         help="resolve column names exactly (default: case-insensitively, as Spark)")
     add_iceberg_arguments(parser)
+    add_encoding_arguments(parser)
+    add_boundaries_argument(parser, "the --report-json of an earlier rewrite")
+    parser.add_argument("--report-json", default=None, metavar="FILE",
+                        help="write the rewrite's report (file groups, and with --encoding "
+                             "rank the rank boundaries, for --boundaries next time) as JSON")
     parser.add_argument("--dry-run", action="store_true",
                         help="show the planned file groups; write and commit nothing")
     parser.add_argument("--no-report", action="store_true", help="skip the skipping report")
@@ -96,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
                          target_file_size=args.target_file_size, row_filter=args.where,
                          options=options, dry_run=args.dry_run,
                          case_sensitive=args.case_sensitive,
-                         max_file_group_size=args.max_file_group_size, progress=progress)
+                         max_file_group_size=args.max_file_group_size, progress=progress,
+                         encoding=args.encoding, rank_bits=args.rank_bits,
+                         boundaries=load_boundaries(args.boundaries))
     except IcebergRewriteError as exc:
         bar.close()
         print(f"error: {exc}", file=sys.stderr)
@@ -105,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     groups = result.report["groups"]
     out = sys.stdout
+    if args.report_json:
+        with open(args.report_json, "w", encoding="utf-8") as fh:
+            json.dump({**result.report, "snapshot_id": result.snapshot_id,
+                       "previous_snapshot_id": result.previous_snapshot_id}, fh, indent=1)
     if args.dry_run:
         print(f"dry run: would rewrite {result.rewritten_files} data files "
               f"({result.rewritten_bytes} bytes) in {len(groups)} file groups on "
@@ -119,8 +134,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"committed snapshot {result.snapshot_id} (replace): {result.rewritten_files} files "
           f"({result.rewritten_bytes} bytes) rewritten as {result.added_files} in "
           f"{len(groups)} file groups, {result.report['seconds']:.1f} s", file=out)
+    if result.boundaries is not None:
+        kept = (f"recorded in {args.report_json}" if args.report_json
+                else "not kept (add --report-json FILE to reuse them with --boundaries FILE)")
+        print(f"rank boundaries ({result.report['rank_bits']} bits per column): {kept}", file=out)
     if not args.no_report:
-        report = skipping(table, result.removed_paths, result.added_paths,
-                          result.report["columns"])
+        report = skipping(table, result)
         print(format_report(report), file=out)
     return 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from typing import List, Sequence
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
@@ -61,13 +61,20 @@ def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compr
     partition: the one sampling pass, from which the client learns rank boundaries (for
     encoding="rank") and cuts the ranges."""
     n = len(pdf)
-    parts = ordering.parts(_arrow_of(pdf, columns), list(columns))
+    parts = sample_parts(ordering.parts(_arrow_of(pdf, columns), list(columns)), index, sample_rows)
+    return n, parts, _encoded_size(pdf, compression)
+
+
+def sample_parts(parts: Sequence[np.ndarray], index: int, sample_rows: int) -> List[np.ndarray]:
+    """At most ``sample_rows`` rows (without replacement, in row order) of one piece's
+    ordered bytes, the same rows for the same piece ``index`` every run."""
+    n = parts[0].shape[0] if len(parts) else 0
     k = min(n, sample_rows)
     if k < n:
         rng = np.random.default_rng([SEED, index])
         pick = np.sort(rng.choice(n, size=k, replace=False))
         parts = [p[pick] for p in parts]
-    return n, [np.ascontiguousarray(p) for p in parts], _encoded_size(pdf, compression)
+    return [np.ascontiguousarray(p) for p in parts]
 
 
 def learn_boundaries(ordering: Ordering, counts: Sequence[int], samples: Sequence[list],
@@ -156,6 +163,109 @@ def file_cuts(keys: np.ndarray, rows_per_file: int) -> List[int]:
             cuts.append(at)
     cuts.append(n)
     return cuts
+
+
+_CLZ8 = np.array([8] + [8 - int(v).bit_length() for v in range(1, 256)], dtype=np.int64)
+
+
+def first_differing_bits(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Per row of two ``(m, size)`` uint8 curve-value matrices, the index of the first bit
+    (from the most significant) where they differ; ``8 * size`` where they are equal."""
+    diff = np.bitwise_xor(before, after)
+    nonzero = diff != 0
+    first = np.argmax(nonzero, axis=1)
+    rows = np.arange(len(diff))
+    bits = first * 8 + _CLZ8[diff[rows, first]]
+    return np.where(nonzero.any(axis=1), bits, 8 * diff.shape[1])
+
+
+def aligned_cuts(rows: int, row_bytes: Any, target: int, values_at,
+                 tolerance: float = 0.25, margin: float = 0.0) -> List[int]:
+    """Row offsets ``[0, ..., rows]`` cutting curve-sorted rows into files of about
+    ``target`` bytes, each cut placed where the curve value changes at the most
+    significant bit nearby.
+
+    A file's min/max statistics skip best when its rows fill one cell of the curve (a
+    quadrant, an octant...): a cut in the middle of a cell makes two files that each
+    span the cell. So for each file count whose files would be within ``tolerance`` of
+    the target, every cut moves, within an eighth of a file either way, to the row where
+    the curve value changes at its most significant bit (the smallest first differing
+    bit between a row and the one before it); and the count whose files sit in the
+    smallest cells wins: the largest mean, over its files, of the first bit where the
+    file's first and last curve values differ (ties: the count nearest the plain
+    estimate). ``values_at(rows)``: the ``(m, size)`` uint8 curve values of those sorted
+    rows. A cut never makes the file before it, or leaves the files after it unable to,
+    leave the tolerance where the window allows, and files stay within ``tolerance`` of
+    the target where any count allows it.
+
+    ``row_bytes``: bytes per row, one number, or ``(positions, bytes_per_row)`` measured
+    at some rows (sorted positions), interpolated in between: parts of the curve
+    compress differently. ``margin``: a cut keeps the file before it within
+    ``tolerance - margin`` where it can (where this count's equal files are), for the
+    estimate's error.
+    """
+    if rows <= 1:
+        return [0, rows]
+    if isinstance(row_bytes, tuple):
+        at, density = (np.asarray(v, dtype=np.float64) for v in row_bytes)
+    else:
+        at, density = np.array([0.0]), np.array([float(row_bytes)])
+    if not np.all(density > 0):
+        return [0, rows]
+    grid = np.linspace(0, rows, min(rows, 1024) + 1)
+    mid = (grid[1:] + grid[:-1]) / 2
+    cumulative = np.concatenate(([0.0], np.cumsum(np.interp(mid, at, density) * np.diff(grid))))
+
+    def size(r: Any) -> Any:
+        return np.interp(r, grid, cumulative)
+
+    def row_at(b: float) -> int:
+        return int(round(float(np.interp(b, cumulative, grid))))
+
+    total = float(cumulative[-1])
+    estimate = max(1, round(total / target))
+    counts = [k for k in range(max(1, estimate - 1), estimate + 2)
+              if k <= rows and abs(total / k - target) <= tolerance * target]
+    if not counts:
+        counts = [min(estimate, rows)]
+    best: Tuple[float, int, List[int]] = (float("inf"), 0, [])
+    for k in counts:
+        slack = max(0, int(rows / k / 8))
+        # the margin, where this count's equal files leave room for it
+        inner = tolerance - margin
+        if inner < 0 or abs(total / k - target) > inner * target:
+            inner = tolerance
+        cuts = [0]
+        for i in range(1, k):
+            ideal = row_at(i * total / k)
+            lo, hi = max(cuts[-1] + 1, ideal - slack), min(rows - 1, ideal + slack) + 1
+            # rows the file before the cut may hold and stay within the tolerance, leaving
+            # the files after it room to as well
+            start, left = float(size(cuts[-1])), k - i
+            sized = (max(lo, row_at(start + (1 - inner) * target),
+                         row_at(total - left * (1 + inner) * target)),
+                     min(hi, row_at(start + (1 + inner) * target) + 1,
+                         row_at(total - left * (1 - inner) * target) + 1))
+            if sized[0] < sized[1]:
+                lo, hi = sized
+            if lo >= hi:
+                continue
+            found = first_differing_bits(values_at(np.arange(lo - 1, hi - 1)),
+                                         values_at(np.arange(lo, hi)))
+            # the coarsest boundary; among equals, the one nearest the ideal cut
+            coarsest = np.flatnonzero(found == found.min())
+            at_cut = lo + int(coarsest[np.argmin(np.abs(coarsest + lo - ideal))])
+            cuts.append(at_cut)
+        cuts.append(rows)
+        sizes = np.diff(size(np.array(cuts, dtype=np.float64)))
+        fits = bool(np.all(np.abs(sizes - target) <= tolerance * target))
+        ends = np.array(cuts)
+        spans = first_differing_bits(values_at(ends[:-1]), values_at(ends[1:] - 1))
+        score = -float(np.mean(spans)) + (0 if fits else 1e6)
+        key = (score, abs(k - estimate))
+        if key < (best[0], best[1]):
+            best = (score, abs(k - estimate), cuts)
+    return best[2]
 
 
 def write_range(pdf, tmp_dir: str, schema, size: int, nwords: int, keep_zvalue: bool,

@@ -13,7 +13,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy
 
 from zorder.ordered import IcebergOptions
-from zorder.values import sort_indices
+from zorder.values import argsort_zvalues, sort_indices
+from zorder.values.table import Ordering
 
 
 def _require_pyiceberg() -> None:
@@ -194,10 +195,52 @@ def _options(options: Optional[IcebergOptions], kinds: Mapping[str, str]) -> Ice
     return replace(options, timestamp=dict(kinds) if kinds else None)
 
 
-def _curve_order(data: Any, names: Sequence[str], schema: Any, curve: str,
-                 options: Optional[IcebergOptions]) -> numpy.ndarray:
-    columns, kinds = _curve_input(data, names, schema)
-    extra: Dict[str, Any] = {"curve": curve} if curve != "zorder" else {}
-    return sort_indices(columns, columns=list(names), options=_options(options, kinds), **extra)
+def curve_ordering(schema: Any, names: Sequence[str], curve: str,
+                   options: Optional[IcebergOptions], encoding: str = "iceberg",
+                   rank_bits: Optional[int] = None, boundaries: Any = None) -> Ordering:
+    """The ``Ordering`` of a rewrite on ``names`` (resolved by ``curve_columns``): the
+    options with each timestamp column's kind from the Iceberg schema, the curve and the
+    encoding. Checked here, before any file is read: ``boundaries`` (of an earlier run)
+    must be for these columns, at the widths these options give them."""
+    import pyarrow as pa
+
+    kinds = {n: k for n in names
+             if (k := _timestamp_kind(schema.find_field(n).field_type)) is not None}
+    if boundaries is not None:
+        from zorder.values.rank import RankBoundaries
+
+        if not isinstance(boundaries, RankBoundaries):
+            raise TypeError(f"boundaries must be a zorder.RankBoundaries (e.g. "
+                            f"RankBoundaries.from_dict(result.report['rank_boundaries'])), "
+                            f"not {type(boundaries).__name__}")
+        if boundaries.names is not None and [n.lower() for n in boundaries.names] != \
+                [n.lower() for n in names]:
+            raise ValueError(f"boundaries: made for columns {list(boundaries.names)}, this "
+                             f"rewrite orders {list(names)}")
+    ordering = Ordering(_options(options, kinds), curve, encoding, rank_bits, boundaries)
+    if boundaries is not None:
+        # Zero rows of the columns' types: the widths the boundaries must have.
+        empty = pa.Table.from_batches([], schema=schema.select(*names).as_arrow())
+        parts = curve_parts(empty, names, schema, ordering)
+        for name, part, width in zip(names, parts, boundaries.widths):
+            if part.shape[1] != width:
+                raise ValueError(f"boundaries: column {name} has {width}-byte split points "
+                                 f"but {part.shape[1]}-byte ordered bytes here (was "
+                                 f"var_length_contribution different?)")
+    return ordering
 
 
+def curve_parts(data: Any, names: Sequence[str], schema: Any,
+                ordering: Ordering) -> List[numpy.ndarray]:
+    """Each curve column's ordered bytes, converted as Spark reads it (what the rank
+    encoding samples and ranks)."""
+    columns, _ = _curve_input(data, names, schema)
+    return ordering.parts(columns, list(names))
+
+
+def _curve_order(data: Any, names: Sequence[str], schema: Any,
+                 ordering: Ordering) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """(the permutation that sorts ``data`` by its curve values, the ``(N, size)`` curve
+    values in ``data``'s order)."""
+    values = ordering.values(curve_parts(data, names, schema, ordering))
+    return argsort_zvalues(values), values

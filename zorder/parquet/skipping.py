@@ -17,10 +17,11 @@ rewrite that wants to report the same thing over files and row groups.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from zorder.parquet.files import Where, parquet_files
 
@@ -33,6 +34,8 @@ __all__ = [
     "row_group_stats",
     "sample_values",
     "skipping_report",
+    "sorted_sample",
+    "stats_report",
 ]
 
 @dataclass(frozen=True)
@@ -96,9 +99,9 @@ def row_group_stats(files: Where, column: str) -> List[RowGroupStats]:
     return out
 
 
-def _sorted_sample(arr, max_values: int) -> List[Any]:
+def sorted_sample(arr, max_values: int = 100_000) -> List[Any]:
     """Sorted non-null, non-NaN Python values of an Arrow array, at most ~max_values of
-    them, evenly spaced through it."""
+    them, evenly spaced through it: what ``range_predicates`` cuts ranges from."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -143,10 +146,10 @@ def sample_values(files: Where, column: str, *, max_values: int = 100_000,
     parts = []
     for f, g in chosen:
         col = f.read_row_group(g, columns=[column]).column(0)
-        parts.append(pa.array(_sorted_sample(col, per_group), type=col.type))
+        parts.append(pa.array(sorted_sample(col, per_group), type=col.type))
     if not parts:
         return []
-    return _sorted_sample(pa.chunked_array(parts), max_values)
+    return sorted_sample(pa.chunked_array(parts), max_values)
 
 
 def range_predicates(values: Sequence[Any], fraction: float = 0.01,
@@ -250,45 +253,75 @@ def skipping_report(before: Where, after: Any, columns: Iterable[str], *,
     if not layouts or "before" in layouts:
         raise ValueError("after must name at least one layout, and none of them 'before'")
     after_files = {name: parquet_files(where) for name, where in layouts.items()}
-    report: Dict[str, Any] = {"fraction": fraction, "predicates": predicates, "columns": {}}
-    for column in columns:
+
+    def sample(column: str) -> List[Any]:
         if values is not None and column in values:
             import pyarrow as pa
 
             given = values[column]
             arr = given if isinstance(given, (pa.Array, pa.ChunkedArray)) else pa.array(given)
-            sample = _sorted_sample(arr, 100_000)
-        else:
-            sample = sample_values(before_files, column)
-        preds = range_predicates(sample, fraction, predicates)
-        entry = {"before": _tally(row_group_stats(before_files, column), preds)}
-        for name, files in after_files.items():
-            entry[name] = _tally(row_group_stats(files, column), preds)
-        report["columns"][column] = entry
+            return sorted_sample(arr, 100_000)
+        return sample_values(before_files, column)
+
+    sides: Dict[str, Callable[[str], Sequence[RowGroupStats]]] = {
+        "before": functools.partial(row_group_stats, before_files)}
+    for name, files in after_files.items():
+        sides[name] = functools.partial(row_group_stats, files)
+    return stats_report(columns, sample, sides, fraction=fraction, predicates=predicates)
+
+
+def stats_report(columns: Iterable[str], sample: Callable[[str], Sequence[Any]],
+                 sides: Mapping[str, Callable[[str], Sequence[RowGroupStats]]], *,
+                 fraction: float = 0.01, predicates: int = 25,
+                 level: str = "row_groups") -> Dict[str, Any]:
+    """The skipping math of ``skipping_report`` on statistics from anywhere (Parquet
+    footers, an Iceberg table's manifests): for each column, ``predicates`` ranges of
+    about ``fraction`` of its values cut from ``sample(column)`` (sorted values, in the
+    domain of the statistics' min and max), and how many of each side's
+    ``sides[name](column)`` entries and files they let a reader skip.
+
+    ``level``: ``"row_groups"`` (entries are row groups) or ``"files"`` (one entry per
+    file, e.g. a data file's bounds in a manifest); ``format_report`` shows files only
+    for the latter. Returns ``skipping_report``'s dict, with ``level``."""
+    _check_fraction(fraction)
+    _check_count(predicates)
+    if level not in ("row_groups", "files"):
+        raise ValueError(f"level must be 'row_groups' or 'files', got {level!r}")
+    report: Dict[str, Any] = {"fraction": fraction, "predicates": predicates, "level": level,
+                              "columns": {}}
+    for column in columns:
+        preds = range_predicates(sample(column), fraction, predicates)
+        report["columns"][column] = {name: _tally(stats(column), preds)
+                                     for name, stats in sides.items()}
     return report
 
 
 def format_report(report: Mapping[str, Any]) -> str:
     """``skipping_report``'s result as a small text table, one line per column; with
-    files as well as row groups when either side has more than one file."""
+    files as well as row groups when either side has more than one file, and files only
+    for a report of file-level statistics (``level="files"``)."""
     entries = report["columns"]
     sides = list(next(iter(entries.values()))) if entries else ["before", "after"]
-    with_files = any(e[side]["files"] > 1 for e in entries.values() for side in sides)
-    what = "files and row groups" if with_files else "row groups"
+    files_only = report.get("level") == "files"
+    with_files = files_only or any(e[side]["files"] > 1 for e in entries.values() for side in sides)
+    what = "files" if files_only else "files and row groups" if with_files else "row groups"
     lines = [
-        f"{what} a reader can skip with min/max statistics, mean over "
+        f"{what} a reader can skip with min/max statistics"
+        f"{' (data file bounds in the table manifests)' if files_only else ''}, mean over "
         f"{report['predicates']} range predicates per column each selecting "
         f"~{report['fraction']:.0%} of the values:",
     ]
     group_w = [max(22, len("row groups " + s) + 1) for s in sides]
     file_w = [max(20, len("files " + s) + 1) for s in sides]
+    if files_only:
+        group_w = []
     header = f"  {'column':<20} " + " ".join(f"{'row groups ' + s:>{w}}" for s, w in zip(sides, group_w))
     if with_files:
         header += " " + " ".join(f"{'files ' + s:>{w}}" for s, w in zip(sides, file_w))
     lines.append(header)
     for column, entry in entries.items():
         cells = []
-        kinds = [("row_groups", "row_groups_skipped")]
+        kinds = [] if files_only else [("row_groups", "row_groups_skipped")]
         if with_files:
             kinds.append(("files", "files_skipped"))
         for total_key, share_key in kinds:

@@ -12,7 +12,7 @@ one call of the selected backend's ``interleave_rows``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import (
     TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union,
 )
@@ -282,8 +282,10 @@ class Ordering:
             raise ValueError(f"rank_bits={self.rank_bits} but the boundaries were made for "
                              f"rank_bits={self.boundaries.rank_bits}")
         if self.curve == "hilbert" and self.encoding == "iceberg":
-            # refuse the Z-order-only options now, not in a task
-            hvalue_matrix([numpy.zeros(0, numpy.int64)], None, self.options)
+            # refuse the Z-order-only options now, not in a task (on a probe column that
+            # has none of the data's names, so without the per-column timestamp kinds)
+            probe = replace(self.options, timestamp=None)
+            hvalue_matrix([numpy.zeros(0, numpy.int64)], None, probe)
 
     def parts(self, data: Any, columns: ColumnSelection) -> List[numpy.ndarray]:
         """Each selected column's ordered bytes, at the width this ordering reads."""
