@@ -225,3 +225,20 @@ def test_narrow_ragged_strides(backend):
         for cols in (cut, spaced, backwards):
             for size in (1, widths[0], total // 2, total - 1, total):
                 check_rows(backend, cols, size)
+
+
+# pdep and simd run narrow ragged shapes of at most 64 padded bytes (columns x widest) as
+# one uniform interleave of the columns zero-padded to the widest, the absent columns'
+# bits then removed (csrc/pdep_kernel.c, zorder_pdep_padded_rows), in chunks of
+# 24 KiB // padded + 1 rows; a row's whole-word stores may run up to 15 bytes into later
+# rows, so the last rows of a call are written exactly.
+@pytest.mark.parametrize("widths", [w for w in NARROW_RAGGED if len(w) * max(w) <= 64],
+                         ids=lambda w: "+".join(map(str, w)))
+def test_padded_rows_around_chunks_and_the_last_rows(backend, widths):
+    rng = random.Random(sum(widths) * 31 + len(widths))
+    total = sum(widths)
+    chunk = (24 << 10) // (len(widths) * max(widths)) + 1
+    for nrows in (15, 16, 17, 18, chunk - 1, chunk, chunk + 1, 2 * chunk + 17):
+        columns = random_columns(rng, widths, nrows)
+        for size in sorted({1, 2, 7, 8, 9, total // 2, total - 1, total} & set(range(1, total + 1))):
+            check_rows(backend, columns, size)

@@ -14,7 +14,7 @@ XGETBV, read once) says it can.
 from libc.stdint cimport uint8_t
 
 from zorder.interleave.bitloop cimport bitloop_rows
-from zorder.interleave.pdep cimport pdep_rows, pdep_supported, pdep_uniform
+from zorder.interleave.pdep cimport pdep_padded, pdep_rows, pdep_supported, pdep_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
 
@@ -97,7 +97,11 @@ cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
             # narrow or odd widths: as rows of 8 bytes when the columns allow it
             uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, simd_uniform)
             return
-        # Ragged widths, more than 8 columns: segment by segment on the kernels above.
+        # Narrow ragged widths: zero-padded to a uniform call of the kernels above, the
+        # absent bits removed (pdep_padded); other ragged widths and more than 8 columns:
+        # segment by segment on those kernels.
+        if pdep_padded(columns, ncolumns, size, nrows, out, out_stride, simd_uniform):
+            return
         if segments_rows(columns, ncolumns, size, nrows, out, out_stride, simd_uniform, 1):
             return
     if _pdep_fallback:
