@@ -227,7 +227,7 @@ def test_narrow_ragged_strides(backend):
                 check_rows(backend, cols, size)
 
 
-# pdep and simd run narrow ragged shapes of at most 64 padded bytes (columns x widest) as
+# simd runs narrow ragged shapes of at most 64 padded bytes (columns x widest) as
 # one uniform interleave of the columns zero-padded to the widest, the absent columns'
 # bits then removed (csrc/pdep_kernel.c, zorder_pdep_padded_rows), in chunks of
 # 24 KiB // padded + 1 rows; a row's whole-word stores may run up to 15 bytes into later
