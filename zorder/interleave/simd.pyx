@@ -4,9 +4,11 @@ About the time of a memory copy of the same bytes on CPUs with AVX-512 F/BW/VBMI
 GFNI (Intel Ice Lake and later, AMD Zen 4 and later). The kernels cover 1-8 columns of
 one width that is a multiple of 8 bytes (what Iceberg's Spark path produces), any row
 strides, row tails and truncated sizes. Narrow columns with rows back to back run as rows
-of 8 bytes; ragged widths and 9-64 columns run segment by segment (csrc/segments.h), each
-segment on these kernels where its width allows and on the BMI2 kernel otherwise (every
-CPU with these AVX-512 subsets has a fast PDEP); more than 64 columns take the bit loop. The AVX-512 code is in
+of 8 bytes; narrow ragged widths (3+5+8, 1+2+3+4) run as one uniform call on the columns
+zero-padded to the widest, the absent columns' bits then removed with PEXT
+(csrc/pdep_kernel.c); other ragged widths and 9-64 columns run segment by segment
+(csrc/segments.h), each segment on these kernels where its width allows and on the BMI2
+kernel otherwise (every CPU with these AVX-512 subsets has a fast PDEP); more than 64 columns take the bit loop. The AVX-512 code is in
 csrc/simd_kernel.c behind target attributes and runs only after the CPU floor (CPUID and
 XGETBV, read once) says it can.
 """
