@@ -242,3 +242,17 @@ def test_padded_rows_around_chunks_and_the_last_rows(backend, widths):
         columns = random_columns(rng, widths, nrows)
         for size in sorted({1, 2, 7, 8, 9, total // 2, total - 1, total} & set(range(1, total + 1))):
             check_rows(backend, columns, size)
+
+
+# simd: 1-3 uniform columns of 8 bytes cut short run whole rows of a 512-row chunk into
+# scratch and copy each row's prefix out; 1-3 columns of 16+ bytes cut to a third of their
+# bytes or less go to pdep (simd.pyx, short_of_wide). Every size, rows around the chunk.
+@pytest.mark.parametrize("widths", [[8, 8], [8, 8, 8], [16, 16], [24, 24, 24], [32, 32]],
+                         ids=lambda w: "+".join(map(str, w)))
+def test_uniform_truncated_few_columns(backend, widths):
+    rng = random.Random(len(widths) * 100 + widths[0])
+    total = sum(widths)
+    for nrows in (8, 9, 511, 512, 513, 1030):
+        columns = random_columns(rng, widths, nrows)
+        for size in range(1, total, max(1, total // 12)):
+            check_rows(backend, columns, size)

@@ -170,9 +170,13 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
     "uniform-8n-full": (("simd", "pdep", "table"),
                         "4x8->32: Intel simd 3.0 ns (0.7x copy), pdep 10.0, table 11.9; "
                         "AMD simd 1.7 (0.7x), pdep 11.8, table 14.0"),
-    "uniform-8n-truncated-1-3": (("pdep", "simd", "table"),
-                                 "8+8->8: Intel pdep 2.9 ns (1.4x), simd 4.1, table 4.0; "
-                                 "AMD pdep 3.0 (2.8x), simd 4.4, table 4.3"),
+    # simd runs whole rows of 8-byte columns into scratch and copies the prefix out, and
+    # sends 1-3 columns of 16+ bytes cut to a third or less to pdep (simd.pyx); the Intel
+    # figures are from before both
+    "uniform-8n-truncated-1-3": (("simd", "pdep", "table"),
+                                 "8+8->8: AMD simd 1.3-1.6 ns (1.2-1.4x), pdep 2.0-2.1, "
+                                 "table 2.9; 16+16->20: AMD simd 3.2, pdep 6.6; Intel (before) "
+                                 "pdep 2.9 (1.4x), simd 4.1, table 4.0"),
     "uniform-8n-truncated-4-8": (("simd", "pdep", "table"),
                                  "4x8->8: Intel simd 2.3 ns (0.6x), pdep 2.5, table 3.4; "
                                  "AMD simd 2.8 (1.2x), pdep 3.6, table 5.1"),
