@@ -24,7 +24,7 @@ from zorder.cli.bench_matrix import MATRIX_SHAPES, run_matrix  # noqa: E402
 #: The bench command's shapes, then more truncated and narrow variants.
 SHAPES = MATRIX_SHAPES + (
     ("2x8", 16), ("3x8", 24), ("8x8", 64), ("16x8", 128), ("9x8", 72), ("24x4", 96),
-    ("2+2+2", 6), ("1+1", 2), ("3+3+3", 9), ("3+5+8", 10),
+    ("2+2+2", 6), ("1+1", 2), ("3+3+3", 9), ("3+5+8", 10), ("1+2+3+4", 10),
 )
 
 

@@ -225,3 +225,34 @@ def test_narrow_ragged_strides(backend):
         for cols in (cut, spaced, backwards):
             for size in (1, widths[0], total // 2, total - 1, total):
                 check_rows(backend, cols, size)
+
+
+# simd runs narrow ragged shapes of at most 64 padded bytes (columns x widest) as
+# one uniform interleave of the columns zero-padded to the widest, the absent columns'
+# bits then removed (csrc/pdep_kernel.c, zorder_pdep_padded_rows), in chunks of
+# 24 KiB // padded + 1 rows; a row's whole-word stores may run up to 15 bytes into later
+# rows, so the last rows of a call are written exactly.
+@pytest.mark.parametrize("widths", [w for w in NARROW_RAGGED if len(w) * max(w) <= 64],
+                         ids=lambda w: "+".join(map(str, w)))
+def test_padded_rows_around_chunks_and_the_last_rows(backend, widths):
+    rng = random.Random(sum(widths) * 31 + len(widths))
+    total = sum(widths)
+    chunk = (24 << 10) // (len(widths) * max(widths)) + 1
+    for nrows in (15, 16, 17, 18, chunk - 1, chunk, chunk + 1, 2 * chunk + 17):
+        columns = random_columns(rng, widths, nrows)
+        for size in sorted({1, 2, 7, 8, 9, total // 2, total - 1, total} & set(range(1, total + 1))):
+            check_rows(backend, columns, size)
+
+
+# simd: 1-3 uniform columns of 8 bytes cut short run whole rows of a 512-row chunk into
+# scratch and copy each row's prefix out; 1-3 columns of 16+ bytes cut to a third of their
+# bytes or less go to pdep (simd.pyx, short_of_wide). Every size, rows around the chunk.
+@pytest.mark.parametrize("widths", [[8, 8], [8, 8, 8], [16, 16], [24, 24, 24], [32, 32]],
+                         ids=lambda w: "+".join(map(str, w)))
+def test_uniform_truncated_few_columns(backend, widths):
+    rng = random.Random(len(widths) * 100 + widths[0])
+    total = sum(widths)
+    for nrows in (8, 9, 511, 512, 513, 1030):
+        columns = random_columns(rng, widths, nrows)
+        for size in range(1, total, max(1, total // 12)):
+            check_rows(backend, columns, size)

@@ -168,8 +168,13 @@ def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = Non
 # The per-call dispatch of `auto`: for each class of call shape, the backend measured
 # fastest, in order of preference. The measurements behind each row (ns per row for
 # 1,000,000 rows, ratio to numpy.copyto of the same bytes) are from
-# benchmarks/shapes_matrix.py on an Intel Xeon (family 6, model 167, AVX-512 VBMI + GFNI,
-# 2 shared vCPUs), 2026-12-02; benchmarks/NOTES.md has the whole matrix.
+# benchmarks/shapes_matrix.py on two CPUs, each a KVM guest with 2 shared vCPUs:
+#   Intel: "Intel Xeon" family 6 model 167 (AVX-512 VBMI + GFNI), 2026-12-02;
+#   AMD:   "AMD EPYC" family 25 (0x19) model 17, Zen 4 (AVX-512 VBMI + GFNI), 2026-12-03.
+# benchmarks/NOTES.md has both matrices. The two agree on the order of every class (where
+# they differ it is within the run-to-run noise: pdep and simd tie on ragged-full and
+# ragged-truncated-later on the AMD), so there is one table, not one per vendor; the CPU
+# decides only through the verdicts (which backends run well at all).
 
 #: Shape classes, in the order zorder/interleave/auto.pyx computes them.
 SHAPE_CLASSES: Tuple[str, ...] = (
@@ -184,39 +189,50 @@ SHAPE_CLASSES: Tuple[str, ...] = (
     "many-columns",                 # more than 8 columns
 )
 
-#: class -> (preference, the measurement that decided it). The avx2 figures (and the pdep
-#: figures beside them) are from the same matrix on an AMD EPYC (AVX-512 VBMI + GFNI, fast
-#: PDEP, 2 shared vCPUs), 2026-12-03, each backend forced, 1,000,000 rows; on CPUs without
-#: simd's flags avx2 is chosen wherever it precedes pdep (benchmarks/NOTES.md, avx2).
+#: class -> (preference, the measurements that decided it). Intel: a Xeon (family 6 model
+#: 167); AMD: an EPYC (Zen 4, family 0x19 model 0x11); both with AVX-512 VBMI + GFNI and a
+#: fast PDEP, 2 shared vCPUs, each backend forced, 1,000,000 rows unless said. On CPUs
+#: without simd's flags avx2 is chosen wherever it precedes pdep (benchmarks/NOTES.md, avx2).
 DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
     "uniform-8n-full": (("simd", "avx2", "pdep", "table"),
-                        "4x8->32: simd 3.0 ns (0.7x copy), pdep 10.0, table 11.9; "
-                        "EPYC: avx2 3.3 (1.5x), pdep 7.7"),
-    "uniform-8n-truncated-1-3": (("avx2", "pdep", "simd", "table"),
-                                 "8+8->8: pdep 2.9 ns (1.4x), simd 4.1, table 4.0; "
-                                 "EPYC: avx2 0.9 (0.8x), pdep 2.0, simd 2.4"),
+                        "4x8->32: Intel simd 3.0 ns (0.7x copy), pdep 10.0, table 11.9; "
+                        "AMD simd 1.7 (0.7x), avx2 3.3 (1.5x), pdep 7.7-11.8, table 14.0"),
+    # simd runs whole rows of 8-byte columns into scratch and copies the prefix out, and
+    # sends 1-3 columns of 16+ bytes cut to a third or less to pdep (simd.pyx); the Intel
+    # figures are from before both
+    "uniform-8n-truncated-1-3": (("avx2", "simd", "pdep", "table"),
+                                 "8+8->8: AMD avx2 0.9 ns (0.8x), simd 1.3-1.6 (1.2-1.4x), "
+                                 "pdep 2.0-2.1, table 2.9; 16+16->20: AMD simd 3.2, pdep 6.6; "
+                                 "Intel (before) pdep 2.9 (1.4x), simd 4.1, table 4.0"),
     "uniform-8n-truncated-4-8": (("simd", "pdep", "avx2", "table"),
-                                 "4x8->8: simd 2.3 ns (0.6x), pdep 2.5, table 3.4; "
-                                 "EPYC: pdep 3.0, avx2 2.4-11.6 (noisy); 8x8->8: pdep 4.6, avx2 7.1"),
+                                 "4x8->8: Intel simd 2.3 ns (0.6x), pdep 2.5, table 3.4; "
+                                 "AMD simd 2.8 (1.2x), pdep 3.0-3.6, avx2 2.4-11.6 (noisy), "
+                                 "table 5.1; 8x8->8: AMD pdep 4.6, avx2 7.1"),
     "uniform-narrow": (("simd", "avx2", "pdep", "table"),
-                       "4+4->8: simd 1.24 ns (1.3x), pdep 2.1, table 3.0; "
-                       "EPYC: avx2 0.63 (1.1x), pdep 1.54"),
+                       "4+4->8: Intel simd 1.24 ns (1.3x), pdep 2.1, table 3.0; "
+                       "AMD simd 1.2 (1.6x), avx2 0.63-1.3, pdep 1.5-2.6, table 3.3"),
     "ragged-full": (("avx2", "pdep", "simd", "table"),
-                    "8+16->24: pdep 5.3 ns (1.6x), simd 6.7; 8+32->40: pdep 8.2, simd 9.4; "
-                    "EPYC: 8+16->24 avx2 2.1 (1.3x), pdep 3.6, simd 5.6"),
+                    "8+16->24: Intel pdep 5.3 ns (1.6x), simd 6.7; AMD avx2 2.1 (1.3x), "
+                    "pdep 3.6-5.2, simd 5.1; 8+32->40: Intel pdep 8.2, simd 9.4; "
+                    "AMD pdep 8.8, simd 8.4"),
     "ragged-truncated-first": (("simd", "avx2", "pdep", "table"),
-                               "8+16->12: simd 5.5 ns (1.7x), pdep 6.8; "
-                               "EPYC: avx2 3.4-7.1, pdep 5.4-9.0"),
+                               "8+16->12: Intel simd 5.5 ns (1.7x), pdep 6.8; "
+                               "AMD simd 3.2 (1.9x), avx2 3.4-7.1, pdep 5.0"),
     "ragged-truncated-later": (("avx2", "pdep", "simd", "table"),
-                               "8+16->20: pdep 10.3 ns (3.1x), simd 11.4; "
-                               "EPYC: 8+32->30 avx2 3.9 (1.3x), pdep 8.9, simd 12.8"),
-    # simd gathers narrow segments into rows back to back (csrc/segments.h)
+                               "8+16->20: Intel pdep 10.3 ns (3.1x), simd 11.4; AMD pdep 4.1 "
+                               "(2.3x), simd 3.8; 8+32->30: AMD avx2 3.9 (1.3x), pdep 5.3, "
+                               "simd 5.9"),
+    # simd pads narrow ragged rows to one uniform call and removes the absent bits
+    # (csrc/pdep_kernel.c, zorder_pdep_padded_rows); the Intel figures are from a 200,000-row
+    # run before that change
     "ragged-narrow": (("simd", "avx2", "pdep", "table"),
-                      "3+5+8->16: simd 7.8 ns (4.7x), pdep 15.9, table 14.7; "
-                      "1+2+3+4->10: simd 11.8, pdep 18.9; EPYC: 3+5+8->16 avx2 6.8, pdep 7.6"),
+                      "3+5+8->16: Intel simd 7.8 ns (4.7x), pdep 15.9, table 14.7; "
+                      "1+2+3+4->10: Intel simd 11.8, pdep 18.9; 3+5+8->16: AMD simd 6.7 "
+                      "(6.0x), avx2 6.8, pdep 7.6-11.8, table 13.9; 1+2+3+4->10: AMD simd 6.3, "
+                      "pdep 13.9"),
     "many-columns": (("simd", "avx2", "pdep", "table"),
-                     "12x8->96: simd 20.3 ns (2.0x), pdep 61.2, table 68.9; "
-                     "EPYC: avx2 29.4, pdep 48.9"),
+                     "12x8->96: Intel simd 20.3 ns (2.0x), pdep 61.2, table 68.9; "
+                     "AMD simd 16.8 (2.7x), avx2 29.4, pdep 48.9-66.1, table 83.8"),
 }
 
 

@@ -704,10 +704,13 @@ ZSIMD static void copy_prefixes(const uint8_t *src, ptrdiff_t src_stride, ptrdif
     }
 }
 
-/* Truncated output of 2, 3, 5, 6 or 7 columns 16 to 64 bytes wide: the full rows of a chunk (the fast
- * rows-of-width-8 path) into a small buffer, then each row's first `size` bytes copied
- * out. Cheaper than per-slab gathers and per-row masked stores (2x16B cut by a byte:
- * 7.7 -> 2.6 ns/row, 2x32B: 17.6 -> 12.4). Returns 0 if the buffer cannot be had. */
+/* Truncated output of 2, 3, 5, 6 or 7 columns 16 to 64 bytes wide, or 2 or 3 columns 8
+ * bytes wide: the full rows of a chunk (the fast rows-of-width-8 path) into a small buffer,
+ * then each row's first `size` bytes copied out. Cheaper than per-slab gathers and per-row
+ * masked stores (Intel Xeon: 2x16B cut by a byte 7.7 -> 2.6 ns/row, 2x32B 17.6 -> 12.4;
+ * AMD EPYC, Zen 4, in a C loop: 2x8B->8 2.5 -> 1.6, 3x8B->8 3.0 -> 2.6). Cutting wider
+ * columns to the 8-byte pieces a short output needs lost (strided loads: 2x16B->8 3.1 ->
+ * 5.1). Returns 0 if the buffer cannot be had. */
 #define WIDE_CHUNK_ROWS 512
 
 static int truncated_wide_rows(const zorder_column *cols, int n, ptrdiff_t size,
@@ -762,8 +765,9 @@ int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
      * patterns repeat every m blocks; up to m = 8 (64-byte columns) they are kept. */
     m = width / 8;
     /* (4 and 8 columns keep their slab loops, which stored truncated rows as fast or
-     * faster in an A/B run: 8x16B 22.9 vs 26.1 ns/row, 4x24B 17.9 vs 25.2 from a block) */
-    if (m > 1 && m <= 8 && size < n * width && nrows >= 8 && n != 4 && n != 8)
+     * faster in an A/B run: 8x16B 22.9 vs 26.1 ns/row, 4x24B 17.9 vs 25.2 from a block;
+     * so do 5-7 columns of 8 bytes: 5x8B->20 4.9 vs 5.4 on an AMD EPYC, Zen 4) */
+    if ((m > 1 || n <= 3) && m <= 8 && size < n * width && nrows >= 8 && n != 4 && n != 8)
         return truncated_wide_rows(cols, n, size, nrows, out, out_stride);
     virt = m > 1 && m <= 8 && size == n * width && (nrows == 1 || out_stride == size);
     for (c = 0; c < n; c++) {
