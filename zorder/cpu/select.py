@@ -217,7 +217,7 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                     "AMD pdep 8.8, simd 8.4"),
     "ragged-truncated-first": (("simd", "avx2", "pdep", "table"),
                                "8+16->12: Intel simd 5.5 ns (1.7x), pdep 6.8; "
-                               "AMD simd 3.2 (1.9x), avx2 3.4-7.1, pdep 5.0"),
+                               "AMD simd 2.9-3.2 (1.7-1.9x), avx2 3.0-3.4, pdep 4.8-5.0"),
     "ragged-truncated-later": (("avx2", "pdep", "simd", "table"),
                                "8+16->20: Intel pdep 10.3 ns (3.1x), simd 11.4; AMD pdep 4.1 "
                                "(2.3x), simd 3.8; 8+32->30: AMD avx2 3.9 (1.3x), pdep 5.3, "
@@ -229,7 +229,8 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                       "3+5+8->16: Intel simd 7.8 ns (4.7x), pdep 15.9, table 14.7; "
                       "1+2+3+4->10: Intel simd 11.8, pdep 18.9; 3+5+8->16: AMD simd 6.7 "
                       "(6.0x), avx2 6.8, pdep 7.6-11.8, table 13.9; 1+2+3+4->10: AMD simd 6.3, "
-                      "pdep 13.9"),
+                      "pdep 13.9; with avx2 (one run): 3+5+8->16 simd 5.2 (4.8x), avx2 6.3, "
+                      "pdep 8.0; 1+2+3+4->10 simd 4.6 (4.7x), avx2 10.1, pdep 9.8"),
     "many-columns": (("simd", "avx2", "pdep", "table"),
                      "12x8->96: Intel simd 20.3 ns (2.0x), pdep 61.2, table 68.9; "
                      "AMD simd 16.8 (2.7x), avx2 29.4, pdep 48.9-66.1, table 83.8"),

@@ -37,7 +37,7 @@ cdef extern from "avx2_kernel.h" nogil:
     int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
                                              Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
                                              Py_ssize_t out_stride, UniformKernel uniform,
-                                             int round8)
+                                             int round8, int gather_all)
     void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
                                             Py_ssize_t nrows, uint8_t* out,
                                             Py_ssize_t out_stride, UniformKernel uniform)
@@ -74,7 +74,7 @@ cdef void avx2_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
             uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, avx2_uniform)
             return
         # ragged widths, more than 8 columns: segment by segment on the kernel above
-        if segments_rows(columns, ncolumns, size, nrows, out, out_stride, avx2_uniform, 1):
+        if segments_rows(columns, ncolumns, size, nrows, out, out_stride, avx2_uniform, 1, 0):
             return
     group_rows(columns, ncolumns, size, nrows, out, out_stride)   # (falls back itself)
 

@@ -38,7 +38,7 @@ cdef extern from "segments.h" nogil:
     int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
                                              Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
                                              Py_ssize_t out_stride, UniformKernel uniform,
-                                             int round8)
+                                             int round8, int gather_all)
     void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
                                             Py_ssize_t nrows, uint8_t* out,
                                             Py_ssize_t out_stride, UniformKernel uniform)
@@ -119,7 +119,7 @@ cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
         # segment by segment on those kernels.
         if pdep_padded(columns, ncolumns, size, nrows, out, out_stride, simd_uniform):
             return
-        if segments_rows(columns, ncolumns, size, nrows, out, out_stride, simd_uniform, 1):
+        if segments_rows(columns, ncolumns, size, nrows, out, out_stride, simd_uniform, 1, 1):
             return
     if _pdep_fallback:
         pdep_rows(columns, ncolumns, size, nrows, out, out_stride)   # (falls back itself)

@@ -262,14 +262,15 @@ static inline void zorder_seg_gathered(const zorder_column *view, int k, ptrdiff
 
 /* Interleaves any shape of at most ZORDER_SEG_MAX_COLS columns with `uniform`; returns 0,
  * having written nothing, when the shape has more columns or scratch memory is short.
- * round8: a truncated segment computes whole 8-byte pieces of its columns (for simd).
- * Segments of 2-8 columns whose width is not a multiple of 8 (and with round8 every segment
- * of 2-8 columns: the vector kernel gathers strided rows and stores a row's slice with
- * masked stores, 8+16 -> 24 6.5 vs 4.3 ns/row in a C loop) go through scratch rows back
- * to back (zorder_seg_gathered); segments of one column are copies. */
+ * round8: a truncated segment computes whole 8-byte pieces of its columns (simd, avx2).
+ * Segments of 2-8 columns whose width is not a multiple of 8 (and with gather_all every
+ * segment of 2-8 columns: simd's kernel gathers strided rows and stores a row's slice with
+ * masked stores, 8+16 -> 24 6.5 vs 4.3 ns/row in a C loop; avx2 is faster in place) go
+ * through scratch rows back to back (zorder_seg_gathered); segments of one column are
+ * copies. */
 static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                                        ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
-                                       zorder_uniform_fn uniform, int round8)
+                                       zorder_uniform_fn uniform, int round8, int gather_all)
 {
     int active[ZORDER_SEG_MAX_COLS];
     zorder_column view[ZORDER_SEG_MAX_COLS];
@@ -291,7 +292,7 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
                 groups = end - start;
             if (zorder_seg_scratch(k, groups) > widest_wide)
                 widest_wide = zorder_seg_scratch(k, groups);
-        } else if (k > 1 && ((end - start) % 8 != 0 || round8)
+        } else if (k > 1 && ((end - start) % 8 != 0 || gather_all)
                    && 2 * k * (end - start) > widest_gathered) {
             widest_gathered = 2 * k * (end - start);   /* gathered columns, then output */
         }
@@ -339,7 +340,7 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
                  * row's last segment, so exact */
                 zorder_seg_copy_rows(dst + pos, out_stride, view[0].data, view[0].row_stride,
                                      limit, rows, limit);
-            } else if (gather != NULL && k <= 8 && (w % 8 != 0 || round8)) {
+            } else if (gather != NULL && k <= 8 && (w % 8 != 0 || gather_all)) {
                 zorder_seg_gathered(view, k, w, limit, rows, dst + pos, out_stride,
                                     size - pos, uniform, gather);
             } else {
