@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import zorder
-from zorder.cpu.select import DISPATCH, SHAPE_CLASSES, describe_plan, dispatch_plan
+from zorder.cpu.select import DISPATCH, NEON_DISPATCH, SHAPE_CLASSES, describe_plan, dispatch_plan
 from zorder.interleave import auto
 
 AVX512 = {"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6, "os_avx512": True,
@@ -24,8 +24,10 @@ CPUS = {
                     "flags": ["avx2", "bmi2"], "os_avx512": False}, "pdep"),
     "haswell": ({"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6,
                  "flags": ["avx2", "bmi2"]}, "pdep"),
-    "graviton 3": ({"arch": "ARM_8", "flags": ["asimd", "sve"]}, "table"),
-    "apple m": ({"arch": "ARM_8", "flags": ["asimd"]}, "table"),
+    "graviton 3": ({"arch": "ARM_8", "vendor_id_raw": "0x41",
+                    "flags": ["fp", "asimd", "asimdhp", "sve", "sha2"]}, "neon"),
+    "apple m": ({"arch": "ARM_8", "flags": ["asimd"]}, "neon"),
+    "apple m (macos: no flags)": ({"arch": "ARM_8", "vendor_id_raw": "Apple", "flags": []}, "neon"),
 }
 
 
@@ -35,9 +37,16 @@ def test_plan_for_cpu(name):
     plan = dispatch_plan(cpu)
     assert set(plan) == set(SHAPE_CLASSES)
     assert plan["uniform-8n-full"][0] == main == zorder.choose_backend(cpu)
+    if main == "neon":
+        # aarch64: every class on neon, each with its estimate (no measurement possible here)
+        assert {chosen for chosen, _ in plan.values()} == {"neon"}
+        assert all(NEON_DISPATCH[shape] in why and "pdep" not in why and "simd" not in why
+                   for shape, (_, why) in plan.items())
+        assert describe_plan(plan) == "auto (neon)"
+        return
     for shape, (chosen, why) in plan.items():
         preference, measured = DISPATCH[shape]
-        assert measured in why
+        assert measured in why and "neon" not in why
         # the first preferred backend this CPU runs well, never one it runs badly
         assert chosen == next(b for b in preference + ("bitloop",)
                               if b in ("table", "bitloop") or b == main or
@@ -52,6 +61,12 @@ def test_plan_for_cpu(name):
 def test_plan_respects_what_is_built():
     plan = dispatch_plan(AVX512, available=("bitloop", "table"))
     assert {chosen for chosen, _ in plan.values()} == {"table"}
+    # aarch64 without the neon module (a build that lacks it): table, the portable kernel
+    plan = dispatch_plan(CPUS["graviton 3"][0], available=("bitloop", "table", "nibble"))
+    assert {chosen for chosen, _ in plan.values()} == {"table"}
+    # x86-64 never gets neon, even from a list that names it
+    plan = dispatch_plan(AVX512, available=zorder.BACKEND_NAMES)
+    assert "neon" not in {chosen for chosen, _ in plan.values()}
     with pytest.raises(ValueError, match="none of zorder's backends"):
         dispatch_plan(AVX512, available=())
     with pytest.raises(TypeError, match="cpu_info"):

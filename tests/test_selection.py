@@ -3,7 +3,7 @@
 import pytest
 
 import zorder
-from zorder.cpu.select import explain_choice, pdep_verdict, simd_verdict
+from zorder.cpu.select import explain_choice, neon_verdict, pdep_verdict, simd_verdict
 
 
 def x86(vendor, family, model, *flags):
@@ -31,8 +31,14 @@ CPUS = {
     "AMD Zen 5": (x86("AuthenticAMD", 0x1A, 0x02, *AVX512_GFNI), "simd"),
     "AMD without a family": ({"arch": "X86_64", "vendor_id_raw": "AuthenticAMD",
                               "flags": ["bmi2"]}, "table"),
-    "aarch64 (Graviton)": ({"arch": "ARM_8", "vendor_id_raw": "ARM", "flags": ["asimd"]}, "table"),
-    "aarch64 that claims bmi2 (nonsense flags)": ({"arch": "ARM_8", "flags": ["bmi2"]}, "table"),
+    # aarch64: Advanced SIMD is mandatory, so neon whatever the flags say (macOS lists none).
+    "AWS Graviton 3 (Neoverse V1)": ({"arch": "ARM_8", "vendor_id_raw": "0x41",
+                                      "brand_raw": "implementer 0x41 part 0xd40",
+                                      "flags": ["fp", "asimd", "asimdhp", "sve", "sha2"]}, "neon"),
+    "Apple M-series (macOS: no flags)": ({"arch": "ARM_8", "vendor_id_raw": "Apple",
+                                          "brand_raw": "Apple M2", "flags": []}, "neon"),
+    "Apple M-series (Linux)": ({"arch": "ARM_8", "flags": ["asimd"]}, "neon"),
+    "aarch64 that claims bmi2 (nonsense flags)": ({"arch": "ARM_8", "flags": ["bmi2"]}, "neon"),
     "AVX-512 flags but the OS does not save ZMM": (
         dict(x86("GenuineIntel", 6, 106, *AVX512_GFNI), os_avx512=False), "pdep"),
 }
@@ -45,7 +51,7 @@ def test_choice_for_cpu(name):
 
 
 @pytest.mark.parametrize("name", ["AMD Zen 1", "AMD Zen 2", "Hygon Dhyana", "AMD Excavator",
-                                  "Intel Ivy Bridge (no BMI2)", "aarch64 (Graviton)"])
+                                  "Intel Ivy Bridge (no BMI2)", "AWS Graviton 3 (Neoverse V1)"])
 def test_never_pdep_where_slow_or_absent(name):
     cpu, _ = CPUS[name]
     assert not pdep_verdict(cpu)[0]
@@ -66,6 +72,21 @@ def test_reason_names_what_was_skipped():
     name, why = explain_choice(CPUS["AMD Zen 2"][0])
     assert name == "table"
     assert "microcoded" in why and "simd: missing" in why
+
+
+@pytest.mark.parametrize("name", ["AWS Graviton 3 (Neoverse V1)", "Apple M-series (macOS: no flags)"])
+def test_aarch64_without_neon_built_falls_to_table(name):
+    cpu, _ = CPUS[name]
+    assert neon_verdict(cpu)[0]
+    name, why = explain_choice(cpu, available={"bitloop", "table", "nibble"})
+    assert name == "table" and "neon: not built" in why
+
+
+@pytest.mark.parametrize("name", ["Intel Ice Lake", "AMD Zen 2", "Intel Haswell"])
+def test_neon_never_on_x86_64(name):
+    ok, why = neon_verdict(CPUS[name][0])
+    assert not ok and "aarch64" in why
+    assert zorder.choose_backend(CPUS[name][0], available=zorder.BACKEND_NAMES) != "neon"
 
 
 def test_simd_verdict_lists_missing_flags():

@@ -41,10 +41,12 @@ while [ $# -gt 0 ]; do
 done
 
 # --quick (CI, about 3 minutes of tests under emulation): the Iceberg vectors and every shape
-# on every aarch64 backend, the seeded differential fuzz corpus, threads, the CPU facts,
-# selection and `zorder info`, and the threaded leak check. The full mode (the whole suite;
+# on every aarch64 backend (neon included), the neon kernel's own tests, the seeded
+# differential fuzz corpus, threads, the CPU facts, selection and the per-call dispatch
+# (auto picks neon there), `zorder info`, and the threaded leak check. The full mode (the whole suite;
 # 15 of its files took 10 minutes under emulation here) adds the integrations and every leak test.
 QUICK_TESTS=(tests/test_vectors.py tests/test_shapes.py tests/test_fuzz_harness.py
+             tests/test_neon.py tests/test_dispatch.py
              tests/test_threads.py tests/test_platform.py tests/test_selection.py
              tests/test_env.py
              tests/test_leaks.py::test_assert_flat_catches_leaks

@@ -10,13 +10,14 @@ from typing import Any, Callable, Dict, List, Mapping, Tuple
 
 import zorder
 from zorder import interleave
-from zorder.cpu import backend_applies, pdep_verdict, simd_verdict
+from zorder.cpu import backend_applies, neon_verdict, pdep_verdict, simd_verdict
 from zorder.cpu.select import is_x86_64
 
 # The verdict functions of the ISA-specific backends, printed where the backend applies.
 _VERDICTS: Dict[str, Callable[[Mapping], Tuple[bool, str]]] = {
     "pdep": pdep_verdict,
     "simd": simd_verdict,
+    "neon": neon_verdict,
 }
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Collection, Dict, Mapping, Optional, Tuple
 
 #: Every backend zorder knows, reference first.
-BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "simd")
+BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "simd", "neon")
 
 
 #: The one list of the CPU flags (py-cpuinfo's spelling) each ISA-specific kernel needs.
+#: (neon needs none: Advanced SIMD is mandatory on aarch64, and macOS lists no flags.)
 ISA_FLAGS: Dict[str, Tuple[str, ...]] = {
     "pdep": ("bmi2",),
     "simd": ("avx512f", "avx512bw", "avx512vbmi", "gfni"),
@@ -24,6 +25,7 @@ SIMD_FLAGS = ISA_FLAGS["simd"]
 BACKEND_ARCHES: Dict[str, Tuple[str, ...]] = {
     "pdep": ("X86_64",),
     "simd": ("X86_64",),
+    "neon": ("ARM_8",),
 }
 
 # PDEP/PEXT are microcoded, tens to hundreds of cycles depending on the mask, on AMD
@@ -56,13 +58,23 @@ def is_x86_64(cpu_info: Mapping) -> bool:
     return arch in ("X86_64", "AMD64", "X64")
 
 
+def is_aarch64(cpu_info: Mapping) -> bool:
+    """py-cpuinfo calls aarch64 (Linux ``aarch64``, macOS ``arm64``) ``ARM_8``."""
+    arch = str(cpu_info.get("arch") or cpu_info.get("arch_string_raw") or "").upper()
+    return arch in ("ARM_8", "AARCH64", "ARM64")
+
+
 def backend_applies(name: str, cpu_info: Mapping) -> bool:
     """Whether backend ``name`` exists at all on ``cpu_info``'s architecture."""
     arches = BACKEND_ARCHES.get(name)
     if arches is None:
         return True
     arch = str(cpu_info.get("arch") or cpu_info.get("arch_string_raw") or "").upper()
-    return ("X86_64" if is_x86_64(cpu_info) else arch) in arches
+    if is_x86_64(cpu_info):
+        arch = "X86_64"
+    elif is_aarch64(cpu_info):
+        arch = "ARM_8"
+    return arch in arches
 
 
 def pdep_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
@@ -95,6 +107,13 @@ def simd_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
     return True, "AVX-512 F/BW/VBMI and GFNI present"
 
 
+def neon_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
+    """(usable, why): whether the Advanced SIMD (NEON) kernel runs here: on every aarch64."""
+    if not is_aarch64(cpu_info):
+        return False, f"NEON here means aarch64's Advanced SIMD; arch is {cpu_info.get('arch')!r}"
+    return True, "aarch64: Advanced SIMD is part of every CPU"
+
+
 def explain_choice(
     cpu_info: Mapping, available: Optional[Collection[str]] = None
 ) -> Tuple[str, str]:
@@ -104,14 +123,17 @@ def explain_choice(
     every backend is assumed built.
     """
     candidates = []
+    neon_ok, neon_why = neon_verdict(cpu_info)
+    if neon_ok:
+        candidates.append(("neon", neon_why))
     simd_ok, simd_why = simd_verdict(cpu_info)
     if simd_ok:
         candidates.append(("simd", simd_why))
     pdep_ok, pdep_why = pdep_verdict(cpu_info)
     if pdep_ok:
         candidates.append(("pdep", pdep_why))
-    skipped = [] if simd_ok else [f"simd: {simd_why}"]
-    if not pdep_ok:
+    skipped = [] if simd_ok or neon_ok else [f"simd: {simd_why}"]
+    if not pdep_ok and not neon_ok:
         skipped.append(f"pdep: {pdep_why}")
     candidates.append(("table", "the fastest portable kernel"))
     candidates.append(("bitloop", "the reference loop"))
@@ -125,13 +147,15 @@ def explain_choice(
 def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = None) -> str:
     """The backend name ``auto`` picks for a py-cpuinfo-shaped CPU description.
 
-    simd where AVX-512 VBMI and GFNI exist; else pdep where BMI2 exists and PDEP is fast
-    (never on AMD before Zen 3 nor Hygon); else table.
+    neon on aarch64; simd where AVX-512 VBMI and GFNI exist; else pdep where BMI2 exists
+    and PDEP is fast (never on AMD before Zen 3 nor Hygon); else table.
 
     >>> choose_backend({"arch": "X86_64", "vendor_id_raw": "GenuineIntel",
     ...                 "family": 6, "flags": ["avx2", "bmi2"]})
     'pdep'
     >>> choose_backend({"arch": "ARM_8", "flags": []})
+    'neon'
+    >>> choose_backend({"arch": "ARM_8", "flags": []}, available={"bitloop", "table"})
     'table'
     """
     if not isinstance(cpu_info, Mapping):
@@ -184,6 +208,26 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                      "12x8->96: simd 20.3 ns (2.0x), pdep 61.2, table 68.9"),
 }
 
+#: aarch64: class -> why neon comes first there. Not measured (no aarch64 machine here, and
+#: emulation says nothing about speed): instructions per row in the loops GCC 12 -O3 makes of
+#: csrc/neon_kernel.c and csrc/table_kernel.h for aarch64 (benchmarks/NOTES.md, section neon).
+NEON_DISPATCH: Dict[str, str] = {
+    "uniform-8n-full": "estimate, instructions a row: 8x8->64 neon 60, table 405; "
+                       "4x8->32 neon 43, table 199; 2x8->16 neon 32, table 69",
+    "uniform-8n-truncated-1-3": "estimate: the vector kernel on the 8-byte slabs the output "
+                                "needs, the cut slab through a small buffer",
+    "uniform-8n-truncated-4-8": "estimate: the vector kernel on the 8-byte slabs the output "
+                                "needs, the cut slab through a small buffer",
+    "uniform-narrow": "estimate: rows back to back run as rows of 8 bytes on the vector kernel "
+                      "(4+4->8 as 2x8->16: 16 instructions a row, table 35)",
+    "ragged-full": "estimate: each segment on the vector kernel (8+16->24: 2x8 at 32 "
+                   "instructions, then an 8-byte copy)",
+    "ragged-truncated-first": "estimate: each segment on the vector kernel",
+    "ragged-truncated-later": "estimate: each segment on the vector kernel",
+    "ragged-narrow": "estimate: narrow segments gathered into rows of 8 bytes for the vector kernel",
+    "many-columns": "estimate: two passes of the vector kernel (k = A x B columns)",
+}
+
 
 def dispatch_plan(cpu_info: Mapping, available: Optional[Collection[str]] = None
                   ) -> Dict[str, Tuple[str, str]]:
@@ -199,16 +243,23 @@ def dispatch_plan(cpu_info: Mapping, available: Optional[Collection[str]] = None
     if not isinstance(cpu_info, Mapping):
         raise TypeError(f"cpu_info must be a dict like py-cpuinfo's, not {type(cpu_info).__name__}")
     runs = {"simd": simd_verdict(cpu_info), "pdep": pdep_verdict(cpu_info),
+            "neon": neon_verdict(cpu_info),
             "table": (True, "portable"), "bitloop": (True, "the reference")}
     plan = {}
     for shape in SHAPE_CLASSES:
         preference, measured = DISPATCH[shape]
+        if shape in NEON_DISPATCH:
+            # neon and the x86-64 kernels never run on one CPU: neon first costs x86 nothing
+            preference = ("neon",) + preference
         chosen = next((name for name in preference + ("bitloop",) if runs[name][0]
                        and (available is None or name in available)), None)
         if chosen is None:
             raise ValueError(f"none of zorder's backends is available (got {sorted(available or ())})")
+        if chosen == "neon":
+            measured = NEON_DISPATCH[shape]
+        # the backends passed over that exist on this architecture but do not run well here
         passed = [f"{n}: {runs[n][1]}" for n in preference[:preference.index(chosen)]
-                  if chosen in preference and not runs[n][0]]
+                  if chosen in preference and not runs[n][0] and backend_applies(n, cpu_info)]
         plan[shape] = (chosen, "; ".join([measured] + passed))
     return plan
 
