@@ -256,29 +256,24 @@ ZN_INLINE void zn_uniform_k(const zorder_column *cols, const int K, ptrdiff_t si
         }
         return;
     }
-    /* Several slabs a row: pairs of slabs along the row, two rows at a time so that an
-     * odd slab count pairs each row's last slab with the next row's. */
-    for (r = 0; r < nrows; r += 2) {
-        const int two = r + 1 < nrows;
+    /* Several slabs a row: pairs of slabs along the row (one 16-byte load a column); an odd
+     * slab count pairs each even row's last slab with the next row's. */
+    for (r = 0; r < nrows; r++) {
         uint8_t *dst = out + r * os;
-        int e;
-        for (e = 0; e <= two; e++) {
-            for (s = 0; s + 2 <= ns; s += 2) {
-                const ptrdiff_t n1 = s + 2 == ns ? last_n : half;
-                for (c = 0; c < K; c++) {
-                    const uint8_t *p = src[c] + e * stride[c] + 8 * s;
-                    A[c] = zn_load2(p, p + 8);
-                }
-                zn_interleave(A, K, Q);
-                if (n1 == half) {
-                    zn_store_full(dst + e * os + half * s, Q, K);
-                } else {
-                    zn_store_half(dst + e * os + half * s, Q, K, 0);
-                    zn_put(dst + e * os + half * (s + 1), Q, K, 1, n1, tmp);
-                }
+        for (s = 0; s + 2 <= ns; s += 2) {
+            const ptrdiff_t n1 = s + 2 == ns ? last_n : half;
+            for (c = 0; c < K; c++)
+                A[c] = vld1q_u8(src[c] + 8 * s);
+            zn_interleave(A, K, Q);
+            if (n1 == half) {
+                zn_store_full(dst + half * s, Q, K);
+            } else {
+                zn_store_half(dst + half * s, Q, K, 0);
+                zn_put(dst + half * (s + 1), Q, K, 1, n1, tmp);
             }
         }
-        if (ns & 1) {
+        if ((ns & 1) && !(r & 1)) {
+            const int two = r + 1 < nrows;
             s = ns - 1;
             for (c = 0; c < K; c++)
                 A[c] = two ? zn_load2(src[c] + 8 * s, src[c] + stride[c] + 8 * s)
@@ -289,7 +284,7 @@ ZN_INLINE void zn_uniform_k(const zorder_column *cols, const int K, ptrdiff_t si
                 zn_put(dst + os + half * s, Q, K, 1, last_n, tmp);
         }
         for (c = 0; c < K; c++)
-            src[c] += 2 * stride[c];
+            src[c] += stride[c];
     }
 }
 
