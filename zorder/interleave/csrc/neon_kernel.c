@@ -193,6 +193,28 @@ ZN_INLINE void zn_store_full(uint8_t *dst, const zv *Q, const int K)
     }
 }
 
+/* n (1..64) bytes with a few overlapping moves: a memcpy call costs more than the slab. */
+ZN_INLINE void zn_copy(uint8_t *dst, const uint8_t *src, ptrdiff_t n)
+{
+    ptrdiff_t o;
+    if (n >= 16) {
+        for (o = 0; o + 16 < n; o += 16)
+            vst1q_u8(dst + o, vld1q_u8(src + o));
+        vst1q_u8(dst + n - 16, vld1q_u8(src + n - 16));
+    } else if (n >= 8) {
+        vst1_u8(dst, vld1_u8(src));
+        vst1_u8(dst + n - 8, vld1_u8(src + n - 8));
+    } else if (n >= 4) {
+        memcpy(dst, src, 4);
+        memcpy(dst + n - 4, src + n - 4, 4);
+    } else if (n >= 2) {
+        memcpy(dst, src, 2);
+        memcpy(dst + n - 2, src + n - 2, 2);
+    } else {
+        *dst = *src;
+    }
+}
+
 /* Slab h's first n (1..8K) bytes at dst: directly when whole, else through tmp. */
 ZN_INLINE void zn_put(uint8_t *dst, const zv *Q, const int K, const int h, ptrdiff_t n,
                       uint8_t *tmp)
@@ -201,7 +223,7 @@ ZN_INLINE void zn_put(uint8_t *dst, const zv *Q, const int K, const int h, ptrdi
         zn_store_half(dst, Q, K, h);
     } else {
         zn_store_half(tmp, Q, K, h);
-        memcpy(dst, tmp, (size_t)n);
+        zn_copy(dst, tmp, n);
     }
 }
 
@@ -234,6 +256,10 @@ ZN_INLINE void zn_uniform_k(const zorder_column *cols, const int K, ptrdiff_t si
     if (ns == 1) {
         /* One slab a row (8-byte columns, or output cut to 8 groups): two rows a block. */
         const int whole = last_n == half, joined = whole && os == half;
+        /* Truncated rows back to back: a row's whole slab may run into the rows after it,
+         * which are written later, up to the end of the call's output (rows before
+         * `spill_end` are stored whole; the rest, the last row included, exactly). */
+        const ptrdiff_t spill_end = !whole && os == size ? nrows - (half + size - 1) / size : 0;
         for (r = 0; r + 2 <= nrows; r += 2) {
             uint8_t *dst = out + r * os;
             for (c = 0; c < K; c++) {
@@ -243,6 +269,9 @@ ZN_INLINE void zn_uniform_k(const zorder_column *cols, const int K, ptrdiff_t si
             zn_interleave(A, K, Q);
             if (joined) {
                 zn_store_full(dst, Q, K);
+            } else if (r + 1 < spill_end) {
+                zn_store_half(dst, Q, K, 0);
+                zn_store_half(dst + os, Q, K, 1);
             } else {
                 zn_put(dst, Q, K, 0, last_n, tmp);
                 zn_put(dst + os, Q, K, 1, last_n, tmp);
