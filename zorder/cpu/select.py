@@ -209,23 +209,20 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
 }
 
 #: aarch64: class -> why neon comes first there. Not measured (no aarch64 machine here, and
-#: emulation says nothing about speed): instructions per row in the loops GCC 12 -O3 makes of
-#: csrc/neon_kernel.c and csrc/table_kernel.h for aarch64 (benchmarks/NOTES.md, section neon).
+#: emulation says nothing about speed): instructions executed per row, counted under
+#: qemu-user for GCC 12 -O3 builds of both kernels (benchmarks/NOTES.md, section neon).
 NEON_DISPATCH: Dict[str, str] = {
-    "uniform-8n-full": "estimate, instructions a row: 8x8->64 neon 60, table 405; "
-                       "4x8->32 neon 43, table 199; 2x8->16 neon 32, table 69",
-    "uniform-8n-truncated-1-3": "estimate: the vector kernel on the 8-byte slabs the output "
-                                "needs, the cut slab through a small buffer",
-    "uniform-8n-truncated-4-8": "estimate: the vector kernel on the 8-byte slabs the output "
-                                "needs, the cut slab through a small buffer",
-    "uniform-narrow": "estimate: rows back to back run as rows of 8 bytes on the vector kernel "
-                      "(4+4->8 as 2x8->16: 16 instructions a row, table 35)",
-    "ragged-full": "estimate: each segment on the vector kernel (8+16->24: 2x8 at 32 "
-                   "instructions, then an 8-byte copy)",
-    "ragged-truncated-first": "estimate: each segment on the vector kernel",
-    "ragged-truncated-later": "estimate: each segment on the vector kernel",
-    "ragged-narrow": "estimate: narrow segments gathered into rows of 8 bytes for the vector kernel",
-    "many-columns": "estimate: two passes of the vector kernel (k = A x B columns)",
+    "uniform-8n-full": "estimate, instructions a row: 8x8->64 neon 64, table 461; "
+                       "4x8->32 neon 50, table 206; 2x8->16 neon 34, table 94",
+    "uniform-8n-truncated-1-3": "estimate: 8+8->8 neon 35 instructions a row, table 56",
+    "uniform-8n-truncated-4-8": "estimate: 4x8->8 neon 49 instructions a row, table 78",
+    "uniform-narrow": "estimate: 4+4->8 neon 17 instructions a row, table 47; "
+                      "spaced-out rows 39, table 56",
+    "ragged-full": "estimate: 8+16->24 neon 45 instructions a row, table 102",
+    "ragged-truncated-first": "estimate: 8+16->12 neon 35 instructions a row, table 117",
+    "ragged-truncated-later": "estimate: 8+16->20 neon 52 instructions a row, table 109",
+    "ragged-narrow": "estimate: 3+5+8->16 neon 101 instructions a row, table 154",
+    "many-columns": "estimate: 12x8->96 neon 360 instructions a row, table 1052",
 }
 
 
