@@ -7,7 +7,8 @@
  *
  * 1. load: register A[c] holds, in lane m, column c's byte of group m. Groups are "slabs"
  *    of 8 byte indices of one row (columns of width 8n have n slabs a row), two slabs a
- *    block: two 8-byte loads per column (ldr d + ld1 {v.d}[1]); no gather is needed;
+ *    block: 8-byte columns pair two rows (ldr d + ld1 {v.d}[1] per column), wider ones
+ *    take 16 bytes of one row (ldr q); no gather is needed;
  * 2. transpose: the three block swaps of an 8x8 transpose (4-, 2- and 1-bit blocks
  *    between registers r and r + s), each a shift and a bit-select per register, on all 16
  *    lanes at once; with k < 8 the zero rows fold away at compile time;
@@ -19,10 +20,13 @@
  *    tbx) for 5 and 7, whose index tables zorder_neon_init builds.
  *
  * Output rows get exactly their `size` bytes: a truncated slab is stored through a small
- * buffer. Column bytes past the rounded-up groups the row needs are never read, and the
- * width being a multiple of 8 keeps every 8-byte load inside the column. Other widths and
+ * buffer, or, with rows back to back, whole when it only runs into later rows of the call
+ * (which are written after it; the contract of spread_rows.h). Column bytes past the
+ * rounded-up groups the row needs are never read, and the width being a multiple of 8
+ * keeps every load inside the column. Other widths and
  * one column are the caller's (neon.pyx: rows of 8 bytes through csrc/segments.h, or the
- * table kernel). The estimate of the instruction count per row is in benchmarks/NOTES.md. */
+ * table kernel). Instructions executed per row, against table's: benchmarks/NOTES.md
+ * (tools/neon_icount.sh counts them under emulation). */
 #include <string.h>
 
 #include "neon_kernel.h"
