@@ -3,7 +3,8 @@
 Everything else about the package lives in pyproject.toml. Only the generic baseline
 flags are used for every extension: code for BMI2 or AVX-512 sits in its own C file
 with per-function ``target`` attributes, so a build on any x86-64 runs on any x86-64,
-and on other architectures those kernels are simply not built.
+and on other architectures those kernels are simply not built. The Advanced SIMD (NEON)
+kernel is built only for aarch64, where every CPU has it.
 """
 
 import os
@@ -20,6 +21,7 @@ IS_MSVC = sys.platform == "win32"
 _HOST_PLATFORM = os.environ.get("_PYTHON_HOST_PLATFORM", "")
 MACHINE = (_HOST_PLATFORM.rsplit("-", 1)[-1] if _HOST_PLATFORM else platform.machine()).lower()
 IS_X86_64 = MACHINE in ("x86_64", "amd64", "x64")
+IS_AARCH64 = MACHINE in ("aarch64", "arm64")
 
 # ZORDER_SANITIZE=address builds every extension with AddressSanitizer (tools/asan.sh).
 SANITIZE = os.environ.get("ZORDER_SANITIZE", "")
@@ -80,6 +82,10 @@ if IS_X86_64:
     extensions.append(extension("interleave.simd", ["interleave/simd.pyx", "interleave/csrc/simd_kernel.c"]))
     # AVX2 code behind target attributes; falls back to the table module's kernel (cimport).
     extensions.append(extension("interleave.avx2", ["interleave/avx2.pyx", "interleave/csrc/avx2_kernel.c"]))
+if IS_AARCH64:
+    # Advanced SIMD is part of every aarch64 CPU, so the baseline flags already allow it;
+    # on any other architecture the backend is not built (as pdep and simd are not on aarch64).
+    extensions.append(extension("interleave.neon", ["interleave/neon.pyx", "interleave/csrc/neon_kernel.c"]))
 
 setup(
     ext_modules=cythonize(

@@ -5,12 +5,13 @@ import numpy as np
 import pytest
 
 import zorder
-from zorder.cpu.select import DISPATCH, SHAPE_CLASSES, describe_plan, dispatch_plan
+from zorder.cpu.select import DISPATCH, NEON_DISPATCH, SHAPE_CLASSES, describe_plan, dispatch_plan
 from zorder.interleave import auto
 
 AVX512 = {"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6, "os_avx512": True,
           "flags": ["avx2", "bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni"]}
 AVX2_CLASSES = {shape: "avx2" for shape in SHAPE_CLASSES}
+NEON_CLASSES = {shape: "neon" for shape in SHAPE_CLASSES}
 # AVX2 and a fast PDEP: avx2 wherever DISPATCH puts it before pdep (measured), pdep for the
 # one class where pdep was faster.
 AVX2_PDEP = dict(AVX2_CLASSES, **{"uniform-8n-truncated-4-8": "pdep"})
@@ -39,9 +40,11 @@ CPUS = {
     # Sandy Bridge: AVX without AVX2 or BMI2
     "sandy bridge": ({"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6,
                       "model": 0x2A, "flags": ["avx"]}, {s: "table" for s in SHAPE_CLASSES}),
-    "graviton 3": ({"arch": "ARM_8", "flags": ["asimd", "sve"]},
-                   {s: "table" for s in SHAPE_CLASSES}),
-    "apple m": ({"arch": "ARM_8", "flags": ["asimd"]}, {s: "table" for s in SHAPE_CLASSES}),
+    "graviton 3": ({"arch": "ARM_8", "vendor_id_raw": "0x41",
+                    "flags": ["fp", "asimd", "asimdhp", "sve", "sha2"]}, NEON_CLASSES),
+    "apple m": ({"arch": "ARM_8", "flags": ["asimd"]}, NEON_CLASSES),
+    "apple m (macos: no flags)": ({"arch": "ARM_8", "vendor_id_raw": "Apple", "flags": []},
+                                  NEON_CLASSES),
 }
 
 
@@ -54,7 +57,12 @@ def test_plan_for_cpu(name):
     assert main == zorder.choose_backend(cpu)
     for shape, (chosen, why) in plan.items():
         preference, measured = DISPATCH[shape]
-        assert measured in why
+        if chosen == "neon":
+            # aarch64: each class with neon's estimate (no measurement possible here), and
+            # no x86-64 kernel named
+            assert NEON_DISPATCH[shape] in why and "pdep" not in why and "simd" not in why
+            continue
+        assert measured in why and "neon" not in why
         # the backends preferred before the chosen one are named with why they were passed
         for skipped in preference[:preference.index(chosen)] if chosen in preference else ():
             assert f"{skipped}: " in why
@@ -67,6 +75,12 @@ def test_plan_for_cpu(name):
 def test_plan_respects_what_is_built():
     plan = dispatch_plan(AVX512, available=("bitloop", "table"))
     assert {chosen for chosen, _ in plan.values()} == {"table"}
+    # aarch64 without the neon module (a build that lacks it): table, the portable kernel
+    plan = dispatch_plan(CPUS["graviton 3"][0], available=("bitloop", "table", "nibble"))
+    assert {chosen for chosen, _ in plan.values()} == {"table"}
+    # x86-64 never gets neon, even from a list that names it
+    plan = dispatch_plan(AVX512, available=zorder.BACKEND_NAMES)
+    assert "neon" not in {chosen for chosen, _ in plan.values()}
     with pytest.raises(ValueError, match="none of zorder's backends"):
         dispatch_plan(AVX512, available=())
     with pytest.raises(TypeError, match="cpu_info"):

@@ -46,7 +46,8 @@ def test_aarch64_facts_have_every_key_and_say_no_x86_isa():
     assert facts["family"] is None and facts["model"] is None and facts["stepping"] is None
     assert facts["os_avx"] is False and facts["os_avx512"] is False
     assert facts["usable"] == {"bmi2": False, "avx2": False, "avx512_vbmi_gfni": False}
-    assert zorder.cpu.choose_backend(facts) == "table"
+    assert zorder.cpu.choose_backend(facts) == "neon"
+    assert zorder.cpu.choose_backend(facts, available=("bitloop", "table", "nibble")) == "table"
 
 
 def test_a_model_name_line_is_the_brand():
@@ -69,20 +70,23 @@ def test_machine_must_be_a_string():
         facts_without_cpuid(None, None)  # type: ignore[arg-type]
 
 
-def test_x86_only_backends_apply_only_to_x86_64():
+def test_x86_only_backends_apply_only_to_x86_64_and_neon_only_to_aarch64():
     arm = {"arch": "ARM_8"}
     x86 = {"arch": "X86_64"}
     assert not backend_applies("pdep", arm) and not backend_applies("simd", arm)
     assert not backend_applies("avx2", arm) and backend_applies("avx2", x86)
     assert backend_applies("pdep", x86) and backend_applies("simd", x86)
+    assert backend_applies("neon", arm) and not backend_applies("neon", x86)
+    assert backend_applies("neon", {"arch_string_raw": "arm64"})   # macOS's spelling
+    assert not backend_applies("neon", {"arch": "ARM_7"})          # 32-bit arm: not built
     assert all(backend_applies(name, arm) for name in ("bitloop", "table", "nibble"))
 
 
 def _aarch64_info(monkeypatch):
     facts = facts_without_cpuid("aarch64", GRAVITON3_CPUINFO)
     monkeypatch.setattr(zorder, "cpu_info", lambda: dict(facts))
-    monkeypatch.setattr(zorder, "backend", "table")
-    monkeypatch.setattr(zorder, "backend_reason", "the fastest portable kernel")
+    monkeypatch.setattr(zorder, "backend", "neon")
+    monkeypatch.setattr(zorder, "backend_reason", "aarch64: Advanced SIMD is part of every CPU")
     info = runtime_info()
     assert info["cpu"]["arch"] == "ARM_8"
     return info
@@ -90,7 +94,7 @@ def _aarch64_info(monkeypatch):
 
 def test_info_on_aarch64_leaves_out_x86_facts(monkeypatch):
     info = _aarch64_info(monkeypatch)
-    assert info["verdicts"] == {}
+    assert info["verdicts"] == {"neon": (True, "aarch64: Advanced SIMD is part of every CPU")}
     lines = format_info(info)
     text = "\n".join(lines)
     assert "None" not in text
@@ -98,9 +102,10 @@ def test_info_on_aarch64_leaves_out_x86_facts(monkeypatch):
         assert absent not in text
     assert not [line for line in lines if line.startswith(("  pdep ", "  avx2 ", "  simd "))]
     assert "(not on ARM_8: pdep, avx2, simd)" in text
+    assert "neon verdict   yes: aarch64" in text
     assert "brand_raw      implementer 0x41 part 0xd40" in text
     assert "flags" in text and "asimd" in text
-    for name in ("bitloop", "table", "nibble"):
+    for name in ("bitloop", "table", "nibble", "neon"):
         assert f"  {name:<8} " in text
 
 
@@ -112,4 +117,4 @@ def test_info_on_x86_64_keeps_its_facts_and_verdicts():
     for present in ("os_avx ", "os_avx512", "family", "pdep verdict", "avx2 verdict",
                     "simd verdict", "  pdep ", "  avx2 ", "  simd "):
         assert present in text
-    assert "not on" not in text
+    assert "(not on X86_64: neon)" in text and "neon verdict" not in text

@@ -3,7 +3,8 @@
 import pytest
 
 import zorder
-from zorder.cpu.select import avx2_verdict, explain_choice, pdep_verdict, simd_verdict
+from zorder.cpu.select import (avx2_verdict, explain_choice, neon_verdict, pdep_verdict,
+                                 simd_verdict)
 
 
 def x86(vendor, family, model, *flags):
@@ -33,8 +34,14 @@ CPUS = {
     "AMD Zen 5": (x86("AuthenticAMD", 0x1A, 0x02, *AVX512_GFNI), "simd"),
     "AMD without a family": ({"arch": "X86_64", "vendor_id_raw": "AuthenticAMD",
                               "flags": ["bmi2"]}, "table"),
-    "aarch64 (Graviton)": ({"arch": "ARM_8", "vendor_id_raw": "ARM", "flags": ["asimd"]}, "table"),
-    "aarch64 that claims bmi2 (nonsense flags)": ({"arch": "ARM_8", "flags": ["bmi2"]}, "table"),
+    # aarch64: Advanced SIMD is mandatory, so neon whatever the flags say (macOS lists none).
+    "AWS Graviton 3 (Neoverse V1)": ({"arch": "ARM_8", "vendor_id_raw": "0x41",
+                                      "brand_raw": "implementer 0x41 part 0xd40",
+                                      "flags": ["fp", "asimd", "asimdhp", "sve", "sha2"]}, "neon"),
+    "Apple M-series (macOS: no flags)": ({"arch": "ARM_8", "vendor_id_raw": "Apple",
+                                          "brand_raw": "Apple M2", "flags": []}, "neon"),
+    "Apple M-series (Linux)": ({"arch": "ARM_8", "flags": ["asimd"]}, "neon"),
+    "aarch64 that claims bmi2 (nonsense flags)": ({"arch": "ARM_8", "flags": ["bmi2"]}, "neon"),
     "AVX-512 flags but the OS does not save ZMM": (
         dict(x86("GenuineIntel", 6, 106, *AVX512_GFNI), os_avx512=False), "avx2"),
 }
@@ -47,7 +54,7 @@ def test_choice_for_cpu(name):
 
 
 @pytest.mark.parametrize("name", ["AMD Zen 1", "AMD Zen 2", "Hygon Dhyana", "AMD Excavator",
-                                  "Intel Ivy Bridge (no BMI2)", "aarch64 (Graviton)"])
+                                  "Intel Ivy Bridge (no BMI2)", "AWS Graviton 3 (Neoverse V1)"])
 def test_never_pdep_where_slow_or_absent(name):
     cpu, _ = CPUS[name]
     assert not pdep_verdict(cpu)[0]
@@ -84,7 +91,22 @@ def test_avx2_verdict():
     assert avx2_verdict(CPUS["Intel Haswell"][0]) == (True, "AVX2 present")
     assert not avx2_verdict(CPUS["Intel Ivy Bridge (no BMI2)"][0])[0]
     assert "YMM" in avx2_verdict(CPUS["Intel Haswell, OS without the YMM state"][0])[1]
-    assert "x86-64 only" in avx2_verdict(CPUS["aarch64 (Graviton)"][0])[1]
+    assert "x86-64 only" in avx2_verdict(CPUS["AWS Graviton 3 (Neoverse V1)"][0])[1]
+
+
+@pytest.mark.parametrize("name", ["AWS Graviton 3 (Neoverse V1)", "Apple M-series (macOS: no flags)"])
+def test_aarch64_without_neon_built_falls_to_table(name):
+    cpu, _ = CPUS[name]
+    assert neon_verdict(cpu)[0]
+    name, why = explain_choice(cpu, available={"bitloop", "table", "nibble"})
+    assert name == "table" and "neon: not built" in why
+
+
+@pytest.mark.parametrize("name", ["Intel Ice Lake", "AMD Zen 2", "Intel Haswell"])
+def test_neon_never_on_x86_64(name):
+    ok, why = neon_verdict(CPUS[name][0])
+    assert not ok and "aarch64" in why
+    assert zorder.choose_backend(CPUS[name][0], available=zorder.BACKEND_NAMES) != "neon"
 
 
 def test_simd_verdict_lists_missing_flags():

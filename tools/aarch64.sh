@@ -5,6 +5,7 @@
 #   tools/aarch64.sh --quick     # what CI runs: the kernel, shape, vector and CPU tests
 #   tools/aarch64.sh --fresh     # forget the cached root and build it again first
 #   tools/aarch64.sh -- -k table # extra arguments after -- go to pytest
+#   ZORDER_BACKEND=neon tools/aarch64.sh --quick   # the tests with one backend forced
 #
 # 1. A Debian bookworm arm64 root made with debootstrap (python3, venv, headers), kept in
 #    $ZORDER_AARCH64_CACHE (default /var/cache/zorder-aarch64) so later runs reuse it.
@@ -41,10 +42,12 @@ while [ $# -gt 0 ]; do
 done
 
 # --quick (CI, about 3 minutes of tests under emulation): the Iceberg vectors and every shape
-# on every aarch64 backend, the seeded differential fuzz corpus, threads, the CPU facts,
-# selection and `zorder info`, and the threaded leak check. The full mode (the whole suite;
+# on every aarch64 backend (neon included), the neon kernel's own tests, the seeded
+# differential fuzz corpus, threads, the CPU facts, selection and the per-call dispatch
+# (auto picks neon there), `zorder info`, and the threaded leak check. The full mode (the whole suite;
 # 15 of its files took 10 minutes under emulation here) adds the integrations and every leak test.
 QUICK_TESTS=(tests/test_vectors.py tests/test_shapes.py tests/test_fuzz_harness.py
+             tests/test_neon.py tests/test_dispatch.py
              tests/test_threads.py tests/test_platform.py tests/test_selection.py
              tests/test_env.py
              tests/test_leaks.py::test_assert_flat_catches_leaks
@@ -226,8 +229,11 @@ rm -rf "$ROOT$SITE/bin"
 in_root "$VENV/bin/python" -c 'import zorder, platform; print("zorder on", platform.machine(), "picks", zorder.backend, "of", zorder.available_backends())'
 
 if [ "$MODE" = quick ]; then TESTS=("${QUICK_TESTS[@]}"); else TESTS=(); fi
-step "running pytest (${MODE}) under qemu-user"
-chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" PATH="$VENV/bin:/usr/bin:/bin" \
+# ZORDER_BACKEND, when set, goes through to the tests (zorder's own setting, nothing else).
+TEST_ENV=()
+if [ -n "${ZORDER_BACKEND:-}" ]; then TEST_ENV+=("ZORDER_BACKEND=$ZORDER_BACKEND"); fi
+step "running pytest (${MODE}${ZORDER_BACKEND:+, ZORDER_BACKEND=$ZORDER_BACKEND}) under qemu-user"
+chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" "${TEST_ENV[@]}" PATH="$VENV/bin:/usr/bin:/bin" \
     ZORDER_EMULATED=qemu-user ZORDER_LEAK_SECONDS="$LEAK_SECONDS" \
     HYPOTHESIS_STORAGE_DIRECTORY=/tmp/zorder-hypothesis \
     /bin/sh -c 'cd /tmp/zorder-src && exec python -P -m pytest -q -p no:cacheprovider --durations=10 "$@"' pytest \

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Mapping, Tuple
 
 import zorder
 from zorder import interleave
-from zorder.cpu import avx2_verdict, backend_applies, pdep_verdict, simd_verdict
+from zorder.cpu import avx2_verdict, backend_applies, neon_verdict, pdep_verdict, simd_verdict
 from zorder.cpu.select import is_x86_64
 
 # The verdict functions of the ISA-specific backends, printed where the backend applies.
@@ -18,6 +18,7 @@ _VERDICTS: Dict[str, Callable[[Mapping], Tuple[bool, str]]] = {
     "pdep": pdep_verdict,
     "avx2": avx2_verdict,
     "simd": simd_verdict,
+    "neon": neon_verdict,
 }
 
 

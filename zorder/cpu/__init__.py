@@ -23,6 +23,7 @@ from zorder.cpu.select import (
     backend_applies,
     choose_backend,
     explain_choice,
+    neon_verdict,
     pdep_verdict,
     simd_verdict,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "choose_backend",
     "explain_choice",
     "facts",
+    "neon_verdict",
     "pdep_verdict",
     "simd_verdict",
     "usable",

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Collection, Dict, Mapping, Optional, Tuple
 
 #: Every backend zorder knows, reference first.
-BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "avx2", "simd")
+BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "avx2", "simd", "neon")
 
 
 #: The one list of the CPU flags (py-cpuinfo's spelling) each ISA-specific kernel needs.
+#: (neon needs none: Advanced SIMD is mandatory on aarch64, and macOS lists no flags.)
 ISA_FLAGS: Dict[str, Tuple[str, ...]] = {
     "pdep": ("bmi2",),
     "avx2": ("avx2",),
@@ -26,6 +27,7 @@ BACKEND_ARCHES: Dict[str, Tuple[str, ...]] = {
     "pdep": ("X86_64",),
     "avx2": ("X86_64",),
     "simd": ("X86_64",),
+    "neon": ("ARM_8",),
 }
 
 # PDEP/PEXT are microcoded, tens to hundreds of cycles depending on the mask, on AMD
@@ -58,13 +60,23 @@ def is_x86_64(cpu_info: Mapping) -> bool:
     return arch in ("X86_64", "AMD64", "X64")
 
 
+def is_aarch64(cpu_info: Mapping) -> bool:
+    """py-cpuinfo calls aarch64 (Linux ``aarch64``, macOS ``arm64``) ``ARM_8``."""
+    arch = str(cpu_info.get("arch") or cpu_info.get("arch_string_raw") or "").upper()
+    return arch in ("ARM_8", "AARCH64", "ARM64")
+
+
 def backend_applies(name: str, cpu_info: Mapping) -> bool:
     """Whether backend ``name`` exists at all on ``cpu_info``'s architecture."""
     arches = BACKEND_ARCHES.get(name)
     if arches is None:
         return True
     arch = str(cpu_info.get("arch") or cpu_info.get("arch_string_raw") or "").upper()
-    return ("X86_64" if is_x86_64(cpu_info) else arch) in arches
+    if is_x86_64(cpu_info):
+        arch = "X86_64"
+    elif is_aarch64(cpu_info):
+        arch = "ARM_8"
+    return arch in arches
 
 
 def pdep_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
@@ -108,6 +120,13 @@ def avx2_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
     return True, "AVX2 present"
 
 
+def neon_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
+    """(usable, why): whether the Advanced SIMD (NEON) kernel runs here: on every aarch64."""
+    if not is_aarch64(cpu_info):
+        return False, f"NEON here means aarch64's Advanced SIMD; arch is {cpu_info.get('arch')!r}"
+    return True, "aarch64: Advanced SIMD is part of every CPU"
+
+
 def explain_choice(
     cpu_info: Mapping, available: Optional[Collection[str]] = None
 ) -> Tuple[str, str]:
@@ -117,6 +136,9 @@ def explain_choice(
     every backend is assumed built.
     """
     candidates = []
+    neon_ok, neon_why = neon_verdict(cpu_info)
+    if neon_ok:
+        candidates.append(("neon", neon_why))
     simd_ok, simd_why = simd_verdict(cpu_info)
     if simd_ok:
         candidates.append(("simd", simd_why))
@@ -129,11 +151,14 @@ def explain_choice(
                 "; measured faster than pdep on uniform 8-byte columns" if pdep_ok else "")))
         elif name == "pdep" and pdep_ok:
             candidates.append(("pdep", pdep_why))
-    skipped = [] if simd_ok else [f"simd: {simd_why}"]
-    if not avx2_ok:
-        skipped.append(f"avx2: {avx2_why}")
-    if not pdep_ok:
-        skipped.append(f"pdep: {pdep_why}")
+    skipped = []
+    if not neon_ok:  # on aarch64 the x86-64 kernels are not worth naming
+        if not simd_ok:
+            skipped.append(f"simd: {simd_why}")
+        if not avx2_ok:
+            skipped.append(f"avx2: {avx2_why}")
+        if not pdep_ok:
+            skipped.append(f"pdep: {pdep_why}")
     candidates.append(("table", "the fastest portable kernel"))
     candidates.append(("bitloop", "the reference loop"))
     for name, why in candidates:
@@ -146,8 +171,9 @@ def explain_choice(
 def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = None) -> str:
     """The backend name ``auto`` picks for a py-cpuinfo-shaped CPU description.
 
-    simd where AVX-512 VBMI and GFNI exist; else avx2 where AVX2 exists; else pdep where
-    BMI2 exists and PDEP is fast (never on AMD before Zen 3 nor Hygon); else table.
+    neon on aarch64; simd where AVX-512 VBMI and GFNI exist; else avx2 where AVX2 exists;
+    else pdep where BMI2 exists and PDEP is fast (never on AMD before Zen 3 nor Hygon); else
+    table.
 
     >>> choose_backend({"arch": "X86_64", "vendor_id_raw": "GenuineIntel",
     ...                 "family": 6, "flags": ["avx2", "bmi2"]})
@@ -156,6 +182,8 @@ def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = Non
     ...                 "family": 6, "flags": ["bmi2"]})
     'pdep'
     >>> choose_backend({"arch": "ARM_8", "flags": []})
+    'neon'
+    >>> choose_backend({"arch": "ARM_8", "flags": []}, available={"bitloop", "table"})
     'table'
     """
     if not isinstance(cpu_info, Mapping):
@@ -236,6 +264,23 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                      "AMD simd 16.8 (2.7x), avx2 29.4, pdep 48.9-66.1, table 83.8"),
 }
 
+#: aarch64: class -> why neon comes first there. Not measured (no aarch64 machine here, and
+#: emulation says nothing about speed): instructions executed per row, counted under
+#: qemu-user for GCC 12 -O3 builds of both kernels (benchmarks/NOTES.md, section neon).
+NEON_DISPATCH: Dict[str, str] = {
+    "uniform-8n-full": "estimate, instructions a row: 8x8->64 neon 64, table 461; "
+                       "4x8->32 neon 50, table 206; 2x8->16 neon 34, table 94",
+    "uniform-8n-truncated-1-3": "estimate: 8+8->8 neon 35 instructions a row, table 56",
+    "uniform-8n-truncated-4-8": "estimate: 4x8->8 neon 49 instructions a row, table 78",
+    "uniform-narrow": "estimate: 4+4->8 neon 17 instructions a row, table 47; "
+                      "spaced-out rows 39, table 56",
+    "ragged-full": "estimate: 8+16->24 neon 45 instructions a row, table 102",
+    "ragged-truncated-first": "estimate: 8+16->12 neon 35 instructions a row, table 117",
+    "ragged-truncated-later": "estimate: 8+16->20 neon 52 instructions a row, table 109",
+    "ragged-narrow": "estimate: 3+5+8->16 neon 101 instructions a row, table 154",
+    "many-columns": "estimate: 12x8->96 neon 360 instructions a row, table 1052",
+}
+
 
 def dispatch_plan(cpu_info: Mapping, available: Optional[Collection[str]] = None
                   ) -> Dict[str, Tuple[str, str]]:
@@ -251,17 +296,23 @@ def dispatch_plan(cpu_info: Mapping, available: Optional[Collection[str]] = None
     if not isinstance(cpu_info, Mapping):
         raise TypeError(f"cpu_info must be a dict like py-cpuinfo's, not {type(cpu_info).__name__}")
     runs = {"simd": simd_verdict(cpu_info), "avx2": avx2_verdict(cpu_info),
-            "pdep": pdep_verdict(cpu_info),
+            "pdep": pdep_verdict(cpu_info), "neon": neon_verdict(cpu_info),
             "table": (True, "portable"), "bitloop": (True, "the reference")}
     plan = {}
     for shape in SHAPE_CLASSES:
         preference, measured = DISPATCH[shape]
+        if shape in NEON_DISPATCH:
+            # neon and the x86-64 kernels never run on one CPU: neon first costs x86 nothing
+            preference = ("neon",) + preference
         chosen = next((name for name in preference + ("bitloop",) if runs[name][0]
                        and (available is None or name in available)), None)
         if chosen is None:
             raise ValueError(f"none of zorder's backends is available (got {sorted(available or ())})")
+        if chosen == "neon":
+            measured = NEON_DISPATCH[shape]
+        # the backends passed over that exist on this architecture but do not run well here
         passed = [f"{n}: {runs[n][1]}" for n in preference[:preference.index(chosen)]
-                  if chosen in preference and not runs[n][0]]
+                  if chosen in preference and not runs[n][0] and backend_applies(n, cpu_info)]
         plan[shape] = (chosen, "; ".join([measured] + passed))
     return plan
 

@@ -5,8 +5,8 @@
 - ``_frontend.pyx`` checks every argument once for all backends and hands one kernel all
   the rows of a call.
 - One module per backend: ``bitloop`` (the reference), ``table``, ``nibble``, ``pdep``
-  (BMI2), ``avx2``, ``simd`` (AVX-512 VBMI + GFNI). Hand-written C is in ``csrc/``, each C file
-  compiled into exactly one extension.
+  (BMI2), ``avx2``, ``simd`` (AVX-512 VBMI + GFNI), ``neon`` (aarch64 Advanced
+  SIMD). Hand-written C is in ``csrc/``, each C file compiled into exactly one extension.
 - ``auto``: the per-call dispatcher, which runs each call's shape class on the backend
   measured fastest for it (the table and its numbers are ``zorder.cpu.select.DISPATCH``).
 - This module is the registry: which backends this build and CPU run, the module of one by
@@ -25,7 +25,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from zorder import cpu
 from zorder.cpu.select import (
-    BACKEND_NAMES, ISA_FLAGS, SHAPE_CLASSES, describe_plan, dispatch_plan,
+    BACKEND_NAMES, ISA_FLAGS, SHAPE_CLASSES, backend_applies, describe_plan, dispatch_plan,
 )
 
 __all__ = [
@@ -43,6 +43,8 @@ _loaded: Dict[str, ModuleType] = {}
 
 def _lacking(name: str, cpu_info: Mapping[str, Any]) -> Optional[str]:
     """Why a described CPU cannot run backend ``name`` (None if it can)."""
+    if cpu_info.get("arch") and not backend_applies(name, cpu_info):
+        return f"it does not exist on {cpu_info.get('arch')!r}"
     flags = {str(f).lower() for f in cpu_info.get("flags") or ()}
     missing = [f for f in ISA_FLAGS.get(name, ()) if f not in flags]
     if missing:
@@ -133,7 +135,7 @@ _plan: Dict[str, Tuple[str, str]] = {}
 
 #: The name under which each backend module publishes its RowsKernel (its .pxd).
 ROW_KERNELS = {"bitloop": "bitloop_rows", "table": "group_rows", "nibble": "group_rows",
-               "pdep": "pdep_rows", "avx2": "avx2_rows", "simd": "simd_rows"}
+               "pdep": "pdep_rows", "avx2": "avx2_rows", "simd": "simd_rows", "neon": "neon_rows"}
 
 
 def row_kernel_capsule(name: str) -> Any:

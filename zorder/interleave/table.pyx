@@ -46,11 +46,11 @@ cdef inline uint64_t spread(int k, uint8_t b) noexcept nogil:
 include "groups.pxi"
 
 
-def spread_table():
-    """A copy of SPREAD as nested lists ([k][b], k = 0..8), to inspect or test."""
-    return [[SPREAD[k][b] for b in range(256)] for k in range(9)]
-
-
 cdef void table_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t nrows,
                         uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
     spread_uniform(columns, k, size, nrows, out, out_stride)
+
+
+def spread_table():
+    """A copy of SPREAD as nested lists ([k][b], k = 0..8), to inspect or test."""
+    return [[SPREAD[k][b] for b in range(256)] for k in range(9)]
