@@ -5,8 +5,11 @@ The table (``generate``): a TIMESTAMP_NTZ ``ts`` uniform over one year, a Zipf-s
 bigint ``user_id`` (2,000,000 ids, the popular ones at random ids), and ``lat``/``lon``
 doubles clustered around 30 cities; rows in random order. It is written as Parquet files
 of about ``--file-size`` in that order ("before"), then sorted by (ts, user_id) with each
-encoding and curve and written again (``ceil(size / file size)`` files of equal row
-counts, as a range-partitioned rewrite cuts them). For each layout it reports the share of files (and
+encoding and curve and written again: by default as files of about ``--file-size`` cut
+where the curve enters a new cell (``zorder.engines.dask_stages.aligned_cuts`` on the
+sorted curve values, as ``cluster`` and the Iceberg rewrite cut them), or with
+``--cuts equal`` as ``ceil(size / file size)`` files of equal row counts (plain
+range-partitioned cuts). For each layout it reports the share of files (and
 row groups) that min/max statistics let a reader skip for 25 range predicates per column,
 each selecting ~1% of the values (``zorder.parquet.skipping.skipping_report``, the same
 predicates for every layout), the time of the sort (Z-values plus the permutation:
@@ -14,6 +17,7 @@ predicates for every layout), the time of the sort (Z-values plus the permutatio
 data), and the output bit at which each column first varies.
 
     python benchmarks/balanced.py                   # 4,000,000 rows, 32 MB files
+    python benchmarks/balanced.py --cuts equal      # equal row-count files, as before
     python benchmarks/balanced.py --rows 1000000 --json out.json --markdown
 """
 
@@ -28,17 +32,18 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 # Measure the checkout this script sits in (its in-place build), not an installed zorder.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import zorder  # noqa: E402
+from zorder.engines.dask_stages import aligned_cuts  # noqa: E402
 from zorder.parquet.sizes import parse_size  # noqa: E402
 from zorder.parquet.skipping import skipping_report  # noqa: E402
 from zorder.values import rank as rank_encoding  # noqa: E402
-from zorder.values.codec import as_matrix  # noqa: E402
+from zorder.values.codec import as_matrix, sort_keys  # noqa: E402
 
 CLUSTER_COLUMNS = ["ts", "user_id"]
 USERS = 2_000_000
@@ -62,23 +67,29 @@ def generate(rows: int, seed: int = 0):
     return pa.table({"ts": ts, "user_id": user_id, "lat": lat, "lon": lon})
 
 
-def write_files(table, folder: Path, file_size: int, row_group_rows: int) -> int:
-    """``table`` in its order as ``ceil(size / file_size)`` Parquet files of equal row
-    counts, as a range-partitioned rewrite writes them (Iceberg's Spark rewrite, the
-    ``cluster`` command): ``size`` is the table written as one Parquet file."""
+def write_files(table, folder: Path, file_size: int, row_group_rows: int,
+                values: Optional[np.ndarray] = None) -> int:
+    """``table`` in its order as Parquet files of about ``file_size`` (``size``, the table
+    written as one Parquet file, spread evenly over its rows). With ``values`` (the rows'
+    ``(n, size)`` uint8 curve values, sorted) the cuts land where the curve enters a new
+    cell (``aligned_cuts``, as ``cluster`` and the Iceberg rewrite cut); without, as
+    ``ceil(size / file_size)`` files of equal row counts."""
     import pyarrow.parquet as pq
 
     buf = io.BytesIO()
     pq.write_table(table, buf, row_group_size=row_group_rows)
-    files = max(1, -(-buf.tell() // file_size))
-    rows_per_file = -(-table.num_rows // files)
+    n = table.num_rows
+    if values is None:
+        files = max(1, -(-buf.tell() // file_size))
+        per_file = -(-n // files)
+        cuts = list(range(0, n, per_file)) + [n]
+    else:
+        cuts = aligned_cuts(n, buf.tell() / n, file_size, lambda rows: values[rows])
     folder.mkdir(parents=True)
-    count = 0
-    for start in range(0, table.num_rows, rows_per_file):
-        pq.write_table(table.slice(start, rows_per_file), folder / f"part-{count:05d}.parquet",
+    for count, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        pq.write_table(table.slice(a, b - a), folder / f"part-{count:05d}.parquet",
                        row_group_size=row_group_rows)
-        count += 1
-    return count
+    return len(cuts) - 1
 
 
 def first_varying_bits(z: np.ndarray, widths: List[int]) -> List[int]:
@@ -92,28 +103,32 @@ def first_varying_bits(z: np.ndarray, widths: List[int]) -> List[int]:
     return out
 
 
-def layouts(table) -> Dict[str, Callable[[], np.ndarray]]:
-    """name -> a function computing the permutation of that layout from the table."""
+def layouts(table) -> Dict[str, Tuple[Callable[[], np.ndarray], Callable[[], np.ndarray]]]:
+    """name -> (a function computing the permutation of that layout from the table, one
+    computing the rows' curve values, for the file cuts)."""
     cols = [table.column(c) for c in CLUSTER_COLUMNS]
 
-    def iceberg_hilbert():
+    def iceberg_hilbert_values():
         parts = [zorder.ordered_bytes(c.combine_chunks()) for c in cols]
-        return zorder.argsort_zvalues(zorder.hilbert_rows(parts, 64))
+        return zorder.hilbert_rows(parts, 64)
 
-    def rank_hilbert():
+    def rank_hilbert_values():
         parts = [zorder.ordered_bytes(c.combine_chunks()) for c in cols]
         rows = rank_encoding.sample_indices(len(parts[0]))   # the defaults of sort_indices
         b = zorder.RankBoundaries.from_ordered(
             parts if rows is None else [np.take(p, rows, axis=0) for p in parts])
-        return zorder.argsort_zvalues(
-            rank_encoding.rank_values_of_ordered(parts, b, curve="hilbert"))
+        return rank_encoding.rank_values_of_ordered(parts, b, curve="hilbert")
 
     return {
-        "iceberg/zorder": lambda: zorder.sort_indices(table, columns=CLUSTER_COLUMNS),
-        "rank/zorder": lambda: zorder.sort_indices(table, columns=CLUSTER_COLUMNS,
-                                                   encoding="rank"),
-        "iceberg/hilbert": iceberg_hilbert,
-        "rank/hilbert": rank_hilbert,
+        "iceberg/zorder": (lambda: zorder.sort_indices(table, columns=CLUSTER_COLUMNS),
+                           lambda: _matrix(table, "iceberg")),
+        "rank/zorder": (lambda: zorder.sort_indices(table, columns=CLUSTER_COLUMNS,
+                                                    encoding="rank"),
+                        lambda: _matrix(table, "rank")),
+        "iceberg/hilbert": (lambda: zorder.argsort_zvalues(iceberg_hilbert_values()),
+                            iceberg_hilbert_values),
+        "rank/hilbert": (lambda: zorder.argsort_zvalues(rank_hilbert_values()),
+                         rank_hilbert_values),
     }
 
 
@@ -140,12 +155,13 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def run(rows: int, file_size: int, row_group_rows: int, repeat: int, seed: int) -> Dict[str, Any]:
+def run(rows: int, file_size: int, row_group_rows: int, repeat: int, seed: int,
+        cuts: str = "cells") -> Dict[str, Any]:
     t0 = time.perf_counter()
     table = generate(rows, seed)
     print(f"generated {rows:,} rows in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     result: Dict[str, Any] = {
-        "rows": rows, "file_size": file_size, "row_group_rows": row_group_rows,
+        "rows": rows, "file_size": file_size, "row_group_rows": row_group_rows, "cuts": cuts,
         "cpu": cpu_model(), "backend": zorder.backend, "load_average": os.getloadavg(),
         "python": platform.python_version(), "numpy": np.__version__, "layouts": {},
     }
@@ -159,10 +175,16 @@ def run(rows: int, file_size: int, row_group_rows: int, repeat: int, seed: int) 
     with tempfile.TemporaryDirectory(prefix="zorder-balanced-") as tmp:
         root = Path(tmp)
         result["files_before"] = write_files(table, root / "before", file_size, row_group_rows)
-        for name, fn in layouts(table).items():
+        for name, (fn, curve_values) in layouts(table).items():
             wall, cpu, perm = best_time(fn, repeat)
             folder = root / name.replace("/", "-")
-            files = write_files(table.take(perm), folder, file_size, row_group_rows)
+            ordered = None
+            if cuts == "cells":
+                ordered = np.ascontiguousarray(np.asarray(curve_values())[perm])
+                keys = sort_keys(ordered)
+                if not np.all(keys[1:] >= keys[:-1]):  # the cuts must see the sort's values
+                    raise RuntimeError(f"{name}: curve values disagree with the permutation")
+            files = write_files(table.take(perm), folder, file_size, row_group_rows, ordered)
             report = skipping_report(root / "before", folder, CLUSTER_COLUMNS, values=values)
             result["layouts"][name] = {
                 "sort_seconds": wall, "sort_cpu_seconds": cpu, "files": files,
@@ -206,14 +228,18 @@ def main(argv=None) -> int:
     parser.add_argument("--row-group-rows", type=int, default=131_072)
     parser.add_argument("--repeat", type=int, default=3, help="timed sorts per layout (best)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cuts", choices=["cells", "equal"], default="cells",
+                        help="file cuts: where the curve enters a new cell (default), or "
+                             "equal row counts")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     args = parser.parse_args(argv)
     if args.rows < 1000:
         parser.error("--rows must be at least 1000")
     result = run(args.rows, parse_size(args.file_size, "--file-size"), args.row_group_rows,
-                 args.repeat, args.seed)
-    print(f"{result['rows']:,} rows, {result['files_before']} files before; CPU {result['cpu']}, "
+                 args.repeat, args.seed, args.cuts)
+    print(f"{result['rows']:,} rows, {result['files_before']} files before, file cuts "
+          f"{'on curve cells' if args.cuts == 'cells' else 'of equal row counts'}; CPU {result['cpu']}, "
           f"backend {result['backend']}, load average {result['load_average'][0]:.1f}")
     print(f"first varying output bit (ts, user_id): iceberg {result['first_varying_bit']['iceberg']}, "
           f"rank {result['first_varying_bit']['rank']}")

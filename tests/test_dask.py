@@ -361,6 +361,29 @@ def test_file_cuts_keep_equal_keys_together():
         assert keys[c - 1] != keys[c]
 
 
+def test_file_cuts_land_on_curve_cells():
+    # 3,000 sorted 2-byte curve values whose top bit turns on at row 1,400: equal
+    # row-count files of 1,500 rows would cut at 1,500, in the middle of the second
+    # cell; the cut moves back to the cell's first row (files of 1,400 and 1,600 rows,
+    # within the size tolerance).
+    rng = np.random.default_rng(1)
+    low = np.sort(rng.integers(0, 1 << 15, 1400).astype(np.uint16))
+    high = np.sort(rng.integers(0, 1 << 15, 1600).astype(np.uint16)) | np.uint16(1 << 15)
+    matrix = np.concatenate([low, high]).astype(">u2").view(np.uint8).reshape(-1, 2)
+    keys = matrix.copy().view("S2").ravel()
+    assert engine.file_cuts(keys, 1500) == [0, 1400, 3000]
+    # A cell boundary out of reach (the top bit turning on at row 1,000, more than an
+    # eighth of a file from the equal cut) leaves the cut near the middle.
+    early = np.concatenate([low[:1000], high, high[:400]])
+    early_keys = np.sort(early).astype(">u2").view(np.uint8).reshape(-1, 2).copy().view("S2").ravel()
+    cuts = engine.file_cuts(early_keys, 1500)
+    assert len(cuts) == 3 and abs(cuts[1] - 1500) <= 1500 // 8
+    # Equal keys still share a file, whatever the cells say.
+    ties = np.array([b"\x00\x01"] * 1400 + [b"\x80\x00"] * 1600, dtype="S2")
+    assert engine.file_cuts(ties, 1500) == [0, 1400, 3000]
+    assert engine.file_cuts(np.array([b"\x05\x05"] * 3000, dtype="S2"), 1500) == [0, 3000]
+
+
 def test_parse_size():
     assert zd.parse_size("128MB") == 128_000_000
     assert zd.parse_size("128MiB") == 128 * 2**20

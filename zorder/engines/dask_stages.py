@@ -151,13 +151,17 @@ def info_frame(rows):
 
 
 def file_cuts(keys: np.ndarray, rows_per_file: int) -> List[int]:
-    """Row offsets [0, ..., n] splitting sorted keys into files of about rows_per_file rows,
-    each cut moved forward to where the key changes, so equal keys share a file."""
+    """Row offsets [0, ..., n] splitting sorted keys (curve values as ``S{size}``) into
+    files of about rows_per_file rows, cut where the curve enters a new cell
+    (``aligned_cuts``, in rows, with its size tolerance), each cut then moved forward to
+    where the key changes, so equal keys share a file."""
     n = len(keys)
-    nfiles = max(1, round(n / max(1, rows_per_file)))
+    if n <= 1:
+        return [0, n]
+    values = np.ascontiguousarray(keys).view(np.uint8).reshape(n, keys.dtype.itemsize)
+    aligned = aligned_cuts(n, 1.0, max(1, rows_per_file), lambda rows: values[rows])
     cuts = [0]
-    for i in range(1, nfiles):
-        at = i * n // nfiles
+    for at in aligned[1:-1]:
         at = int(np.searchsorted(keys, keys[at - 1], side="right"))
         if cuts[-1] < at < n:
             cuts.append(at)
