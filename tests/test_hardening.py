@@ -258,24 +258,6 @@ def big_dir(tmp_path_factory):
     return root
 
 
-def _sigint_disposition():
-    return signal.getsignal(signal.SIGINT)
-
-
-def test_process_pool_workers_ignore_sigint_from_their_start():
-    """Ctrl-C reaches the whole process group: a pool worker that took it mid-import printed
-    a traceback (CI, 2026-12-02). The parent stops the workers; they ignore SIGINT from exec."""
-    from zorder.engines.dask_scheduler import _process_pool
-
-    pool = _process_pool()
-    try:
-        assert pool.submit(_sigint_disposition).result(timeout=60) == signal.SIG_IGN
-    finally:
-        pool.shutdown()
-    # The parent's own handler is back in place after starting the workers.
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-
-
 @pytest.mark.parametrize("scheduler, delay", [("processes", 0.3), ("processes", 1.5),
                                               ("threads", 0.3)])
 def test_sigint_ends_cluster_quickly_and_cleanly(big_dir, tmp_path, scheduler, delay):

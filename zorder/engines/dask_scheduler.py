@@ -7,10 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import sys
-import threading
-from multiprocessing.context import SpawnContext, SpawnProcess
 from typing import Any, Iterator
 
 __all__ = ["SCHEDULERS", "compute", "running_on"]
@@ -67,33 +64,11 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
 
 
 def _process_pool():
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=_WorkerContext())
-
-
-class _WorkerProcess(SpawnProcess):
-    """A spawned pool worker that ignores SIGINT from its first instruction.
-
-    Ctrl-C reaches the whole foreground process group. The parent handles it (it stops the
-    pool and restores the output); a worker that also took it would die mid-import with a
-    traceback on the user's terminal. An ignored signal is the one disposition that survives
-    exec, so it is set around the start, from the main thread (the only one allowed to).
-    """
-
-    def start(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            super().start()
-            return
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            super().start()
-        finally:
-            signal.signal(signal.SIGINT, previous)
-
-
-class _WorkerContext(SpawnContext):
-    Process = _WorkerProcess
+    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1,
+                               mp_context=multiprocessing.get_context("spawn"))
 
 
 def _stop_pool(pool) -> None:
