@@ -350,3 +350,32 @@ def test_short_zvalues_sort_stably_like_the_radix_sort(width):
     assert np.array_equal(got, argsort_rows(np.ascontiguousarray(z)) if width else np.arange(50_000))
     rows = [bytes(r) for r in z]
     assert np.array_equal(got, sorted(range(len(rows)), key=lambda i: rows[i]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(width=st.integers(1, 4), n=st.integers(0, 3000), low=st.integers(0, 31),
+       span=st.integers(0, 32), distinct=st.sampled_from([1, 2, 7, 1 << 20]),
+       seed=st.integers(0, 2**32 - 1), step=st.sampled_from([1, 3]))
+def test_lsd_argsort_of_short_rows_is_the_stable_byte_order(width, n, low, span, distinct,
+                                                             seed, step):
+    # Varying bits anywhere (one pass, or three digits of 11 bits) and strided rows.
+    from zorder.values._radix import argsort_short
+
+    rng = np.random.default_rng(seed)
+    bits = width * 8
+    low, span = min(low, bits - 1), min(span, bits - min(low, bits - 1))
+    pool = rng.integers(0, 1 << span, distinct, dtype=np.uint64) << np.uint64(low)
+    base = int(rng.integers(0, 1 << bits, dtype=np.uint64)) & ~(((1 << span) - 1) << low)
+    keys = np.uint64(base) | pool[rng.integers(0, distinct, n * step)]
+    z = keys.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - width:][::step]
+    got = argsort_short(z)
+    rows = [bytes(r) for r in z]
+    assert got.dtype == np.int64
+    assert got.tolist() == sorted(range(len(rows)), key=lambda i: rows[i])
+
+
+def test_lsd_argsort_refuses_long_rows():
+    from zorder.values._radix import argsort_short
+
+    with pytest.raises(ValueError, match="at most 4 bytes, not 5"):
+        argsort_short(np.zeros((3, 5), np.uint8))

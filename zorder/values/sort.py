@@ -17,7 +17,7 @@ import numpy
 
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
-from zorder.values._radix import argsort_rows
+from zorder.values._radix import argsort_rows, argsort_short
 from zorder.values.codec import as_matrix
 from zorder.values.rank import encoded_matrix
 from zorder.values.table import ColumnSelection
@@ -29,22 +29,9 @@ __all__ = ["argsort_zvalues", "sort", "sort_indices"]
 
 #: Longer Z-values use numpy's stable sort: the radix sort recurses once per byte.
 _RADIX_MAX_BYTES = 4096
-#: Z-values this short (e.g. two 16-bit ranks) and a row number fit one uint64 key.
-_PACKED_MAX_BYTES = 4
-_PACKED_MAX_ROWS = 2**32
-
-
-def _argsort_packed(z: numpy.ndarray) -> numpy.ndarray:
-    """The stable argsort of at most 4-byte Z-values: each value in the high 32 bits of
-    a uint64 and its row number in the low 32, sorted by numpy's (vectorized) sort, ties
-    in row order. Several times faster than the radix sort on these widths."""
-    n, width = z.shape
-    key = numpy.zeros((n, 8), numpy.uint8)
-    key[:, :width] = z
-    packed = key.view(">u8").reshape(n).astype(numpy.uint64)
-    packed |= numpy.arange(n, dtype=numpy.uint64)
-    packed.sort()
-    return (packed & numpy.uint64(0xFFFFFFFF)).astype(numpy.int64)
+#: Z-values this short (e.g. two 16-bit ranks) sort by a least-significant-digit radix
+#: sort over their varying bits (``_radix.argsort_short``).
+_SHORT_MAX_BYTES = 4
 
 
 def argsort_zvalues(values: Any) -> numpy.ndarray:
@@ -68,8 +55,10 @@ def argsort_zvalues(values: Any) -> numpy.ndarray:
     [2, 1, 0]
     """
     z = as_matrix(values)
-    if z.shape[1] <= _PACKED_MAX_BYTES and z.shape[0] <= _PACKED_MAX_ROWS:
-        return _argsort_packed(z)
+    if z.shape[1] <= _SHORT_MAX_BYTES and z.shape[0] < 2**32:
+        if z.shape[1] > 1 and z.strides[1] != 1:
+            z = numpy.ascontiguousarray(z)
+        return argsort_short(z)
     if z.shape[1] > _RADIX_MAX_BYTES:
         # The radix sort recurses once per byte; very long values use numpy's stable sort.
         rows = numpy.ascontiguousarray(z).view(f"V{z.shape[1]}").reshape(z.shape[0])
