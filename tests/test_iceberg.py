@@ -277,6 +277,26 @@ def test_target_size_groups_and_write_properties(catalog):
     assert all(0.6 * 60000 <= s <= 1.4 * 60000 for s in sizes), sizes
 
 
+def test_files_after_the_first_correct_a_wrong_size_estimate(catalog, monkeypatch):
+    # The estimate 40% high: planned once, files would all come out ~30% small.
+    from zorder.engines import iceberg as engine
+
+    table = make_table(catalog, name="est", appends=1, rows=20000, with_nulls=False)
+    with table.transaction() as tx:
+        tx.set_properties({"write.parquet.row-group-limit": "500"})
+    sizes = {}
+    real = engine._calibration
+    for wrong in (1.0, 1.4):
+        monkeypatch.setattr(engine, "_calibration", lambda *a, w=wrong: real(*a) * w)
+        result = rewrite(table, ["l", "d"], target_file_size="40KB")
+        sizes[wrong] = [os.path.getsize(local(p)) for p in result.added_paths]
+        table = catalog.load_table(table.name())
+    assert len(sizes[1.4]) >= 4
+    # the first file bears the error; the rest are planned with what it really took
+    assert all(0.75 * 40000 <= s <= 1.25 * 40000 for s in sizes[1.4][1:]), sizes
+    assert sizes[1.4][0] < 0.85 * 40000, sizes
+
+
 def test_dry_run_plans_and_changes_nothing(catalog):
     table = make_table(catalog, name="dry", spec="identity", appends=2, rows=100)
     snapshot = table.current_snapshot().snapshot_id

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -183,6 +183,30 @@ def first_differing_bits(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     return np.where(nonzero.any(axis=1), bits, 8 * diff.shape[1])
 
 
+def _byte_profile(rows: int, row_bytes: Any) -> Optional[Tuple[Any, Any]]:
+    """(row grid, estimated bytes before each grid row) of ``row_bytes`` (as for
+    ``aligned_cuts``) over ``rows`` rows; None where a density is not positive."""
+    if isinstance(row_bytes, tuple):
+        at, density = (np.asarray(v, dtype=np.float64) for v in row_bytes)
+    else:
+        at, density = np.array([0.0]), np.array([float(row_bytes)])
+    if not np.all(density > 0):
+        return None
+    grid = np.linspace(0, rows, min(rows, 1024) + 1)
+    mid = (grid[1:] + grid[:-1]) / 2
+    return grid, np.concatenate(([0.0], np.cumsum(np.interp(mid, at, density) * np.diff(grid))))
+
+
+def estimated_bytes(rows: int, row_bytes: Any, start: int, stop: int) -> float:
+    """The estimated bytes of rows ``[start, stop)`` of ``rows``, with ``row_bytes`` as
+    for ``aligned_cuts``."""
+    profile = _byte_profile(rows, row_bytes)
+    if profile is None:
+        return 0.0
+    grid, cumulative = profile
+    return float(np.interp(stop, grid, cumulative) - np.interp(start, grid, cumulative))
+
+
 def aligned_cuts(rows: int, row_bytes: Any, target: int, values_at,
                  tolerance: float = 0.25, margin: float = 0.0) -> List[int]:
     """Row offsets ``[0, ..., rows]`` cutting curve-sorted rows into files of about
@@ -210,15 +234,10 @@ def aligned_cuts(rows: int, row_bytes: Any, target: int, values_at,
     """
     if rows <= 1:
         return [0, rows]
-    if isinstance(row_bytes, tuple):
-        at, density = (np.asarray(v, dtype=np.float64) for v in row_bytes)
-    else:
-        at, density = np.array([0.0]), np.array([float(row_bytes)])
-    if not np.all(density > 0):
+    profile = _byte_profile(rows, row_bytes)
+    if profile is None:
         return [0, rows]
-    grid = np.linspace(0, rows, min(rows, 1024) + 1)
-    mid = (grid[1:] + grid[:-1]) / 2
-    cumulative = np.concatenate(([0.0], np.cumsum(np.interp(mid, at, density) * np.diff(grid))))
+    grid, cumulative = profile
 
     def size(r: Any) -> Any:
         return np.interp(r, grid, cumulative)

@@ -54,7 +54,7 @@ from zorder.engines.iceberg_columns import (  # noqa: F401  (re-exported names)
     CURVE_COLUMNS, curve_columns, _check_curve, _curve_order, curve_ordering, curve_parts,
 )
 from zorder.engines.iceberg_columns import _require_pyiceberg
-from zorder.engines.dask_stages import aligned_cuts
+from zorder.engines.dask_stages import aligned_cuts, estimated_bytes
 from zorder.engines.iceberg_commit import IcebergRewriteError, _commit, _delete_files
 
 __all__ = [
@@ -396,12 +396,23 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
         def values_at(rows: Any) -> Any:  # curve values of sorted rows
             return values[order[rows]]
 
-        # Files of about the target size, cut where the curve moves to a new cell.
+        # Files of about the target size, cut where the curve moves to a new cell. The
+        # estimate is a few percent off (sorted rows compress unlike the input), which at
+        # the edge of the tolerance decides: so after each file the rest is planned
+        # again, with the estimate scaled by what the written files really took.
         at, densities = _size_profile(table_metadata, piece)
-        cuts = aligned_cuts(piece.num_rows, (at, [d * calibration for d in densities]),
-                            target, values_at)
-        del order, values
-        for start, stop in zip(cuts[:-1], cuts[1:]):
+        profile = (at, [d * calibration for d in densities])
+        start, estimated, actual, planned, cuts = 0, 0.0, 0, 0.0, [0]
+        while start < piece.num_rows:
+            scale = min(2.0, max(0.5, actual / estimated)) if estimated > 0 else 1.0
+            if abs(scale - planned) > 0.01 * scale:
+                # (re)plan the rest: first, and when the scale moved
+                rest = ([p - start for p in at], [d * scale for d in profile[1]])
+                cuts = [start + c for c in aligned_cuts(
+                    piece.num_rows - start, rest, target,
+                    lambda rows, s=start: values_at(rows + s))]
+                planned = scale
+            stop = cuts[cuts.index(start) + 1]
             chunk = piece.slice(start, stop - start)
             written_checksum = (written_checksum + row_checksum(chunk)) % 2**64
             task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
@@ -412,7 +423,10 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
                 data_file_name=task.generate_data_file_filename(extension), partition_key=key))
             files.extend(write_file(io, table_metadata, iter([task])))
             task_id += 1
-        del piece
+            estimated += estimated_bytes(piece.num_rows, profile, start, stop)
+            actual += files[-1].file_size_in_bytes
+            start = stop
+        del piece, order, values
     check_checksums(read_checksum, written_checksum, where)
     check_counts([t.file for t in group.tasks], files, where)
     entry = {
