@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import time
 import uuid as uuid_module
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -277,11 +278,12 @@ def _group_name(table_metadata: Any, group: _FileGroup) -> str:
     return f"partition {_partition_name(table_metadata, group.partition) or '(unpartitioned)'}"
 
 
-def _size_profile(table_metadata: Any, data: Any, samples: int = 16,
-                  rows: int = 8_192) -> Tuple[List[float], List[float]]:
-    """(row positions, estimated bytes per row there) of ``data`` as Parquet with the
-    table's codec: slices spread over it, each encoded in memory on its own. Sorted rows
-    compress better than the input did, and parts of the curve differently.
+def _size_profile(table_metadata: Any, n: int, rows_at: Callable[[int, int], Any],
+                  samples: int = 16, rows: int = 8_192) -> Tuple[List[float], List[float]]:
+    """(row positions, estimated bytes per row there) of ``n`` rows as Parquet with the
+    table's codec: slices spread over them (``rows_at(start, stop)``, an Arrow table),
+    each encoded in memory on its own. Sorted rows compress better than the input did,
+    and parts of the curve differently.
 
     Each slice is encoded with dictionaries and without, and each column counts its
     smaller size: a large file's writer keeps a dictionary only while it pays (it falls
@@ -293,7 +295,6 @@ def _size_profile(table_metadata: Any, data: Any, samples: int = 16,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    n = data.num_rows
     if n == 0:
         return [0.0], [1.0]
     props = table_metadata.properties
@@ -313,7 +314,7 @@ def _size_profile(table_metadata: Any, data: Any, samples: int = 16,
     take = min(n, rows)
     positions, densities = [], []
     for start in sorted({int(k * (n - take) / max(1, samples - 1)) for k in range(samples)}):
-        piece = data.slice(start, take)
+        piece = rows_at(start, start + take)
         size = numpy.minimum(column_bytes(piece, True), column_bytes(piece, False)).sum()
         positions.append(start + take / 2)
         densities.append(max(float(size) / take, 1e-3))
@@ -326,7 +327,8 @@ def _calibration(table_metadata: Any, data: Any, group: _FileGroup) -> float:
     estimate of the sorted rows. (4M rows of issue 16's table: estimated 24.2 B/row for
     the input, 27.3 written, so x1.13; the sorted rows estimated 22.6, written 25.1,
     calibrated 25.5.) Kept within [0.5, 2]."""
-    _, densities = _size_profile(table_metadata, data)
+    _, densities = _size_profile(table_metadata, data.num_rows,
+                                 lambda start, stop: data.slice(start, stop - start))
     estimate = sum(densities) / len(densities)
     if not group.rows or estimate <= 0:
         return 1.0
@@ -388,45 +390,73 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
                                        table_properties=table_metadata.properties)
     files: List[Any] = []
     task_id = 0
-    while pieces:
-        key, piece = pieces.pop(0)
-        order, values = _curve_order(piece, names, schema, ordering)
-        piece = piece.take(order)
 
-        def values_at(rows: Any) -> Any:  # curve values of sorted rows
-            return values[order[rows]]
+    def write(chunk: Any, task: Any) -> Tuple[List[Any], int]:
+        return list(write_file(io, table_metadata, iter([task]))), row_checksum(chunk)
 
-        # Files of about the target size, cut where the curve moves to a new cell. The
-        # estimate is a few percent off (sorted rows compress unlike the input), which at
-        # the edge of the tolerance decides: so after each file the rest is planned
-        # again, with the estimate scaled by what the written files really took.
-        at, densities = _size_profile(table_metadata, piece)
-        profile = (at, [d * calibration for d in densities])
-        start, estimated, actual, planned, cuts = 0, 0.0, 0, 0.0, [0]
-        while start < piece.num_rows:
-            scale = min(2.0, max(0.5, actual / estimated)) if estimated > 0 else 1.0
-            if abs(scale - planned) > 0.01 * scale:
-                # (re)plan the rest: first, and when the scale moved
-                rest = ([p - start for p in at], [d * scale for d in profile[1]])
-                cuts = [start + c for c in aligned_cuts(
-                    piece.num_rows - start, rest, target,
-                    lambda rows, s=start: values_at(rows + s))]
-                planned = scale
-            stop = cuts[cuts.index(start) + 1]
-            chunk = piece.slice(start, stop - start)
-            written_checksum = (written_checksum + row_checksum(chunk)) % 2**64
-            task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
-                             record_batches=chunk.to_batches(), partition_key=key)
-            # The path is known before writing: recorded first, so a failed write is
-            # cleaned too.
-            written.append(locations.new_data_location(
-                data_file_name=task.generate_data_file_filename(extension), partition_key=key))
-            files.extend(write_file(io, table_metadata, iter([task])))
-            task_id += 1
-            estimated += estimated_bytes(piece.num_rows, profile, start, stop)
-            actual += files[-1].file_size_in_bytes
-            start = stop
-        del piece, order, values
+    # One file is written (and checksummed) on a thread while the next is cut and taken
+    # from the unsorted rows: at most two files' rows beside the group's, never a sorted
+    # copy of the whole group.
+    with ThreadPoolExecutor(1) as writer:
+        while pieces:
+            key, piece = pieces.pop(0)
+            # one chunk per column: Arrow's take concatenates a chunked column on each call
+            piece = piece.combine_chunks()
+            order, values = _curve_order(piece, names, schema, ordering)
+
+            def sorted_rows(start: int, stop: int, piece: Any = piece, order: Any = order) -> Any:
+                return piece.take(order[start:stop])
+
+            def values_at(rows: Any, values: Any = values, order: Any = order) -> Any:
+                return values[order[rows]]  # curve values of sorted rows
+
+            # Files of about the target size, cut where the curve moves to a new cell. The
+            # estimate is a few percent off (sorted rows compress unlike the input), which
+            # at the edge of the tolerance decides: so as files are written the rest is
+            # planned again, the estimate scaled by what the written files really took.
+            at, densities = _size_profile(table_metadata, piece.num_rows, sorted_rows)
+            profile = (at, [d * calibration for d in densities])
+            start, estimated, actual, planned, cuts = 0, 0.0, 0, 0.0, [0]
+            pending: List[Tuple[Any, int, int]] = []
+
+            def finish(job: Tuple[Any, int, int], n: int = piece.num_rows,
+                       profile: Any = profile) -> None:
+                nonlocal estimated, actual, written_checksum
+                new, checksum = job[0].result()
+                files.extend(new)
+                written_checksum = (written_checksum + checksum) % 2**64
+                estimated += estimated_bytes(n, profile, job[1], job[2])
+                actual += sum(f.file_size_in_bytes for f in new)
+
+            while start < piece.num_rows:
+                while pending and pending[0][0].done():
+                    finish(pending.pop(0))
+                scale = min(2.0, max(0.5, actual / estimated)) if estimated > 0 else 1.0
+                if abs(scale - planned) > 0.01 * scale:
+                    # (re)plan the rest: first, and when the scale moved
+                    rest = ([p - start for p in at], [d * scale for d in profile[1]])
+                    cuts = [start + c for c in aligned_cuts(
+                        piece.num_rows - start, rest, target,
+                        lambda rows, s=start: values_at(rows + s))]
+                    planned = scale
+                stop = cuts[cuts.index(start) + 1]
+                chunk = sorted_rows(start, stop)
+                task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
+                                 record_batches=chunk.to_batches(), partition_key=key)
+                # The path is known before writing: recorded first, so a failed write is
+                # cleaned too.
+                written.append(locations.new_data_location(
+                    data_file_name=task.generate_data_file_filename(extension),
+                    partition_key=key))
+                if pending:
+                    finish(pending.pop(0))
+                pending.append((writer.submit(write, chunk, task), start, stop))
+                del chunk, task
+                task_id += 1
+                start = stop
+            while pending:
+                finish(pending.pop(0))
+            del piece, order, values
     check_checksums(read_checksum, written_checksum, where)
     check_counts([t.file for t in group.tasks], files, where)
     entry = {
