@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "neon_kernel.h"
+#include "segments.h"
 #include "arch.h"
 
 #if ZORDER_AARCH64 && !defined(ZORDER_NO_NEON) && (defined(__GNUC__) || defined(__clang__))
@@ -197,26 +198,18 @@ ZN_INLINE void zn_store_full(uint8_t *dst, const zv *Q, const int K)
     }
 }
 
-/* n (1..64) bytes with a few overlapping moves: a memcpy call costs more than the slab. */
+/* n (1..64) bytes with a few overlapping moves: a memcpy call costs more than the slab.
+ * Below 16 bytes, the shared short copy (segments.h). */
 ZN_INLINE void zn_copy(uint8_t *dst, const uint8_t *src, ptrdiff_t n)
 {
     ptrdiff_t o;
-    if (n >= 16) {
-        for (o = 0; o + 16 < n; o += 16)
-            vst1q_u8(dst + o, vld1q_u8(src + o));
-        vst1q_u8(dst + n - 16, vld1q_u8(src + n - 16));
-    } else if (n >= 8) {
-        vst1_u8(dst, vld1_u8(src));
-        vst1_u8(dst + n - 8, vld1_u8(src + n - 8));
-    } else if (n >= 4) {
-        memcpy(dst, src, 4);
-        memcpy(dst + n - 4, src + n - 4, 4);
-    } else if (n >= 2) {
-        memcpy(dst, src, 2);
-        memcpy(dst + n - 2, src + n - 2, 2);
-    } else {
-        *dst = *src;
+    if (n < 16) {
+        zorder_copy_short(dst, src, n);
+        return;
     }
+    for (o = 0; o + 16 < n; o += 16)
+        vst1q_u8(dst + o, vld1q_u8(src + o));
+    vst1q_u8(dst + n - 16, vld1q_u8(src + n - 16));
 }
 
 /* Slab h's first n (1..8K) bytes at dst: directly when whole, else through tmp. */
