@@ -294,7 +294,8 @@ def cluster(
             per_part = int(max(50, min(sample_rows, stages.MAX_SAMPLE // max(1, len(parts)))))
             survey = dask.delayed(stages.survey, pure=True)
             stats = compute(
-                [survey(p, i, columns, ordering, per_part, compression) for i, p in enumerate(parts)],
+                [survey(p, i, columns, ordering, per_part, compression, keep_zvalue)
+                 for i, p in enumerate(parts)],
                 client, progress, f"sampling Z-values of {len(parts)} partitions",
             )
             counts = [s[0] for s in stats]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -42,8 +42,12 @@ def zvalue_matrix_of(pdf, columns: Sequence[str], ordering: Ordering) -> np.ndar
 # The three Dask steps: survey (sample + sizes), assign ranges, sort and write
 
 
-def _encoded_size(pdf, compression: str, head_rows: int = 50_000) -> float:
-    """Estimated Parquet bytes of a partition: the first rows encoded, scaled up."""
+def _encoded_size(pdf, compression: str, head_rows: int = 50_000,
+                  zvalues_of: Optional[Callable[[Any], np.ndarray]] = None) -> float:
+    """Estimated Parquet bytes of a partition: the first rows encoded, scaled up; with
+    their curve values as one more column when ``zvalues_of(head)`` gives them (the
+    output keeps them: a random 24-byte value per row is as big as the rest of a table
+    of a few numbers)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -51,18 +55,30 @@ def _encoded_size(pdf, compression: str, head_rows: int = 50_000) -> float:
     if n == 0:
         return 0.0
     head = pdf.iloc[: min(n, head_rows)]
+    table = pa.Table.from_pandas(head, preserve_index=False)
+    if zvalues_of is not None:
+        z = np.ascontiguousarray(zvalues_of(head))
+        table = table.append_column(
+            "zvalue", pa.FixedSizeBinaryArray.from_buffers(
+                pa.binary(z.shape[1]), len(z), [None, pa.py_buffer(z.tobytes())]))
     sink = pa.BufferOutputStream()
-    pq.write_table(pa.Table.from_pandas(head, preserve_index=False), sink, compression=compression)
+    pq.write_table(table, sink, compression=compression)
     return sink.getvalue().size * n / len(head)
 
 
-def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compression: str):
+def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compression: str,
+           keep_zvalue: bool = False):
     """(rows, a sample of each column's ordered bytes, estimated Parquet bytes) of one
     partition: the one sampling pass, from which the client learns rank boundaries (for
-    encoding="rank") and cuts the ranges."""
+    encoding="rank") and cuts the ranges. ``keep_zvalue``: the output keeps the curve
+    values, so they count in its size."""
     n = len(pdf)
     parts = sample_parts(ordering.parts(_arrow_of(pdf, columns), list(columns)), index, sample_rows)
-    return n, parts, _encoded_size(pdf, compression)
+    zvalues_of = None
+    if keep_zvalue:
+        def zvalues_of(head: Any) -> np.ndarray:
+            return zvalue_matrix_of(head, columns, ordering)
+    return n, parts, _encoded_size(pdf, compression, zvalues_of=zvalues_of)
 
 
 def sample_parts(parts: Sequence[np.ndarray], index: int, sample_rows: int) -> List[np.ndarray]:
@@ -110,10 +126,17 @@ def sample_keys(ordering: Ordering, sample: list) -> np.ndarray:
 
 
 def choose_splits(counts: Sequence[int], samples: Sequence[np.ndarray], nranges: int) -> np.ndarray:
-    """At most ``nranges - 1`` distinct split keys at the weighted quantiles of the samples.
+    """At most ``nranges - 1`` distinct split keys near the weighted quantiles of the
+    samples, each on the edge of a curve cell.
 
     Each sampled key stands for ``rows / sample size`` rows of its partition, so small and
     large partitions count in proportion (Dask weighs its per-partition percentiles alike).
+    A range is about one file, and a file skips best when it fills a cell of the curve (a
+    quadrant, an octant...): so each split moves, within an eighth of a range either way,
+    to the coarsest cell edge between two neighbouring sampled keys (the smallest first
+    differing bit; among equals the one nearest the quantile), and becomes that edge itself
+    (the later key's bits up to the first differing one, zeros after), as ``aligned_cuts``
+    cuts files.
     """
     pairs = [(s, c / len(s)) for s, c in zip(samples, counts) if len(s)]
     if nranges <= 1 or not pairs:
@@ -122,10 +145,33 @@ def choose_splits(counts: Sequence[int], samples: Sequence[np.ndarray], nranges:
     weights = np.concatenate([np.full(len(s), w) for s, w in pairs])
     order = np.argsort(keys, kind="stable")
     keys, cum = keys[order], np.cumsum(weights[order])
-    targets = cum[-1] * np.arange(1, nranges) / nranges
-    pos = np.minimum(np.searchsorted(cum, targets, side="left"), len(keys) - 1)
-    # A split equal to the smallest key would only make an empty first range.
-    return np.unique(keys[pos][keys[pos] > keys[0]])
+    if len(keys) < 2:
+        return np.array([], dtype=keys.dtype)
+    width = keys.dtype.itemsize
+    matrix = np.ascontiguousarray(keys).view(np.uint8).reshape(len(keys), width)
+    # edge_bit[i - 1]: the first bit where keys[i - 1] and keys[i] differ (8 * width: equal)
+    edge_bit = first_differing_bits(matrix[:-1], matrix[1:])
+    slack = cum[-1] / nranges / 8
+    splits = []
+    for target in cum[-1] * np.arange(1, nranges) / nranges:
+        pos = min(int(np.searchsorted(cum, target, side="left")), len(keys) - 1)
+        lo = max(1, int(np.searchsorted(cum, target - slack, side="left")))
+        hi = min(len(keys) - 1, int(np.searchsorted(cum, target + slack, side="right")))
+        if lo > hi:
+            lo = hi = max(1, pos)
+        window = edge_bit[lo - 1:hi]
+        coarsest = np.flatnonzero(window == window.min()) + lo
+        at = int(coarsest[np.argmin(np.abs(coarsest - pos))])
+        bit = int(edge_bit[at - 1])
+        if bit >= 8 * width:
+            continue  # equal keys all through the window: no edge to split on
+        edge = matrix[at].copy()
+        edge[bit // 8] &= np.uint8((0xFF00 >> (bit % 8 + 1)) & 0xFF)
+        edge[bit // 8 + 1:] = 0
+        splits.append(edge.tobytes())
+    # A split at or below the smallest key would only make an empty first range.
+    out = np.array(splits, dtype=keys.dtype)
+    return np.unique(out[out > keys[0]])
 
 
 def assign(pdf, columns, ordering: Ordering, splits: np.ndarray, nwords: int):
