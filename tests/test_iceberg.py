@@ -359,6 +359,33 @@ def test_a_failed_catalog_leaves_the_table_and_removes_the_files(catalog, monkey
     assert data_files_on_disk(table) == on_disk
 
 
+def test_a_write_failing_mid_group_leaves_the_table_and_no_files(catalog, monkeypatch):
+    # Files are written on a thread while the next is taken: the failure of the second
+    # write surfaces, nothing is committed, and the first file and any path planned after
+    # the failed one are cleaned up.
+    import pyiceberg.io.pyarrow as pyiceberg_arrow
+
+    table = make_table(catalog, name="wfail", appends=1, rows=20000, with_nulls=False)
+    snapshot = table.current_snapshot().snapshot_id
+    on_disk = data_files_on_disk(table)
+    real, calls = pyiceberg_arrow.write_file, []
+
+    def failing(io, metadata, tasks):
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        return real(io, metadata, tasks)
+
+    monkeypatch.setattr(pyiceberg_arrow, "write_file", failing)
+    with pytest.raises(OSError, match="disk full"):
+        rewrite(table, ["l", "d"], target_file_size="40KB")
+    monkeypatch.undo()
+    assert len(calls) >= 2
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert data_files_on_disk(table) == on_disk
+
+
 def test_an_unreachable_catalog_keeps_and_names_the_files(catalog, monkeypatch):
     table = make_table(catalog, name="gone", appends=1, rows=100)
     on_disk = data_files_on_disk(table)
