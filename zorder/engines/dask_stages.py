@@ -77,7 +77,12 @@ def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compr
     zvalues_of = None
     if keep_zvalue:
         def zvalues_of(head: Any) -> np.ndarray:
-            return zvalue_matrix_of(head, columns, ordering)
+            # rank boundaries come later, from every partition's sample: for a size,
+            # the head's own will do
+            local = learn_boundaries(ordering, [len(head)],
+                                     [ordering.parts(_arrow_of(head, columns), list(columns))],
+                                     columns)
+            return zvalue_matrix_of(head, columns, local)
     return n, parts, _encoded_size(pdf, compression, zvalues_of=zvalues_of)
 
 
