@@ -68,6 +68,7 @@ extensions = [
     extension("interleave.nibble", ["interleave/nibble.pyx"]),
     extension("interleave.auto", ["interleave/auto.pyx"]),
     extension("ordered._strings", ["ordered/_strings.pyx"]),
+    extension("ordered._numbers", ["ordered/_numbers.pyx"]),
     extension("values.decode", ["values/decode.pyx"]),
     extension("values._radix", ["values/_radix.pyx"]),
     # Iceberg's Hilbert index; AVX2/AVX-512 code behind target attributes, plain C elsewhere.

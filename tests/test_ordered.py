@@ -208,6 +208,32 @@ def test_vectorized_floats(fn, lines, iceberg, field):
         assert hexrows(ordered_bytes(pa.array(values), iceberg=iceberg)) == expected(lines, field)
 
 
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(st.integers(0, 2**64 - 1) | st.sampled_from(
+           [0, 2**63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF0000000000001,
+            0xFFF8000000000123, 1, 2**63 + 1, 2**64 - 1]), max_size=60),
+       step=st.sampled_from([1, 2, -1]), iceberg=st.sampled_from(["main", "1.11"]))
+def test_one_pass_kernels_match_the_scalar_functions(words, step, iceberg):
+    # Any 64-bit pattern as a double (NaN payloads, -0.0, subnormals) and as a long, from
+    # strided and reversed views: the one-pass kernels of zorder.ordered._numbers.
+    from zorder.ordered.scalar import _float_bits, long_to_ordered_bytes
+
+    bits = np.array(words + words, dtype=np.uint64)[::step]
+    got = ordered_bytes(bits.view(np.float64), iceberg=iceberg)
+    assert [bytes(r) for r in got] == [_float_bits(int(b), iceberg) for b in bits]
+    longs = bits.view(np.int64)
+    assert [bytes(r) for r in ordered_bytes(longs)] == [long_to_ordered_bytes(int(v)) for v in longs]
+
+
+def test_one_pass_kernels_refuse_a_wrong_out():
+    from zorder.ordered._numbers import ordered_doubles, ordered_longs
+
+    with pytest.raises(ValueError, match=r"out must be \(3, 8\), not \(3, 7\)"):
+        ordered_longs(np.zeros(3, np.int64), np.zeros((3, 7), np.uint8))
+    with pytest.raises(ValueError, match="shift must be 0..63, not 64"):
+        ordered_doubles(np.zeros(3), np.zeros((3, 8), np.uint8), 64)
+
+
 @pytest.mark.parametrize("path", STRING_PATHS)
 @pytest.mark.parametrize("length,lines", groups(STRING_LINES, lambda x: x["length"]))
 def test_vectorized_strings(length, lines, path):

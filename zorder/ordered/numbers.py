@@ -7,12 +7,10 @@ from typing import Optional, Tuple
 
 import numpy
 
+from zorder.ordered._numbers import ordered_doubles, ordered_longs
 from zorder.ordered.errors import ColumnTypeError, ColumnValueError
-from zorder.ordered.scalar import CANONICAL_NAN, SIGN
 
 
-_INT64_MIN = numpy.int64(-(1 << 63))
-_INT64_CANONICAL_NAN = numpy.int64(CANONICAL_NAN)
 
 
 # Ticks per second of each datetime64 unit (sub-second units), and seconds per tick.
@@ -28,18 +26,21 @@ def be8(u: numpy.ndarray) -> numpy.ndarray:
 
 
 def whole_numbers(v: numpy.ndarray) -> numpy.ndarray:
-    words = v.astype(numpy.int64, copy=False).view(numpy.uint64) ^ numpy.uint64(SIGN)
-    return be8(words)
+    """(N,) integers -> (N, 8) ordered bytes of longs: sign bit flipped, big-endian."""
+    out = numpy.empty((v.shape[0], 8), dtype=numpy.uint8)
+    ordered_longs(v.astype(numpy.int64, copy=False), out)
+    return out
 
 
 def floats(v: numpy.ndarray, mode: str) -> numpy.ndarray:
+    """(N,) floats -> (N, 8) ordered bytes of doubles, as Iceberg's release ``mode``
+    computes them: released versions shift the bits right by 31, not 63 as ``main`` does,
+    which leaves negative doubles only partly in order (zorder.ordered.scalar)."""
     with numpy.errstate(invalid="ignore"):  # a signalling NaN widens quietly, as in Java
-        d = v.astype(numpy.float64)  # exact for float16/float32; always a fresh array
-    bits = d.view(numpy.int64)
-    bits[numpy.isnan(d)] = _INT64_CANONICAL_NAN
-    shift = 63 if mode == "main" else 31
-    bits ^= (bits >> shift) | _INT64_MIN
-    return be8(bits)
+        d = v.astype(numpy.float64, copy=False)  # exact for float16/float32
+    out = numpy.empty((v.shape[0], 8), dtype=numpy.uint8)
+    ordered_doubles(d, out, 63 if mode == "main" else 31)
+    return out
 
 
 def booleans(v: numpy.ndarray) -> numpy.ndarray:

@@ -1,0 +1,6 @@
+"""Stubs for the one-pass kernels of zorder.ordered.numbers (private)."""
+
+import numpy
+
+def ordered_longs(values: numpy.ndarray, out: numpy.ndarray) -> None: ...
+def ordered_doubles(values: numpy.ndarray, out: numpy.ndarray, shift: int) -> None: ...
