@@ -39,17 +39,21 @@ def arrow_column(arr, length: int, mode: str, spark: str,
     import pyarrow.types as t
 
     if isinstance(arr, pa.ChunkedArray):
-        width = None
+        if arr.num_chunks == 1:  # no copy of the bytes, and no null mask when none is null
+            return arrow_column(arr.chunk(0), length, mode, spark, kind)
         parts, masks = [], []
         for chunk in arr.chunks:
             b, m = arrow_column(chunk, length, mode, spark, kind)
             parts.append(b)
-            masks.append(m if m is not None else numpy.zeros(b.shape[0], dtype=bool))
-            width = b.shape[1]
+            masks.append(m)
         if not parts:
             width = arrow_width(arr.type, length)
             return numpy.zeros((0, width), dtype=numpy.uint8), None
-        return numpy.concatenate(parts), numpy.concatenate(masks)
+        if all(m is None for m in masks):
+            return numpy.concatenate(parts), None
+        return numpy.concatenate(parts), numpy.concatenate(
+            [m if m is not None else numpy.zeros(b.shape[0], dtype=bool)
+             for m, b in zip(masks, parts)])
     typ = arr.type
     if t.is_dictionary(typ):
         return arrow_column(arr.dictionary_decode(), length, mode, spark, kind)
