@@ -75,6 +75,11 @@ static uint8_t PACK[9][32];
 static uint8_t NIBLUT[8][8][8][2][16];
 static uint8_t CHUNK[8][8][8][16];
 
+/* Row prefixes of `need` = 1 << e bytes from columns of 8-byte rows (prefix_rows_k):
+ * PREFIX[e][2i + h] takes, in each 128-bit lane, the 2 rows that half h of loads i and
+ * i + G/2 put there (vperm2i128) to their prefixes' places among the lane's 2G rows. */
+static uint8_t PREFIX[3][8][16];
+
 static int group_k(int k)
 {
     return k <= 2 ? 2 : k <= 4 ? 4 : 8;
@@ -84,6 +89,15 @@ void zorder_avx2_init(void)
 {
     int b, k, s, e, i;
     memset(CMASK, 0, sizeof CMASK);
+    memset(PREFIX, 0x80, sizeof PREFIX);
+    for (e = 0; e < 3; e++) {
+        const int need = 1 << e, G = 8 / need;
+        for (i = 0; i < G / 2; i++)
+            for (s = 0; s < 2; s++)   /* s: the half h */
+                for (k = 0; k < 2; k++)   /* k: the row t of the pair */
+                    for (b = 0; b < need; b++)
+                        PREFIX[e][2 * i + s][(4 * i + 2 * s + k) * need + b] = (uint8_t)(8 * k + b);
+    }
     memset(NIBLUT, 0, sizeof NIBLUT);
     for (k = 2; k <= 7; k++) {
         int c, h, v, L, m;
@@ -619,11 +633,37 @@ ZAVX2_INLINE ptrdiff_t prefix_rows_k(const int k, const int need, const zorder_c
     __m256i X[8];
     zsqueeze sq;
     ptrdiff_t r0;
-    int c, v, i;
+    int c, v, i, rows8 = 1;
     if (k != 2 && k != 4 && k != 8 && !ZLUT(k))
         squeeze_init(&sq, k);
     for (c = k; c < 8; c++)
         X[c] = _mm256_setzero_si256();
+    for (c = 0; c < k; c++)
+        rows8 &= cols[c].row_stride == 8;
+    if (rows8) {
+        /* columns of 8-byte rows: G loads of 4 rows each, a lane's worth of rows paired
+         * up by vperm2i128, and vpshufb takes their prefixes to their places */
+        const int e = need == 1 ? 0 : need == 2 ? 1 : 2;
+        for (r0 = 0; r0 + step <= nrows; r0 += step) {
+            for (c = 0; c < k; c++) {
+                const uint8_t *p = cols[c].data + 8 * r0;
+                __m256i x = _mm256_setzero_si256();
+                _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
+                for (v = 0; v < G / 2; v++) {
+                    const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * v));
+                    const __m256i b = _mm256_loadu_si256(
+                        (const __m256i *)(const void *)(p + 32 * (v + G / 2)));
+                    x = _mm256_or_si256(x, _mm256_shuffle_epi8(_mm256_permute2x128_si256(a, b, 0x20),
+                                                               bcast16(PREFIX[e][2 * v])));
+                    x = _mm256_or_si256(x, _mm256_shuffle_epi8(_mm256_permute2x128_si256(a, b, 0x31),
+                                                               bcast16(PREFIX[e][2 * v + 1])));
+                }
+                X[c] = x;
+            }
+            zblock(k, X, out + r0 * k * need, rs);
+        }
+        return r0;
+    }
     for (r0 = 0; r0 + step <= nrows; r0 += step) {
         for (c = 0; c < k; c++) {
             const ptrdiff_t st = cols[c].row_stride;
