@@ -28,7 +28,9 @@
  * OR of vpshufb lookups of the column nibbles that land in it, then vpshufb/vpor put the
  * k results in group order), which measured faster for them (see ZLUT).
  * A width that is not a multiple of 8 runs its whole slabs here and its last bytes on the
- * caller's fallback kernel (or, for rows back to back, as rows of 8: segments.h). */
+ * caller's fallback kernel (or, for rows back to back, as rows of 8: segments.h). Rows
+ * truncated inside a slab compute that slab and store only its needed bytes (`lim`);
+ * prefixes of 1, 2 or 4 bytes pack 8 / need rows into each lane (prefix_rows_k). */
 #include <stdlib.h>
 #include <string.h>
 
