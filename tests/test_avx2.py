@@ -74,6 +74,26 @@ def test_strided_inputs_and_outputs_untouched_past_size(k):
         assert (out[:, size:] == 0xEE).all()
 
 
+@pytest.mark.parametrize("k", [2, 3, 4, 5, 6, 7, 8])
+@pytest.mark.parametrize("width", [8, 16])
+def test_rows_ending_inside_a_slab_store_exactly_their_bytes(k, width):
+    # every size ending inside the last slab computed: the slab's bytes are stored in
+    # pieces straight from the registers (columns of 8-byte rows: 4 rows a load), and no
+    # byte past a row's size is written, with rows back to back or spaced out
+    nrows = 23
+    packed = columns(k * width, nrows, [width] * k)
+    block = np.random.default_rng(k).integers(0, 256, (nrows, k, width + 3), dtype=np.uint8)
+    strided = [block[:, c, :width] for c in range(k)]
+    for cols in (packed, strided):
+        for size in range(8 * k * (width // 8 - 1) + 1, k * width):
+            want = bitloop.interleave_rows(cols, size)
+            for room in (0, 5, k * width - size):   # the last: rows a whole row apart
+                out = np.full((nrows, size + room), 0xEE, np.uint8)
+                avx2.interleave_rows(cols, size, out=out[:, :size])
+                np.testing.assert_array_equal(out[:, :size], want)
+                assert (out[:, size:] == 0xEE).all(), (k, width, size, room)
+
+
 @pytest.mark.parametrize("widths", [[8, 16], [8, 32], [3, 5, 8], [1, 2, 3, 4], [8] * 12,
                                     [8] * 16, [8] * 64, [4] * 9, [16, 8, 24]])
 def test_ragged_and_many_columns(widths):

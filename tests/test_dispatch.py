@@ -12,9 +12,9 @@ AVX512 = {"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6, "os_av
           "flags": ["avx2", "bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni"]}
 AVX2_CLASSES = {shape: "avx2" for shape in SHAPE_CLASSES}
 NEON_CLASSES = {shape: "neon" for shape in SHAPE_CLASSES}
-# AVX2 and a fast PDEP: avx2 wherever DISPATCH puts it before pdep (measured), pdep for the
-# one class where pdep was faster.
-AVX2_PDEP = dict(AVX2_CLASSES, **{"uniform-8n-truncated-4-8": "pdep"})
+# AVX2 and a fast PDEP: avx2 in every class too, measured faster than pdep everywhere since
+# avx2 stores rows truncated inside a slab from its registers (4x8->8: 1.6 ns against 2.9).
+AVX2_PDEP = dict(AVX2_CLASSES)
 SIMD_PLAN = {"uniform-8n-full": "simd", "uniform-8n-truncated-1-3": "avx2",
              "uniform-8n-truncated-4-8": "simd", "uniform-narrow": "simd",
              "ragged-full": "avx2", "ragged-truncated-first": "simd",

@@ -232,10 +232,13 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                                  "8+8->8: AMD avx2 0.9 ns (0.8x), simd 1.3-1.6 (1.2-1.4x), "
                                  "pdep 2.0-2.1, table 2.9; 16+16->20: AMD simd 3.2, pdep 6.6; "
                                  "Intel (before) pdep 2.9 (1.4x), simd 4.1, table 4.0"),
-    "uniform-8n-truncated-4-8": (("simd", "pdep", "avx2", "table"),
+    # avx2 stores rows that end inside a slab straight from its registers and gathers
+    # 1-4 byte prefixes with vector loads (benchmarks/NOTES.md, "avx2 on truncated shapes")
+    "uniform-8n-truncated-4-8": (("simd", "avx2", "pdep", "table"),
                                  "4x8->8: Intel simd 2.3 ns (0.6x), pdep 2.5, table 3.4; "
-                                 "AMD simd 2.8 (1.2x), pdep 3.0-3.6, avx2 2.4-11.6 (noisy), "
-                                 "table 5.1; 8x8->8: AMD pdep 4.6, avx2 7.1"),
+                                 "AMD avx2 1.6 (0.5x), simd 1.9, pdep 2.9, table 3.7; "
+                                 "8x8->40: AMD simd 6.7 (1.0x), avx2 9.8, pdep 19.3, "
+                                 "table 20.3; 8x8->8: AMD simd 4.6, avx2 7.7, pdep 7.8"),
     "uniform-narrow": (("simd", "avx2", "pdep", "table"),
                        "4+4->8: Intel simd 1.24 ns (1.3x), pdep 2.1, table 3.0; "
                        "AMD simd 1.2 (1.6x), avx2 0.63-1.3, pdep 1.5-2.6, table 3.3"),

@@ -28,7 +28,9 @@
  * OR of vpshufb lookups of the column nibbles that land in it, then vpshufb/vpor put the
  * k results in group order), which measured faster for them (see ZLUT).
  * A width that is not a multiple of 8 runs its whole slabs here and its last bytes on the
- * caller's fallback kernel (or, for rows back to back, as rows of 8: segments.h). */
+ * caller's fallback kernel (or, for rows back to back, as rows of 8: segments.h). Rows
+ * truncated inside a slab compute that slab and store only its needed bytes (`lim`);
+ * prefixes of 1, 2 or 4 bytes pack 8 / need rows into each lane (prefix_rows_k). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +77,11 @@ static uint8_t PACK[9][32];
 static uint8_t NIBLUT[8][8][8][2][16];
 static uint8_t CHUNK[8][8][8][16];
 
+/* Row prefixes of `need` = 1 << e bytes from columns of 8-byte rows (prefix_rows_k):
+ * PREFIX[e][2i + h] takes, in each 128-bit lane, the 2 rows that half h of loads i and
+ * i + G/2 put there (vperm2i128) to their prefixes' places among the lane's 2G rows. */
+static uint8_t PREFIX[3][8][16];
+
 static int group_k(int k)
 {
     return k <= 2 ? 2 : k <= 4 ? 4 : 8;
@@ -84,6 +91,15 @@ void zorder_avx2_init(void)
 {
     int b, k, s, e, i;
     memset(CMASK, 0, sizeof CMASK);
+    memset(PREFIX, 0x80, sizeof PREFIX);
+    for (e = 0; e < 3; e++) {
+        const int need = 1 << e, G = 8 / need;
+        for (i = 0; i < G / 2; i++)
+            for (s = 0; s < 2; s++)   /* s: the half h */
+                for (k = 0; k < 2; k++)   /* k: the row t of the pair */
+                    for (b = 0; b < need; b++)
+                        PREFIX[e][2 * i + s][(4 * i + 2 * s + k) * need + b] = (uint8_t)(8 * k + b);
+    }
     memset(NIBLUT, 0, sizeof NIBLUT);
     for (k = 2; k <= 7; k++) {
         int c, h, v, L, m;
@@ -221,8 +237,58 @@ ZAVX2_INLINE void st16(uint8_t *p, __m128i v)
     _mm_storeu_si128((__m128i *)(void *)p, v);
 }
 
+/* The first n bytes of v at p (nothing when n <= 0, all of v when n >= 16). Rows
+ * truncated inside a slab store exactly their bytes this way: no scratch rows to copy
+ * from. Where n is a constant (whole slabs) the branches fold away. */
+ZAVX2_INLINE void st16n(uint8_t *p, __m128i v, ptrdiff_t n)
+{
+    uint32_t u32;
+    uint16_t u16;
+    if (n >= 16) {
+        st16(p, v);
+        return;
+    }
+    if (n <= 0)
+        return;
+    if (n >= 8) {
+        _mm_storel_epi64((__m128i *)(void *)p, v);
+        p += 8;
+        n -= 8;
+        v = _mm_srli_si128(v, 8);
+    }
+    if (n >= 4) {
+        u32 = (uint32_t)_mm_cvtsi128_si32(v);
+        memcpy(p, &u32, 4);
+        p += 4;
+        n -= 4;
+        v = _mm_srli_si128(v, 4);
+    }
+    if (n >= 2) {
+        u16 = (uint16_t)_mm_cvtsi128_si32(v);
+        memcpy(p, &u16, 2);
+        p += 2;
+        n -= 2;
+        v = _mm_srli_si128(v, 2);
+    }
+    if (n)
+        *p = (uint8_t)_mm_cvtsi128_si32(v);
+}
+
+ZAVX2_INLINE void st32n(uint8_t *p, __m256i v, ptrdiff_t n, const int nt)
+{
+    if (n >= 32) {
+        st32(p, v, nt);
+    } else if (n > 16) {
+        st16(p, _mm256_castsi256_si128(v));
+        st16n(p + 16, _mm256_extracti128_si256(v, 1), n - 16);
+    } else {
+        st16n(p, _mm256_castsi256_si128(v), n);
+    }
+}
+
 /* k = 4: a 64-bit lane is 2 groups of 4 column bytes. */
-ZAVX2_INLINE void block4(const __m256i *X, uint8_t *dst, ptrdiff_t os, const int nt)
+ZAVX2_INLINE void block4(const __m256i *X, uint8_t *dst, ptrdiff_t os, const int nt,
+                         const ptrdiff_t lim)
 {
     __m256i A[2][2], B[2][2];
     int q, p, h;
@@ -238,16 +304,17 @@ ZAVX2_INLINE void block4(const __m256i *X, uint8_t *dst, ptrdiff_t os, const int
             B[p][h] = t4_exact(B[p][h]);
     }
     for (p = 0; p < 2; p++) {
-        st32(dst + p * os, _mm256_permute2x128_si256(B[p][0], B[p][1], 0x20), nt);
-        st32(dst + (p + 2) * os, _mm256_permute2x128_si256(B[p][0], B[p][1], 0x31), nt);
+        st32n(dst + p * os, _mm256_permute2x128_si256(B[p][0], B[p][1], 0x20), lim, nt);
+        st32n(dst + (p + 2) * os, _mm256_permute2x128_si256(B[p][0], B[p][1], 0x31), lim, nt);
     }
 }
 
 /* k = 7, 8: a 64-bit lane is one group of 8 column bytes. For k = 7 each row's
  * last 16-byte store runs 16 - 2k bytes past the row: the caller gives room for that,
- * and rows are stored in order so every such byte is written again by the next row. */
+ * and rows are stored in order so every such byte is written again by the next row.
+ * lim: the bytes of each row's 8k to store (k = 8; k = 7 always stores all). */
 ZAVX2_INLINE void block8(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
-                         const int nt, const zsqueeze *sq)
+                         const int nt, const zsqueeze *sq, const ptrdiff_t lim)
 {
     __m256i Y[8], A[4][2], B[2][2][2], D[2][2][2], V[4][2];
     int c, q, p, h, g, r;
@@ -276,7 +343,7 @@ ZAVX2_INLINE void block8(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t 
         for (h = 0; h < 2; h++) {
             uint8_t *d = dst + r * os;
             if (k == 8) {
-                st32(d + 32 * h, V[r][h], nt);
+                st32n(d + 32 * h, V[r][h], lim - 32 * h, nt);
             } else {
                 const __m256i v = squeeze(V[r][h], k);
                 st16(d + 4 * k * h, _mm256_castsi256_si128(v));
@@ -295,7 +362,7 @@ ZAVX2_INLINE __m256i bcast16(const uint8_t *p)
  * (byte b of the 32 groups of 4 rows) are interleaved into group order, 16 bytes at a
  * time, and written as 4 rows back to back (dst, 32k bytes). */
 ZAVX2_INLINE void lutblock(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
-                           const int nt)
+                           const int nt, const ptrdiff_t lim)
 {
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     __m256i N[8][2], R[8], C[8];
@@ -319,12 +386,13 @@ ZAVX2_INLINE void lutblock(const int k, const __m256i *X, uint8_t *dst, ptrdiff_
         for (b = 1; b < k; b++)
             C[m] = _mm256_or_si256(C[m], _mm256_shuffle_epi8(R[b], bcast16(CHUNK[k][m][b])));
     }
-    if (os != 8 * k) {
-        /* rows apart (even k only): a row is k/2 whole chunks, row 2l + e of lane l */
+    if (os != 8 * k || lim != 8 * k) {
+        /* rows apart or truncated (even k only): a row is k/2 whole chunks, row 2l + e
+         * of lane l */
         for (m = 0; m < k; m++) {
             uint8_t *d = dst + (m / (k / 2)) * os + 16 * (m % (k / 2));
-            st16(d, _mm256_castsi256_si128(C[m]));
-            st16(d + 2 * os, _mm256_extracti128_si256(C[m], 1));
+            st16n(d, _mm256_castsi256_si128(C[m]), lim - 16 * (m % (k / 2)));
+            st16n(d + 2 * os, _mm256_extracti128_si256(C[m], 1), lim - 16 * (m % (k / 2)));
         }
         return;
     }
@@ -345,19 +413,20 @@ ZAVX2_INLINE void lutblock(const int k, const __m256i *X, uint8_t *dst, ptrdiff_
 }
 
 /* nt: non-temporal stores (every block stores whole registers only where nt is asked:
- * k = 7 never is). */
+ * k = 7 never is). lim: the bytes of each row's 8k to store, less than 8k only with rows
+ * apart and k = 2, 4, 6, 8 (the others store whole rows: the callers stage them). */
 ZAVX2_INLINE void zblock_nt(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
-                            const int nt, const zsqueeze *sq)
+                            const int nt, const zsqueeze *sq, const ptrdiff_t lim)
 {
     if (ZLUT(k))
-        lutblock(k, X, dst, os, nt);   /* os == 8k for odd k: the callers check */
+        lutblock(k, X, dst, os, nt, lim);   /* os == 8k for odd k: the callers check */
     else if (k == 4)
-        block4(X, dst, os, nt);
+        block4(X, dst, os, nt, lim);
     else
-        block8(k, X, dst, os, nt, sq);
+        block8(k, X, dst, os, nt, sq, lim);
 }
 
-#define zblock(k, X, dst, os) zblock_nt(k, X, dst, os, 0, &sq)
+#define zblock(k, X, dst, os) zblock_nt(k, X, dst, os, 0, &sq, 8 * (k))
 
 /* ---- row loops -------------------------------------------------------------------- */
 
@@ -374,73 +443,35 @@ ZAVX2_INLINE uint64_t ld64(const uint8_t *p)
  * no longer fit the caches, and the stores skip reading the lines first. */
 ptrdiff_t zorder_avx2_stream_min = (ptrdiff_t)4 << 20;
 
-/* Rows [0, nrows) of slabs [0, m) of k columns (bytes [0, 8m) of each column row, any
- * strides), writing exactly 8km bytes per output row. */
-ZAVX2_INLINE void rows_k(const int k, const zorder_column *cols, ptrdiff_t m, ptrdiff_t nrows,
-                         uint8_t *out, ptrdiff_t os)
+/* The strided row loop of rows_k: blocks of 4 rows, slab by slab; the last slab of each
+ * row stores its first `last` bytes (8k: all). Columns with rows 8 bytes apart load 4
+ * rows at once. */
+ZAVX2_INLINE void rows_strided(const int k, const zorder_column *cols, ptrdiff_t m,
+                               ptrdiff_t nrows, uint8_t *out, ptrdiff_t os,
+                               const ptrdiff_t last, const zsqueeze *sqp)
 {
-    const ptrdiff_t rs = 8 * k;                 /* output bytes of one slab */
+    const ptrdiff_t rs = 8 * k;
     const int spill = !ZLUT(k) && (k == 5 || k == 7);   /* stores past a row's end: block8 */
     const int whole_rows = ZLUT(k) && k % 2;   /* writes 4 rows back to back: lutblock */
+    /* blocks that store whole rows (odd k): truncated or spaced-out rows are staged */
+    const int direct = !spill && !(whole_rows && (os != rs || last != rs));
     uint8_t stage[4 * 64 + 16];
     __m256i X[8];
-    zsqueeze sq;
-    ptrdiff_t r0, s, b;
-    int c, i, contiguous = os == rs * m;
-    if (k != 2 && k != 4 && k != 8 && !ZLUT(k))
-        squeeze_init(&sq, k);
-    for (c = 0; c < k; c++)
-        contiguous &= cols[c].row_stride == 8 * m;
+    ptrdiff_t r0, s;
+    int c, i;
     for (c = k; c < 8; c++)
         X[c] = _mm256_setzero_si256();
-    if (contiguous) {
-        /* rows of 8 bytes back to back, in and out: plain loads, rows of 8k bytes */
-        const ptrdiff_t n = nrows * m, nb = n / 4, R = n - 4 * nb;
-        b = 0;
-        if (k != 7 && ((uintptr_t)out & 15) == 0
-            && n * rs >= zorder_avx2_stream_min) {
-            for (; b < nb; b++) {
-                for (c = 0; c < k; c++) {
-                    const uint8_t *p = cols[c].data + 32 * b;
-                    _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
-                    X[c] = _mm256_loadu_si256((const __m256i *)(const void *)p);
-                }
-                zblock_nt(k, X, out + 4 * rs * b, rs, 1, &sq);
-            }
-            _mm_sfence();
-        }
-        for (; b < nb; b++) {
-            for (c = 0; c < k; c++) {
-                const uint8_t *p = cols[c].data + 32 * b;
-                _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
-                X[c] = _mm256_loadu_si256((const __m256i *)(const void *)p);
-            }
-            if (spill && b == nb - 1) {
-                zblock(k, X, stage, rs);
-                memcpy(out + 4 * rs * b, stage, (size_t)(4 * rs));
-            } else {
-                zblock(k, X, out + 4 * rs * b, rs);
-            }
-        }
-        if (R) {
-            uint8_t buf[8][32];
-            for (c = 0; c < k; c++) {
-                memset(buf[c], 0, 32);
-                memcpy(buf[c], cols[c].data + 32 * nb, (size_t)(8 * R));
-                X[c] = _mm256_loadu_si256((const __m256i *)(const void *)buf[c]);
-            }
-            zblock(k, X, stage, rs);
-            memcpy(out + 4 * rs * nb, stage, (size_t)(R * rs));
-        }
-        return;
-    }
     for (r0 = 0; r0 < nrows; r0 += 4) {
         const int R = nrows - r0 < 4 ? (int)(nrows - r0) : 4;
         for (s = 0; s < m; s++) {
+            const ptrdiff_t n = s == m - 1 ? last : rs;
             for (c = 0; c < k; c++) {
                 const ptrdiff_t st = cols[c].row_stride;
                 const uint8_t *p = cols[c].data + r0 * st + 8 * s;
-                if (R == 4) {
+                if (R == 4 && st == 8) {
+                    _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
+                    X[c] = _mm256_loadu_si256((const __m256i *)(const void *)p);
+                } else if (R == 4) {
                     _mm_prefetch((const char *)(p + 8 * st), _MM_HINT_T0);
                     X[c] = _mm256_set_epi64x((long long)ld64(p + 3 * st), (long long)ld64(p + 2 * st),
                                              (long long)ld64(p + st), (long long)ld64(p));
@@ -452,22 +483,107 @@ ZAVX2_INLINE void rows_k(const int k, const zorder_column *cols, ptrdiff_t m, pt
                                              (long long)v[0]);
                 }
             }
-            if (R == 4 && !spill && !(whole_rows && os != rs)) {
-                zblock(k, X, out + r0 * os + s * rs, os);
+            if (R == 4 && direct) {
+                zblock_nt(k, X, out + r0 * os + s * rs, os, 0, sqp, n);
             } else {
-                zblock(k, X, stage, rs);
+                zblock_nt(k, X, stage, rs, 0, sqp, rs);
                 for (i = 0; i < R; i++)
-                    memcpy(out + (r0 + i) * os + s * rs, stage + i * rs, (size_t)rs);
+                    zorder_copy_short(out + (r0 + i) * os + s * rs, stage + i * rs, n);
             }
         }
+    }
+}
+
+/* Rows of 8 bytes back to back in every column (32-byte loads of 4 rows): output row t at
+ * out + t * os, its first `lim` bytes (8k: all). Streaming stores for rows back to back
+ * and whole. */
+ZAVX2_INLINE void rows_packed(const int k, const zorder_column *cols, ptrdiff_t n,
+                              uint8_t *out, ptrdiff_t os, const ptrdiff_t lim,
+                              const zsqueeze *sqp)
+{
+    const ptrdiff_t rs = 8 * k, nb = n / 4, R = n - 4 * nb;
+    const int spill = !ZLUT(k) && (k == 5 || k == 7);   /* stores past a row's end: block8 */
+    const int whole_rows = ZLUT(k) && k % 2;   /* writes 4 rows back to back: lutblock */
+    /* blocks that store whole rows (odd k): truncated or spaced-out rows are staged */
+    const int direct = !(whole_rows || spill) || (os == rs && lim == rs);
+    uint8_t stage[4 * 64 + 16];
+    __m256i X[8];
+    ptrdiff_t b = 0, i;
+    int c;
+    for (c = k; c < 8; c++)
+        X[c] = _mm256_setzero_si256();
+    if (k != 7 && os == rs && lim == rs && ((uintptr_t)out & 15) == 0
+        && n * rs >= zorder_avx2_stream_min) {
+        for (; b < nb; b++) {
+            for (c = 0; c < k; c++) {
+                const uint8_t *p = cols[c].data + 32 * b;
+                _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
+                X[c] = _mm256_loadu_si256((const __m256i *)(const void *)p);
+            }
+            zblock_nt(k, X, out + 4 * rs * b, rs, 1, sqp, rs);
+        }
+        _mm_sfence();
+    }
+    for (; b < nb; b++) {
+        for (c = 0; c < k; c++) {
+            const uint8_t *p = cols[c].data + 32 * b;
+            _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
+            X[c] = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        }
+        if (direct && !(spill && b == nb - 1)) {
+            zblock_nt(k, X, out + 4 * os * b, os, 0, sqp, lim);
+        } else {
+            zblock_nt(k, X, stage, rs, 0, sqp, rs);
+            for (i = 0; i < 4; i++)
+                zorder_copy_short(out + (4 * b + i) * os, stage + i * rs, lim);
+        }
+    }
+    if (R) {
+        uint8_t buf[8][32];
+        for (c = 0; c < k; c++) {
+            memset(buf[c], 0, 32);
+            memcpy(buf[c], cols[c].data + 32 * nb, (size_t)(8 * R));
+            X[c] = _mm256_loadu_si256((const __m256i *)(const void *)buf[c]);
+        }
+        zblock_nt(k, X, stage, rs, 0, sqp, rs);
+        for (i = 0; i < R; i++)
+            zorder_copy_short(out + (4 * nb + i) * os, stage + i * rs, lim);
+    }
+}
+
+/* Rows [0, nrows) of slabs [0, m) of k columns (bytes [0, 8m) of each column row, any
+ * strides), writing the first 8k(m - 1) + last bytes of each output row (last <= 8k). */
+ZAVX2_INLINE void rows_k(const int k, const zorder_column *cols, ptrdiff_t m, ptrdiff_t nrows,
+                         uint8_t *out, ptrdiff_t os, ptrdiff_t last)
+{
+    const ptrdiff_t rs = 8 * k;                 /* output bytes of one slab */
+    zsqueeze sq;
+    int c, packed = 1;
+    if (k != 2 && k != 4 && k != 8 && !ZLUT(k))
+        squeeze_init(&sq, k);
+    for (c = 0; c < k; c++)
+        packed &= cols[c].row_stride == 8 * m;
+    /* (each loop twice, so whole rows keep their constant stores) */
+    if (packed && os == rs * m && last == rs) {
+        /* rows of 8m bytes back to back, in and out: m times as many rows of 8 */
+        rows_packed(k, cols, nrows * m, out, rs, rs, &sq);
+    } else if (packed && m == 1) {
+        if (os == rs && last == rs)
+            rows_packed(k, cols, nrows, out, rs, rs, &sq);
+        else
+            rows_packed(k, cols, nrows, out, os, last, &sq);
+    } else if (last == rs) {
+        rows_strided(k, cols, m, nrows, out, os, rs, &sq);
+    } else {
+        rows_strided(k, cols, m, nrows, out, os, last, &sq);
     }
 }
 
 /* One function per k, so each gets its own registers and unrolled blocks. */
 #define ROWS_K(K) \
     ZAVX2 static void rows_##K(const zorder_column *cols, ptrdiff_t m, ptrdiff_t nrows, \
-                               uint8_t *out, ptrdiff_t os) \
-    { rows_k(K, cols, m, nrows, out, os); }
+                               uint8_t *out, ptrdiff_t os, ptrdiff_t last) \
+    { rows_k(K, cols, m, nrows, out, os, last); }
 ROWS_K(2)
 ROWS_K(3)
 ROWS_K(4)
@@ -477,16 +593,16 @@ ROWS_K(7)
 ROWS_K(8)
 
 static void rows_any(int k, const zorder_column *cols, ptrdiff_t m, ptrdiff_t nrows,
-                     uint8_t *out, ptrdiff_t os)
+                     uint8_t *out, ptrdiff_t os, ptrdiff_t last)
 {
     switch (k) {
-    case 2: rows_2(cols, m, nrows, out, os); break;
-    case 3: rows_3(cols, m, nrows, out, os); break;
-    case 4: rows_4(cols, m, nrows, out, os); break;
-    case 5: rows_5(cols, m, nrows, out, os); break;
-    case 6: rows_6(cols, m, nrows, out, os); break;
-    case 7: rows_7(cols, m, nrows, out, os); break;
-    default: rows_8(cols, m, nrows, out, os); break;
+    case 2: rows_2(cols, m, nrows, out, os, last); break;
+    case 3: rows_3(cols, m, nrows, out, os, last); break;
+    case 4: rows_4(cols, m, nrows, out, os, last); break;
+    case 5: rows_5(cols, m, nrows, out, os, last); break;
+    case 6: rows_6(cols, m, nrows, out, os, last); break;
+    case 7: rows_7(cols, m, nrows, out, os, last); break;
+    default: rows_8(cols, m, nrows, out, os, last); break;
     }
 }
 
@@ -519,11 +635,37 @@ ZAVX2_INLINE ptrdiff_t prefix_rows_k(const int k, const int need, const zorder_c
     __m256i X[8];
     zsqueeze sq;
     ptrdiff_t r0;
-    int c, v, i;
+    int c, v, i, rows8 = 1;
     if (k != 2 && k != 4 && k != 8 && !ZLUT(k))
         squeeze_init(&sq, k);
     for (c = k; c < 8; c++)
         X[c] = _mm256_setzero_si256();
+    for (c = 0; c < k; c++)
+        rows8 &= cols[c].row_stride == 8;
+    if (rows8) {
+        /* columns of 8-byte rows: G loads of 4 rows each, a lane's worth of rows paired
+         * up by vperm2i128, and vpshufb takes their prefixes to their places */
+        const int e = need == 1 ? 0 : need == 2 ? 1 : 2;
+        for (r0 = 0; r0 + step <= nrows; r0 += step) {
+            for (c = 0; c < k; c++) {
+                const uint8_t *p = cols[c].data + 8 * r0;
+                __m256i x = _mm256_setzero_si256();
+                _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
+                for (v = 0; v < G / 2; v++) {
+                    const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * v));
+                    const __m256i b = _mm256_loadu_si256(
+                        (const __m256i *)(const void *)(p + 32 * (v + G / 2)));
+                    x = _mm256_or_si256(x, _mm256_shuffle_epi8(_mm256_permute2x128_si256(a, b, 0x20),
+                                                               bcast16(PREFIX[e][2 * v])));
+                    x = _mm256_or_si256(x, _mm256_shuffle_epi8(_mm256_permute2x128_si256(a, b, 0x31),
+                                                               bcast16(PREFIX[e][2 * v + 1])));
+                }
+                X[c] = x;
+            }
+            zblock(k, X, out + r0 * k * need, rs);
+        }
+        return r0;
+    }
     for (r0 = 0; r0 + step <= nrows; r0 += step) {
         for (c = 0; c < k; c++) {
             const ptrdiff_t st = cols[c].row_stride;
@@ -574,15 +716,11 @@ static ptrdiff_t prefix_any(int k, const zorder_column *cols, int need, ptrdiff_
     }
 }
 
-/* Truncated rows ending inside a slab: the whole slabs of a chunk of rows into scratch,
- * then each row's first `size` bytes. */
-#define CHUNK_BYTES (32 << 10)
-
 int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
                         uint8_t *out, ptrdiff_t out_stride, zorder_uniform_fn fallback)
 {
     zorder_column view[ZORDER_MAX_GROUP];
-    ptrdiff_t width, need, whole, slabs, r0, r;
+    ptrdiff_t width, need, whole, slabs;
     int c;
     if (k < 2 || k > 8 || nrows < 4)
         return 0;
@@ -593,7 +731,7 @@ int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
     whole = need / 8;
     slabs = (need + 7) / 8;
     if (size == 8 * k * whole) {
-        rows_any(k, cols, whole, nrows, out, out_stride);
+        rows_any(k, cols, whole, nrows, out, out_stride, 8 * k);
         return 1;
     }
     if ((need == 1 || need == 2 || need == 4) && size == k * need && out_stride == size) {
@@ -613,28 +751,14 @@ int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
         }
     }
     if (8 * slabs <= width) {
-        const ptrdiff_t full = 8 * k * slabs;
-        const ptrdiff_t chunk = CHUNK_BYTES / full + 4;
-        uint8_t *tmp = (uint8_t *)malloc((size_t)(chunk * full));
-        if (tmp == NULL)
-            return 0;
-        for (r0 = 0; r0 < nrows; r0 += chunk) {
-            const ptrdiff_t R = nrows - r0 < chunk ? nrows - r0 : chunk;
-            for (c = 0; c < k; c++) {
-                view[c] = cols[c];
-                view[c].data = cols[c].data + r0 * cols[c].row_stride;
-            }
-            rows_any(k, view, slabs, R, tmp, full);
-            for (r = 0; r < R; r++)
-                zorder_copy_short(out + (r0 + r) * out_stride, tmp + r * full, size);
-        }
-        free(tmp);
+        /* rows ending inside a slab: that slab computed whole, its needed bytes stored */
+        rows_any(k, cols, slabs, nrows, out, out_stride, size - 8 * k * (slabs - 1));
         return 1;
     }
     if (whole == 0)
         return 0;
     /* the whole slabs here, the bytes after them (fewer than 8 per column) on fallback */
-    rows_any(k, cols, whole, nrows, out, out_stride);
+    rows_any(k, cols, whole, nrows, out, out_stride, 8 * k);
     for (c = 0; c < k; c++) {
         view[c] = cols[c];
         view[c].data = cols[c].data + 8 * whole;
