@@ -146,7 +146,8 @@ def _stop_pool(pool) -> None:
     interpreter's exit would wait on. A second Ctrl-C is raised once this is done."""
     with _sigint_held():
         processes = list((getattr(pool, "_processes", None) or {}).values())
-        results = getattr(pool, "_result_queue", None)  # shutdown() drops it
+        results = getattr(pool, "_result_queue", None)  # shutdown() drops these two
+        manager = getattr(pool, "_executor_manager_thread", None)
         # Workers ignore Ctrl-C: ending them is this function's job, before the output
         # folder they write into is removed.
         for process in processes:
@@ -167,6 +168,10 @@ def _stop_pool(pool) -> None:
         if results is not None:
             with contextlib.suppress(Exception):
                 results._writer.close()
+        # Let the manager finish here: at exit concurrent.futures wakes it without a lock,
+        # and a wake-up racing its closing of that pipe printed an EBADF traceback.
+        if manager is not None:
+            manager.join(timeout=5)
 
 
 def _connect(address: str, timeout: float):
