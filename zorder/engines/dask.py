@@ -278,8 +278,9 @@ def cluster(
     out_dir = physical(out_dir)
     os.makedirs(os.path.dirname(out_dir), exist_ok=True)
     tmp = sibling(out_dir, "tmp")
-    os.mkdir(tmp)
     try:
+        # Inside the try: a Ctrl-C landing just after mkdir returns still removes the folder.
+        os.mkdir(tmp)
         with sigterm_as_exception(), running_on(scheduler, connect_timeout) as client:
             if client is not None:
                 seen = client.run(os.path.isdir, tmp)

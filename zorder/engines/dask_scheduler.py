@@ -7,7 +7,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import sys
+import threading
 from typing import Any, Iterator
 
 __all__ = ["SCHEDULERS", "compute", "running_on"]
@@ -64,23 +66,112 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
 
 
 def _process_pool():
+    """A spawn-context process pool whose workers never see the terminal's Ctrl-C.
+
+    Ctrl-C reaches the whole foreground process group. The parent handles it (it stops the
+    pool and restores the output); a worker that also took it died mid-import, or sent its
+    task's KeyboardInterrupt back, with a traceback on the user's terminal. An initializer
+    is too late (it runs after the imports), so SIGINT is *blocked* in the thread that starts
+    the workers: a blocked mask survives fork and exec, so a worker holds any Ctrl-C pending
+    from its first instruction, and its initializer then ignores it for good (the pattern of
+    the stdlib's resource tracker, bpo-33613). Workers start inside ``submit`` (spawn starts
+    them on demand), which also defers the parent's own KeyboardInterrupt to its end, so a
+    started worker is always in ``_processes`` where :func:`_stop_pool` finds it.
+    """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1,
-                               mp_context=multiprocessing.get_context("spawn"))
+    class Pool(ProcessPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            if hasattr(signal, "pthread_sigmask"):
+                # Starting the resource tracker unblocks SIGINT in this thread: start it
+                # (if it is not running yet) before SIGINT is blocked for the workers.
+                from multiprocessing import resource_tracker
+
+                resource_tracker.ensure_running()
+            with _sigint_held():
+                return super().submit(fn, *args, **kwargs)
+
+    return Pool(max_workers=os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_worker_start)
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Within the block SIGINT is blocked in this thread (so processes started here inherit
+    it blocked) and, in the main thread, a Ctrl-C is raised only at the block's end."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks
+        yield
+        return
+    caught: list = []
+    previous = signal.getsignal(signal.SIGINT)
+    # Only the main thread may set handlers, and only there is KeyboardInterrupt raised.
+    defer = threading.current_thread() is threading.main_thread() and callable(previous)
+    if defer:
+        signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        # Unblocking delivers a held Ctrl-C to the recorder (signal.signal runs pending
+        # handlers before it swaps them); it is then raised again under the old handler.
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if defer:
+            signal.signal(signal.SIGINT, previous)
+            if caught:
+                signal.raise_signal(signal.SIGINT)
+
+
+def _worker_start() -> None:
+    """Initializer of a pool worker: ignore SIGINT (held blocked since the worker's start,
+    see :func:`_process_pool`), and exit with the parent, which is the one to stop workers:
+    one that outlived a killed parent would wait on its task queue forever."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # drops a Ctrl-C held pending
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
+
+
+def _exit_with(parent) -> None:
+    parent.join()  # returns when the parent has ended
+    os._exit(1)
 
 
 def _stop_pool(pool) -> None:
-    """End a process pool now: cancel what waits, terminate what runs."""
-    processes = list(getattr(pool, "_processes", {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        with contextlib.suppress(Exception):
-            process.terminate()
-    for process in processes:
-        with contextlib.suppress(Exception):
-            process.join(timeout=2)
+    """End a process pool now: cancel what waits, end what runs, and leave nothing that the
+    interpreter's exit would wait on. A second Ctrl-C is raised once this is done."""
+    with _sigint_held():
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        results = getattr(pool, "_result_queue", None)  # shutdown() drops these two
+        manager = getattr(pool, "_executor_manager_thread", None)
+        # Workers ignore Ctrl-C: ending them is this function's job, before the output
+        # folder they write into is removed.
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.join(timeout=2)
+                if process.is_alive():
+                    process.kill()
+                    process.join(timeout=2)
+        # A worker ended while sending a result leaves half a message in the result pipe:
+        # the pool's manager thread then waits for the rest forever, and concurrent.futures
+        # joins that thread at exit (a `cluster` outliving its Ctrl-C for good). With the
+        # workers gone this process holds the pipe's last write end; closing it gives the
+        # manager an end of file, and it winds the pool up as broken.
+        if results is not None:
+            with contextlib.suppress(Exception):
+                results._writer.close()
+        # Let the manager finish here: at exit concurrent.futures wakes it without a lock,
+        # and a wake-up racing its closing of that pipe printed an EBADF traceback.
+        if manager is not None:
+            manager.join(timeout=5)
 
 
 def _connect(address: str, timeout: float):
