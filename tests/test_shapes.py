@@ -89,13 +89,14 @@ def test_narrow_widths(backend, widths):
             check_rows(backend, columns, size)
 
 
-# Column counts reaching every plan of csrc/segments.h on every backend's cost table: one
-# stage (9-16 as 2-8 x 2-8), three stages (20 = 2 x 5 x 2 on some tables, 48, 64 = 8 x 8),
-# stages of 5, 6 and 7 columns (20, 28, 35, 42, 49, 56), and zero-padded and squeezed
-# (primes 11, 13, 29, 37, 61; 22, 26, 44, 58 with a prime factor above 7; 9-63 not a
-# multiple of 8 where padding is the cheaper plan).
-MANY = [9, 10, 11, 12, 13, 14, 15, 16, 17, 20, 21, 22, 24, 25, 26, 28, 29, 31, 32, 35, 37, 40,
-        42, 44, 48, 49, 56, 58, 60, 61, 63, 64]
+# Column counts reaching every plan of csrc/segments.h under each backend's stage costs
+# (simd, avx2, and the default of pdep and table): two stages of 2-8 columns (9 = 3 x 3,
+# 10, 12, 14 = 7 x 2, 15, 16, 20, 21, 24, 25, 28, 32, 35, 40, 49 = 7 x 7, 56 = 8 x 7, 64),
+# three or four (18, 30, 42 = 3 x 7 x 2, 48 = 4 x 4 x 3, 54 = 3 x 2 x 3 x 3, 60, 63 on avx2)
+# and zero-padded to a multiple of 8 then squeezed (11, 13, 17, 22, 26, 29, 31, 37, 44, 58,
+# 61 and 30 / 60 / 63 on some tables; padded to 16, 24, 32, 40, 48 and 64).
+MANY = [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 24, 25, 26, 28, 29, 30, 31, 32, 35,
+        37, 40, 42, 44, 48, 49, 54, 56, 58, 60, 61, 63, 64]
 
 
 @pytest.mark.parametrize("ncols", MANY)

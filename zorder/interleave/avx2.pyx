@@ -55,9 +55,11 @@ name = "avx2"
 # More than 8 columns (csrc/segments.h): what one pass of an a-column stage costs this
 # kernel, ps per output byte with the data in cache (AMD EPYC, Zen 4, 2,048 rows of 8 B a
 # column, best of 200): a = 2: 38, 3: 53, 4: 85, 5: 144, 6: 97, 7: 122, 8: 73; and the
-# scalar squeeze of a zero-padded interleave (cost[0]) 155-510 (k = 61 to 11).
+# scalar squeeze of a zero-padded interleave (cost[0]) 155-510 (k = 61 to 11). cost[1], 40,
+# is added per pass: without it 32 columns ran as 2 x 8 x 2 in 79-100 ns/row at 1,000,000
+# rows, with it as 8 x 4 in 58-69 (two alternating runs each, load average 4-5).
 cdef SegBackend _seg
-_seg.cost = [300, 0, 38, 53, 85, 144, 97, 122, 73]
+_seg.cost = [300, 40, 38, 53, 85, 144, 97, 122, 73]
 _seg.squeeze = NULL
 
 cdef bint _supported = zorder_avx2_built and usable("avx2")

@@ -162,8 +162,9 @@ static inline void zorder_seg_squeeze(const uint8_t *src, int k, int nb, ptrdiff
  * B > 8), or (A = 0) padded with zero columns to K = 8 * ceil(k / 8), which always splits,
  * then squeezed (zorder_seg_squeeze). Every stage passes over all the bytes, so a plan's
  * cost per byte is the sum of its stages' costs per byte: cost[a] for an a-column pass
- * (a = 2..8, in cache, the backend's own figures), and for the pad path K / k times the
- * cost of K plus cost[0], the squeeze's. The cheapest plan is taken. */
+ * (a = 2..8, in cache, the backend's own figures) plus cost[1] for any pass (what the
+ * in-cache figures miss), and for the pad path K / k times the cost of K plus cost[0],
+ * the squeeze's. The cheapest plan is taken. */
 typedef void (*zorder_squeeze_fn)(const uint8_t *src, int k, int nb, ptrdiff_t w,
                                   ptrdiff_t limit, ptrdiff_t rows, uint8_t *out,
                                   ptrdiff_t out_stride);
@@ -183,13 +184,13 @@ static inline int zorder_seg_plan(int k, const zorder_seg_backend *costs, int pa
     int a, sub, best = 0, best_cost = -1;
     if (k <= 8) {
         *split = k;
-        return costs->cost[k];
+        return costs->cost[k] + costs->cost[1];
     }
     for (a = 8; a >= 2; a--) {
         int c;
         if (k % a || (c = zorder_seg_plan(k / a, costs, 0, &sub)) < 0)
             continue;
-        c += costs->cost[a];
+        c += costs->cost[a] + costs->cost[1];
         if (best_cost < 0 || c < best_cost) {
             best_cost = c;
             best = a;
