@@ -8,16 +8,15 @@
  * width end - start: the backend's own uniform kernel run on column views whose data
  * pointers are offset by `start`, writing at an offset into each output row.
  *
- * More than 8 active columns: the k-column group of byte index j is 8 bit levels of k
- * bits each (level i = bit 7 - i of every column, in column order). An 8-column interleave
- * of columns 8q..8q+7 gives, per byte index, 8 bytes: byte i = level i of those columns.
- * So blocks of 8 columns (the last one r = k mod 8 columns, whose group holds its 8 levels
- * of r bits each) run on the uniform kernel into a scratch buffer, and a merge puts
- * level i of every block side by side.
+ * More than 8 active columns (zorder_seg_wide): k = A * B columns are the B-column
+ * interleave of A-column interleaves, so two (or more) uniform passes through scratch; k
+ * with a prime factor above 7 (or where it is cheaper) as K = 8 * ceil(k / 8) columns, the
+ * last K - k zero, whose zero bits are then squeezed out. The plan is the cheapest under
+ * the backend's own stage costs (zorder_seg_plan).
  *
- * Rows go in chunks of about 32 KiB of output so the segments of a chunk find its rows
- * still in the cache. The uniform kernel writes exactly the bytes it is given when its
- * out_stride is not its size, which is the case for every segment of a ragged row; when
+ * Rows go in chunks of about 32 KiB of output (256 KiB with more than 8 columns) so the
+ * segments of a chunk find its rows still in the cache. The uniform kernel writes exactly
+ * the bytes it is given when its out_stride is not its size, which is the case for every segment of a ragged row; when
  * one segment is the whole (possibly truncated) row, its rows may spill only into the next
  * row, written after them, and the last row of every kernel call is exact. */
 #ifndef ZORDER_SEGMENTS_H
@@ -316,8 +315,9 @@ static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w
                 part[u].width = w;
             }
         }
+        /* (the squeeze's 8-byte loads past the last row land in the scratch after it) */
         zorder_seg_wide(part, kk, w, kk * w, rows, wide, kk * w, uniform, costs,
-                        wide + rows * kk * w + 16, 0);
+                        wide + rows * kk * w, 0);
         (costs->squeeze ? costs->squeeze : zorder_seg_squeeze)(wide, k, nb, w, limit, rows, dst,
                                                                 out_stride);
     }
