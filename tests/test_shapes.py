@@ -89,7 +89,17 @@ def test_narrow_widths(backend, widths):
             check_rows(backend, columns, size)
 
 
-@pytest.mark.parametrize("ncols", [9, 10, 11, 12, 13, 16, 17, 24, 25, 31, 32, 48, 60, 63, 64])
+# Column counts reaching every plan of csrc/segments.h under each backend's stage costs
+# (simd, avx2, and the default of pdep and table): two stages of 2-8 columns (9 = 3 x 3,
+# 10, 12, 14 = 7 x 2, 15, 16, 20, 21, 24, 25, 28, 32, 35, 40, 49 = 7 x 7, 56 = 8 x 7, 64),
+# three or four (18, 30, 42 = 3 x 7 x 2, 48 = 4 x 4 x 3, 54 = 3 x 2 x 3 x 3, 60, 63 on avx2)
+# and zero-padded to a multiple of 8 then squeezed (11, 13, 17, 22, 26, 29, 31, 37, 44, 58,
+# 61 and 30 / 60 / 63 on some tables; padded to 16, 24, 32, 40, 48 and 64).
+MANY = [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 24, 25, 26, 28, 29, 30, 31, 32, 35,
+        37, 40, 42, 44, 48, 49, 54, 56, 58, 60, 61, 63, 64]
+
+
+@pytest.mark.parametrize("ncols", MANY)
 def test_many_columns_uniform(backend, ncols):
     rng = random.Random(ncols)
     for width in (1, 3, 8, 16):
@@ -97,7 +107,10 @@ def test_many_columns_uniform(backend, ncols):
         total = ncols * width
         for nrows in (1, 5, 70):
             columns = random_columns(rng, widths, nrows)
-            sizes = {total, total - 1, 1, ncols, ncols + 1, total // 2, rng.randint(1, total)}
+            # truncated at every group of the first 8-byte piece and in the later ones:
+            # the last stage's output cut (scratch and copy), the squeeze's limit
+            sizes = {total, total - 1, 1, ncols, ncols + 1, total // 2, rng.randint(1, total),
+                     8 * ncols - 1, 8 * ncols + 3, 7 * ncols + 1}
             for size in sorted(s for s in sizes if 1 <= s <= total):
                 check_rows(backend, columns, size)
 
@@ -123,11 +136,13 @@ def test_more_than_64_columns_still_exact(backend):
 
 
 def test_rows_spanning_several_chunks(backend):
-    # The driver works in chunks of about 32 KiB of output: cross several, with a
-    # ragged shape, a many-column one and a truncated one.
+    # The driver works in chunks of about 32 KiB of output (256 KiB with more than 8
+    # columns): cross several, with ragged shapes, many-column ones (split, padded and
+    # squeezed) and truncated ones.
     rng = random.Random(7)
     for widths, size in (([8, 16], 24), ([8, 16], 20), ([3, 5, 8], 16), ([8] * 12, 96),
-                         ([8] * 12, 50), ([4] * 24, 96), ([8] * 11, 88)):
+                         ([8] * 12, 50), ([4] * 24, 96), ([8] * 11, 88), ([8] * 29, 232),
+                         ([8] * 40, 100), ([8] * 64, 512)):
         columns = random_columns(rng, widths, 5000)
         check_rows(backend, columns, size)
 

@@ -261,7 +261,7 @@ def decode(data: bytes) -> Case:
     rng = random.Random(p.int(0, 65535))
     case = Case()
     case.mode = p.choice(("bits", "bits", "rows", "rows", "block"))
-    max_cols, max_width = MAX_COLUMNS, MAX_WIDTH
+    max_cols, max_width = 64, MAX_WIDTH   # (MAX_COLUMNS bounds the ordinary draw)
     if case.mode == "bits":
         case.nrows = 1
     elif p.int(0, 80) == 0:
@@ -274,6 +274,10 @@ def decode(data: bytes) -> Case:
         case.nrows = p.int(0, 40)
         case.threads = p.int(1, 4)
     ncols = p.choice((1, 2, 3, 4, 5, 8, 9)) if p.flag() else p.int(1, MAX_COLUMNS)
+    if ncols == 9 and p.flag():
+        # many columns: each plan of csrc/segments.h (two or three stages of 2-8 columns,
+        # or padded to a multiple of 8 and squeezed)
+        ncols = p.choice((11, 13, 20, 28, 29, 37, 40, 48, 54, 61, 63, 64))
     ncols = min(ncols, max_cols)
     if case.mode == "block" or p.flag():
         case.widths = [p.int(0, max_width)] * ncols

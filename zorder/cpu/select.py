@@ -262,9 +262,17 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                       "(6.0x), avx2 6.8, pdep 7.6-11.8, table 13.9; 1+2+3+4->10: AMD simd 6.3, "
                       "pdep 13.9; with avx2 (one run): 3+5+8->16 simd 5.2 (4.8x), avx2 6.3, "
                       "pdep 8.0; 1+2+3+4->10 simd 4.6 (4.7x), avx2 10.1, pdep 9.8"),
+    # One class for 9-64 columns: with the staged plans of csrc/segments.h (per-backend
+    # stage costs, padding and an AVX-512 squeeze for k with a prime factor above 7) simd
+    # measured fastest or tied at every k of 9-64, full, truncated and narrow (AMD figures:
+    # 1,000,000 rows, best of 3 alternating backends, load average 5-7; benchmarks/NOTES.md,
+    # "More than 8 columns")
     "many-columns": (("simd", "avx2", "pdep", "table"),
-                     "12x8->96: Intel simd 20.3 ns (2.0x), pdep 61.2, table 68.9; "
-                     "AMD simd 16.8 (2.7x), avx2 29.4, pdep 48.9-66.1, table 83.8"),
+                     "AMD 12x8->96 simd 32 ns (1.3x copy), avx2 49, pdep 140; 29x8->232 simd "
+                     "84 (2.1x), avx2 261, pdep 512; 64x8->512 simd 187 (2.2x), avx2 224, "
+                     "pdep 774; 16x8->128 simd 36-44, avx2 32-45 (a tie); 64x8->64 simd 158, "
+                     "pdep 161; Intel (before the staged plans) 12x8->96 simd 20.3 ns (2.0x), "
+                     "pdep 61.2, table 68.9"),
 }
 
 #: aarch64: class -> why neon comes first there. Not measured (no aarch64 machine here, and

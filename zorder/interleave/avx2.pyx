@@ -28,6 +28,13 @@ cdef extern from "avx2_kernel.h" nogil:
     ctypedef void (*UniformKernel "zorder_uniform_fn")(const Column* cols, int k, Py_ssize_t size,
                                                       Py_ssize_t nrows, uint8_t* out,
                                                       Py_ssize_t out_stride) noexcept nogil
+    ctypedef void (*SqueezeFn "zorder_squeeze_fn")(const uint8_t* src, int k, int nb,
+                                                  Py_ssize_t w, Py_ssize_t limit,
+                                                  Py_ssize_t rows, uint8_t* out,
+                                                  Py_ssize_t out_stride) noexcept nogil
+    ctypedef struct SegBackend "zorder_seg_backend":
+        int cost[9]
+        SqueezeFn squeeze
     const int zorder_avx2_built
     Py_ssize_t zorder_avx2_stream_min
     void zorder_avx2_init()
@@ -37,12 +44,23 @@ cdef extern from "avx2_kernel.h" nogil:
     int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
                                              Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
                                              Py_ssize_t out_stride, UniformKernel uniform,
-                                             int round8, int gather_all)
+                                             int round8, int gather_all,
+                                             const SegBackend* backend)
     void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
                                             Py_ssize_t nrows, uint8_t* out,
                                             Py_ssize_t out_stride, UniformKernel uniform)
 
 name = "avx2"
+
+# More than 8 columns (csrc/segments.h): what one pass of an a-column stage costs this
+# kernel, ps per output byte with the data in cache (AMD EPYC, Zen 4, 2,048 rows of 8 B a
+# column, best of 200): a = 2: 38, 3: 53, 4: 85, 5: 144, 6: 97, 7: 122, 8: 73; and the
+# scalar squeeze of a zero-padded interleave (cost[0]) 155-510 (k = 61 to 11). cost[1], 40,
+# is added per pass: without it 32 columns ran as 2 x 8 x 2 in 79-100 ns/row at 1,000,000
+# rows, with it as 8 x 4 in 58-69 (two alternating runs each, load average 4-5).
+cdef SegBackend _seg
+_seg.cost = [300, 40, 38, 53, 85, 144, 97, 122, 73]
+_seg.squeeze = NULL
 
 cdef bint _supported = zorder_avx2_built and usable("avx2")
 if _supported:
@@ -74,7 +92,7 @@ cdef void avx2_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
             uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, avx2_uniform)
             return
         # ragged widths, more than 8 columns: segment by segment on the kernel above
-        if segments_rows(columns, ncolumns, size, nrows, out, out_stride, avx2_uniform, 1, 0):
+        if segments_rows(columns, ncolumns, size, nrows, out, out_stride, avx2_uniform, 1, 0, &_seg):
             return
     group_rows(columns, ncolumns, size, nrows, out, out_stride)   # (falls back itself)
 

@@ -9,10 +9,18 @@ cdef extern from "segments.h" nogil:
     ctypedef void (*UniformKernel "zorder_uniform_fn")(const Column* cols, int k, Py_ssize_t size,
                                                       Py_ssize_t nrows, uint8_t* out,
                                                       Py_ssize_t out_stride) noexcept nogil
+    ctypedef void (*SqueezeFn "zorder_squeeze_fn")(const uint8_t* src, int k, int nb,
+                                                  Py_ssize_t w, Py_ssize_t limit,
+                                                  Py_ssize_t rows, uint8_t* out,
+                                                  Py_ssize_t out_stride) noexcept nogil
+    ctypedef struct SegBackend "zorder_seg_backend":
+        int cost[9]
+        SqueezeFn squeeze
     int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
                                              Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
                                              Py_ssize_t out_stride, UniformKernel uniform,
-                                             int round8, int gather_all)
+                                             int round8, int gather_all,
+                                             const SegBackend* backend)
     void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
                                             Py_ssize_t nrows, uint8_t* out,
                                             Py_ssize_t out_stride, UniformKernel uniform)
@@ -23,7 +31,7 @@ cdef void group_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size
     if is_uniform(columns, ncolumns):
         # Equal widths: the unrolled kernel of csrc/spread_rows.h, with this module's tables.
         uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, spread_uniform)
-    elif not segments_rows(columns, ncolumns, size, nrows, out, out_stride, spread_uniform, 0, 0):
+    elif not segments_rows(columns, ncolumns, size, nrows, out, out_stride, spread_uniform, 0, 0, NULL):
         # more than 64 columns (or no memory for the scratch rows)
         bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)
 

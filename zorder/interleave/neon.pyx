@@ -31,11 +31,19 @@ cdef extern from "segments.h" nogil:
     ctypedef void (*UniformKernel "zorder_uniform_fn")(const Column* cols, int k, Py_ssize_t size,
                                                       Py_ssize_t nrows, uint8_t* out,
                                                       Py_ssize_t out_stride) noexcept nogil
+    ctypedef void (*SqueezeFn "zorder_squeeze_fn")(const uint8_t* src, int k, int nb,
+                                                  Py_ssize_t w, Py_ssize_t limit,
+                                                  Py_ssize_t rows, uint8_t* out,
+                                                  Py_ssize_t out_stride) noexcept nogil
+    ctypedef struct SegBackend "zorder_seg_backend":
+        int cost[9]
+        SqueezeFn squeeze
     bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)
     int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
                                              Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
                                              Py_ssize_t out_stride, UniformKernel uniform,
-                                             int round8, int gather_all)
+                                             int round8, int gather_all,
+                                             const SegBackend* backend)
     void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
                                             Py_ssize_t nrows, uint8_t* out,
                                             Py_ssize_t out_stride, UniformKernel uniform)
@@ -64,7 +72,7 @@ cdef void neon_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t
         # Narrow or odd widths with spaced-out rows: gathered into rows back to back and
         # run as rows of 8 bytes (segments.h calls back here with widths of 8, and with
         # single leftover rows, which go to the table kernel below).
-        if segments_rows(columns, k, size, nrows, out, out_stride, neon_uniform, 1, 0):
+        if segments_rows(columns, k, size, nrows, out, out_stride, neon_uniform, 1, 0, NULL):
             return
     table_uniform(columns, k, size, nrows, out, out_stride)
 
@@ -74,7 +82,7 @@ cdef void neon_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
     if is_uniform(columns, ncolumns):
         # narrow columns with rows back to back: as rows of 8 bytes (segments.h)
         uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, neon_uniform)
-    elif not segments_rows(columns, ncolumns, size, nrows, out, out_stride, neon_uniform, 1, 0):
+    elif not segments_rows(columns, ncolumns, size, nrows, out, out_stride, neon_uniform, 1, 0, NULL):
         # more than 64 columns (or no memory for the scratch rows)
         bitloop_rows(columns, ncolumns, size, nrows, out, out_stride)
 

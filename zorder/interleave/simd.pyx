@@ -29,21 +29,39 @@ cdef extern from "simd_kernel.h" nogil:
     void zorder_simd_init()
     int zorder_simd_rows(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
                          Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride)
+    void zorder_simd_squeeze(const uint8_t* src, int k, int nb, Py_ssize_t w, Py_ssize_t limit,
+                             Py_ssize_t rows, uint8_t* out, Py_ssize_t out_stride)
 
 cdef extern from "segments.h" nogil:
     ctypedef void (*UniformKernel "zorder_uniform_fn")(const Column* cols, int k, Py_ssize_t size,
                                                       Py_ssize_t nrows, uint8_t* out,
                                                       Py_ssize_t out_stride) noexcept nogil
+    ctypedef void (*SqueezeFn "zorder_squeeze_fn")(const uint8_t* src, int k, int nb,
+                                                  Py_ssize_t w, Py_ssize_t limit,
+                                                  Py_ssize_t rows, uint8_t* out,
+                                                  Py_ssize_t out_stride) noexcept nogil
+    ctypedef struct SegBackend "zorder_seg_backend":
+        int cost[9]
+        SqueezeFn squeeze
     bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)
     int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
                                              Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
                                              Py_ssize_t out_stride, UniformKernel uniform,
-                                             int round8, int gather_all)
+                                             int round8, int gather_all,
+                                             const SegBackend* backend)
     void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
                                             Py_ssize_t nrows, uint8_t* out,
                                             Py_ssize_t out_stride, UniformKernel uniform)
 
 name = "simd"
+
+# More than 8 columns (csrc/segments.h): what one pass of an a-column stage costs this
+# kernel, ps per output byte with the data in cache (AMD EPYC, Zen 4, 2,048 rows of 8 B a
+# column, best of 200): a = 2: 22, 3: 25, 4: 20, 5: 40, 6: 49, 7: 62, 8: 32; and the
+# squeeze of a zero-padded interleave (cost[0]) 41-66 (k = 11, 13, 29, 37, 61).
+cdef SegBackend _seg
+_seg.cost = [50, 0, 22, 25, 20, 40, 49, 62, 32]
+_seg.squeeze = <SqueezeFn>zorder_simd_squeeze
 
 cdef bint _supported = zorder_simd_built and usable("avx512_vbmi_gfni")
 cdef bint _pdep_fallback = pdep_supported()
@@ -119,7 +137,7 @@ cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
         # segment by segment on those kernels.
         if pdep_padded(columns, ncolumns, size, nrows, out, out_stride, simd_uniform):
             return
-        if segments_rows(columns, ncolumns, size, nrows, out, out_stride, simd_uniform, 1, 1):
+        if segments_rows(columns, ncolumns, size, nrows, out, out_stride, simd_uniform, 1, 1, &_seg):
             return
     if _pdep_fallback:
         pdep_rows(columns, ncolumns, size, nrows, out, out_stride)   # (falls back itself)

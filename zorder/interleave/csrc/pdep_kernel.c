@@ -198,7 +198,7 @@ int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
     /* Ragged widths and more than 8 columns: the same kernel per segment (segments.h).
      * (Padded and compacted, zorder_pdep_padded_rows, lost here: the padded row costs
      * this kernel more than the segments' gathers; 3+5+8 -> 16 10.2 vs 7.7 ns/row.) */
-    return zorder_segments_rows(cols, ncols, size, nrows, out, out_stride, zorder_spread_uniform, 0, 0);
+    return zorder_segments_rows(cols, ncols, size, nrows, out, out_stride, zorder_spread_uniform, 0, 0, NULL);
 }
 
 ZORDER_TARGET_BMI2

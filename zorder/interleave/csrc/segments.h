@@ -8,16 +8,15 @@
  * width end - start: the backend's own uniform kernel run on column views whose data
  * pointers are offset by `start`, writing at an offset into each output row.
  *
- * More than 8 active columns: the k-column group of byte index j is 8 bit levels of k
- * bits each (level i = bit 7 - i of every column, in column order). An 8-column interleave
- * of columns 8q..8q+7 gives, per byte index, 8 bytes: byte i = level i of those columns.
- * So blocks of 8 columns (the last one r = k mod 8 columns, whose group holds its 8 levels
- * of r bits each) run on the uniform kernel into a scratch buffer, and a merge puts
- * level i of every block side by side.
+ * More than 8 active columns (zorder_seg_wide): k = A * B columns are the B-column
+ * interleave of A-column interleaves, so two (or more) uniform passes through scratch; k
+ * with a prime factor above 7 (or where it is cheaper) as K = 8 * ceil(k / 8) columns, the
+ * last K - k zero, whose zero bits are then squeezed out. The plan is the cheapest under
+ * the backend's own stage costs (zorder_seg_plan).
  *
- * Rows go in chunks of about 32 KiB of output so the segments of a chunk find its rows
- * still in the cache. The uniform kernel writes exactly the bytes it is given when its
- * out_stride is not its size, which is the case for every segment of a ragged row; when
+ * Rows go in chunks of about 32 KiB of output (256 KiB with more than 8 columns) so the
+ * segments of a chunk find its rows still in the cache. The uniform kernel writes exactly
+ * the bytes it is given when its out_stride is not its size, which is the case for every segment of a ragged row; when
  * one segment is the whole (possibly truncated) row, its rows may spill only into the next
  * row, written after them, and the last row of every kernel call is exact. */
 #ifndef ZORDER_SEGMENTS_H
@@ -38,7 +37,15 @@ static inline void zorder_uniform_rows(const zorder_column *cols, int k, ptrdiff
 
 /* Columns one call can take here; more go to the bit loop (the caller's fallback). */
 #define ZORDER_SEG_MAX_COLS 64
+#ifndef ZORDER_SEG_CHUNK_BYTES
 #define ZORDER_SEG_CHUNK_BYTES (32 << 10)
+#endif
+/* More than 8 columns: the first stage reads k column streams at once, and runs of a
+ * few hundred bytes per column (32 KiB of 48 x 8 B rows: 680 B) starve the prefetchers;
+ * larger chunks, their scratch still in L2, measured 2-3x faster for that stage. */
+#ifndef ZORDER_SEG_WIDE_CHUNK_BYTES
+#define ZORDER_SEG_WIDE_CHUNK_BYTES (256 << 10)
+#endif
 
 /* The active columns of the segment starting at byte index `start` (width > start), in
  * column order; returns their count. */
@@ -63,89 +70,192 @@ static inline ptrdiff_t zorder_seg_end(const zorder_column *cols, ptrdiff_t ncol
     return end;
 }
 
-/* Merges the blocks of a segment of k > 8 columns for `nrows` rows: block q (kq columns,
- * kq = 8 except maybe the last) holds in row r of scratch[q] (stride kq * w) the kq-byte
- * groups of the w byte indices. Writes the first `limit` bytes of each row's k * w. */
-static inline void zorder_seg_merge(uint8_t *const *scratch, const int *kq, int nblocks, int k,
-                                    ptrdiff_t w, ptrdiff_t limit, ptrdiff_t nrows, uint8_t *out,
-                                    ptrdiff_t out_stride)
+/* The level fields of a k-column interleave padded to K = 8 * nb columns (k < K, the last
+ * K - k columns zero): each of `rows` rows of src (stride K * w) holds 8 * w fields of nb
+ * bytes, field f = bit level f % 8 of byte index f / 8, its first k bits the real columns'
+ * and the rest zero. The k-column interleave is those first k bits of every field side by
+ * side (a row's k * w bytes are 8 * w fields of k bits). Writes the first `limit` bytes of
+ * each row. Word at a time: a field is one big-endian 64-bit load (nb <= 8), appended to
+ * a bit accumulator. src rows may be read 8 bytes past their end (scratch has room). */
+static inline uint64_t zorder_seg_load_be(const uint8_t *p)
 {
-    const int r = kq[nblocks - 1] == 8 ? 0 : kq[nblocks - 1];
-    const int full = r ? nblocks - 1 : nblocks;
-    ptrdiff_t row, j;
-    int i, q;
-    for (row = 0; row < nrows; row++) {
-        uint8_t *dst = out + row * out_stride;
-        for (j = 0; j * k < limit; j++) {
-            uint8_t group[8 * ZORDER_SEG_MAX_COLS / 8];
-            const ptrdiff_t n = limit - j * k < k ? limit - j * k : k;
-            uint8_t *d = n == k ? dst + j * k : group;
-            if (r == 0) {
-                /* whole bytes: level i of block q is byte i of its group */
-                for (q = 0; q < full; q++) {
-                    const uint8_t *s = scratch[q] + row * 8 * w + 8 * j;
-                    for (i = 0; i < 8; i++)
-                        d[i * full + q] = s[i];
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) \
+    && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap64(v);
+#else
+    {
+        int i;
+        v = 0;
+        for (i = 0; i < 8; i++)
+            v = (v << 8) | p[i];
+        return v;
+    }
+#endif
+}
+
+static inline void zorder_seg_store_be(uint8_t *p, uint64_t v)
+{
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) \
+    && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+    memcpy(p, &v, 8);
+#else
+    int i;
+    for (i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (56 - 8 * i));
+#endif
+}
+
+static inline void zorder_seg_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
+                                      ptrdiff_t limit, ptrdiff_t rows, uint8_t *out,
+                                      ptrdiff_t out_stride)
+{
+    const uint64_t keep = k >= 64 ? ~(uint64_t)0 : ~(~(uint64_t)0 >> k);
+    const ptrdiff_t in_stride = (ptrdiff_t)8 * nb * w;
+    /* q fields a 64-bit load (nb <= 4: 4 or 2), packed to q * k bits before the append */
+    const int q = 8 / nb >= 4 ? 4 : 8 / nb >= 2 ? 2 : 1, n = q * k, field_bits = 8 * nb;
+    /* the loads this row needs: those holding its first `limit` bytes (8 * w fields,
+     * a multiple of q, so rounding up stays within the row) */
+    const ptrdiff_t loads = ((8 * limit + k - 1) / k + q - 1) / q;
+    uint8_t tail[16];
+    ptrdiff_t row, f;
+    int i;
+    for (row = 0; row < rows; row++) {
+        const uint8_t *s = src + row * in_stride;
+        uint8_t *d = out + row * out_stride, *p = d;
+        /* whole 8-byte stores go straight to the row while they end within `limit` */
+        uint8_t *stop = d + limit - 8;
+        uint64_t acc = 0;
+        int bits = 0;   /* bits held in acc, from its top */
+        for (f = 0; f < loads; f++, s += q * nb) {
+            const uint64_t v = zorder_seg_load_be(s);
+            uint64_t x = v & keep;
+            for (i = 1; i < q; i++)
+                x |= ((v << (i * field_bits)) & keep) >> (i * k);
+            acc |= x >> bits;
+            bits += n;
+            if (bits >= 64) {
+                if (p <= stop) {
+                    zorder_seg_store_be(p, acc);
+                    p += 8;
+                } else {
+                    zorder_seg_store_be(tail, acc);
+                    memcpy(p, tail, (size_t)(d + limit - p));
+                    p = d + limit;
                 }
-            } else {
-                /* the last block's levels are r bits each: a bit accumulator */
-                const uint8_t *last = scratch[full] + row * r * w + r * j;
-                uint64_t g = 0, acc = 0;
-                int nb = 0, b;
-                uint8_t *p = d;
-                for (b = 0; b < r; b++)
-                    g = (g << 8) | last[b];
-                for (i = 0; i < 8; i++) {
-                    for (q = 0; q < full; q++) {
-                        acc = (acc << 8) | scratch[q][row * 8 * w + 8 * j + i];
-                        *p++ = (uint8_t)(acc >> nb);
-                    }
-                    acc = (acc << r) | ((g >> (r * (7 - i))) & ((1u << r) - 1));
-                    nb += r;
-                    if (nb >= 8) {
-                        nb -= 8;
-                        *p++ = (uint8_t)(acc >> nb);
-                    }
-                }
+                bits -= 64;
+                acc = bits ? x << (n - bits) : 0;
             }
-            if (d == group)
-                memcpy(dst + j * k, group, (size_t)n);
+        }
+        if (p < d + limit) {
+            zorder_seg_store_be(tail, acc);
+            memcpy(p, tail, (size_t)(d + limit - p < 8 ? d + limit - p : 8));
         }
     }
 }
 
-/* How a k-column interleave splits into two stages (see zorder_seg_wide): A columns per
- * stage-1 block, k / A blocks; 0 when k has no divisor 2..8 leaving a quotient that
- * splits again (k with a prime factor above 7). Kernels of 2, 4 and 8 columns are the
- * cheapest (transposes in simd, whole-word PDEPs), 5-7 the dearest. */
-static inline int zorder_seg_split(int k)
+/* How a k-column interleave (k > 8) runs, for zorder_seg_wide: k = A * B in two uniform
+ * stages (A columns per stage-1 block, k / A blocks; the second stage recursing when
+ * B > 8), or (A = 0) padded with zero columns to K = 8 * ceil(k / 8), which always splits,
+ * then squeezed (zorder_seg_squeeze). Every stage passes over all the bytes, so a plan's
+ * cost per byte is the sum of its stages' costs per byte: cost[a] for an a-column pass
+ * (a = 2..8, in cache, the backend's own figures) plus cost[1] for any pass (what the
+ * in-cache figures miss), and for the pad path K / k times the cost of K plus cost[0],
+ * the squeeze's. The cheapest plan is taken. */
+typedef void (*zorder_squeeze_fn)(const uint8_t *src, int k, int nb, ptrdiff_t w,
+                                  ptrdiff_t limit, ptrdiff_t rows, uint8_t *out,
+                                  ptrdiff_t out_stride);
+typedef struct {
+    int cost[9];
+    zorder_squeeze_fn squeeze;   /* zorder_seg_squeeze's contract; NULL: that one */
+} zorder_seg_backend;
+
+/* For a backend that gives none: 2, 4 and 8 columns the cheapest passes (transposes,
+ * whole-word PDEPs), 5-7 the dearest. */
+static const int ZORDER_SEG_DEFAULT_COSTS[9] = {4, 0, 2, 3, 2, 5, 6, 7, 2};
+
+/* The cheapest plan's cost for k columns (k <= 8: one pass), its A in *split; a quotient
+ * B > 8 must split again without padding (`pad` 0). Returns -1 when nothing fits. */
+static inline int zorder_seg_plan(int k, const zorder_seg_backend *costs, int pad, int *split)
 {
-    static const int cost[9] = {0, 0, 2, 3, 2, 5, 6, 7, 2};
-    int a, best = 0, best_cost = 1 << 20;
-    if (k <= 8)
-        return k;
+    int a, sub, best = 0, best_cost = -1;
+    if (k <= 8) {
+        *split = k;
+        return costs->cost[k] + costs->cost[1];
+    }
     for (a = 8; a >= 2; a--) {
         int c;
-        if (k % a || !zorder_seg_split(k / a))
+        if (k % a || (c = zorder_seg_plan(k / a, costs, 0, &sub)) < 0)
             continue;
-        c = cost[a] + (k / a <= 8 ? cost[k / a] : 4);
-        if (c < best_cost) {
+        c += costs->cost[a] + costs->cost[1];
+        if (best_cost < 0 || c < best_cost) {
             best_cost = c;
             best = a;
         }
     }
-    return best;
+    if (pad && k % 8 && k <= ZORDER_SEG_MAX_COLS) {
+        const int kk = (k + 7) / 8 * 8;
+        int c = zorder_seg_plan(kk, costs, 0, &sub);
+        if (c >= 0) {
+            c = (c * kk + k - 1) / k + costs->cost[0];
+            if (best_cost < 0 || c < best_cost) {
+                best_cost = c;
+                best = 0;
+            }
+        }
+    }
+    *split = best;
+    return best_cost;
 }
 
-/* Scratch bytes per row that zorder_seg_wide needs for k columns of groups w wide. */
-static inline ptrdiff_t zorder_seg_scratch(int k, ptrdiff_t w)
+/* A of the cheapest plan for k > 8 columns (0: padded). */
+static inline int zorder_seg_split(int k, const zorder_seg_backend *costs)
 {
-    const int a = zorder_seg_split(k);
+    int a = 0;
+    zorder_seg_plan(k, costs, 1, &a);
+    return a;
+}
+
+/* Scratch bytes per row that zorder_seg_wide needs for k columns of groups w wide. A
+ * last stage reading scratch gets room for its rows when truncated or spaced out. */
+static inline ptrdiff_t zorder_seg_scratch(int k, ptrdiff_t w, const zorder_seg_backend *costs)
+{
+    int a;
     if (k <= 8)
-        return 0;
-    if (a == 0)
-        return k * w;   /* the block merge */
-    return k * w + zorder_seg_scratch(k / a, a * w);
+        return k * w;
+    a = zorder_seg_split(k, costs);
+    if (a == 0) {
+        const int kk = (k + 7) / 8 * 8;
+        return w + kk * w + zorder_seg_scratch(kk, w, costs);   /* zeros, K-interleave */
+    }
+    return k * w + zorder_seg_scratch(k / a, a * w, costs);
+}
+
+/* k <= 8 columns in scratch, rows back to back (row_stride == width, a multiple of 8):
+ * as rows of 8 bytes, the kernels' best shape at any width (wide rows otherwise take
+ * gathers: 3 x 128 B was 220 ns/row, 100 in this form); truncated or spaced-out output
+ * rows go through scratch and are copied. */
+static inline void zorder_seg_last(const zorder_column *view, int k, ptrdiff_t w, ptrdiff_t limit,
+                                   ptrdiff_t rows, uint8_t *dst, ptrdiff_t out_stride,
+                                   zorder_uniform_fn uniform, uint8_t *scratch)
+{
+    zorder_column part[ZORDER_MAX_GROUP];
+    ptrdiff_t r;
+    int t;
+    for (t = 0; t < k; t++) {
+        part[t].data = view[t].data;
+        part[t].row_stride = 8;
+        part[t].width = 8;
+    }
+    if (limit == k * w && out_stride == limit) {
+        uniform(part, k, 8 * k, rows * (w / 8), dst, 8 * k);
+        return;
+    }
+    uniform(part, k, 8 * k, rows * (w / 8), scratch, 8 * k);
+    for (r = 0; r < rows; r++)
+        memcpy(dst + r * out_stride, scratch + r * k * w, (size_t)limit);
 }
 
 /* k > 8 columns (views of width w), `limit` bytes of each output row.
@@ -154,48 +264,62 @@ static inline ptrdiff_t zorder_seg_scratch(int k, ptrdiff_t w)
  * byte j of column t) is bit m * B + v of the stream with m = 8Aj + Ai + u: that is the
  * B-column interleave of B "columns" Y_v, where Y_v is the A-column interleave of columns
  * v, B + v, ..., (A-1)B + v. So two uniform passes (stage 2 recursing when B > 8), each at
- * the kernel's speed, with Y in scratch. k with a prime factor above 7 goes in blocks of 8
- * merged level by level instead. */
+ * the kernel's speed, with Y in scratch. Otherwise (k with a prime factor above 7, or
+ * when cheaper) K = 8 * ceil(k / 8) columns, the last K - k of them zeros, and the zero
+ * bits squeezed out. */
 static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w, ptrdiff_t limit,
                                    ptrdiff_t rows, uint8_t *dst, ptrdiff_t out_stride,
-                                   zorder_uniform_fn uniform, uint8_t *scratch)
+                                   zorder_uniform_fn uniform, const zorder_seg_backend *costs,
+                                   uint8_t *scratch, int staged)
 {
     zorder_column part[ZORDER_SEG_MAX_COLS];
-    const int a = zorder_seg_split(k);
-    int u, v, q;
+    int a, u, v;
     if (k <= 8) {
-        uniform(view, k, limit, rows, dst, out_stride);
+        if (staged && w % 8 == 0)
+            zorder_seg_last(view, k, w, limit, rows, dst, out_stride, uniform, scratch);
+        else
+            uniform(view, k, limit, rows, dst, out_stride);
         return;
     }
+    a = zorder_seg_split(k, costs);
     if (a) {
         const int b = k / a;
         for (v = 0; v < b; v++) {
             uint8_t *y = scratch + (ptrdiff_t)v * rows * a * w;
             for (u = 0; u < a; u++)
                 part[u] = view[b * u + v];
-            uniform(part, a, a * w, rows, y, a * w);
+            if (staged && w % 8 == 0)
+                zorder_seg_last(part, a, w, a * w, rows, y, a * w, uniform, NULL);
+            else
+                uniform(part, a, a * w, rows, y, a * w);
         }
         for (v = 0; v < b; v++) {
             part[v].data = scratch + (ptrdiff_t)v * rows * a * w;
             part[v].row_stride = a * w;
             part[v].width = a * w;
         }
-        zorder_seg_wide(part, b, a * w, limit, rows, dst, out_stride, uniform,
-                        scratch + rows * k * w);
+        zorder_seg_wide(part, b, a * w, limit, rows, dst, out_stride, uniform, costs,
+                        scratch + rows * k * w, 1);
         return;
     }
     {
-        uint8_t *blocks[ZORDER_SEG_MAX_COLS / 8];
-        int kq[ZORDER_SEG_MAX_COLS / 8];
-        const int nblocks = (k + 7) / 8;
-        uint8_t *p = scratch;
-        for (q = 0; q < nblocks; q++) {
-            kq[q] = k - 8 * q < 8 ? k - 8 * q : 8;
-            blocks[q] = p;
-            uniform(view + 8 * q, kq[q], kq[q] * w, rows, p, kq[q] * w);
-            p += rows * kq[q] * w;
+        const int kk = (k + 7) / 8 * 8, nb = kk / 8;
+        uint8_t *zeros = scratch, *wide = scratch + rows * w;
+        memset(zeros, 0, (size_t)(rows * w));
+        for (u = 0; u < kk; u++) {
+            if (u < k) {
+                part[u] = view[u];
+            } else {
+                part[u].data = zeros;
+                part[u].row_stride = w;
+                part[u].width = w;
+            }
         }
-        zorder_seg_merge(blocks, kq, nblocks, k, w, limit, rows, dst, out_stride);
+        /* (the squeeze's 8-byte loads past the last row land in the scratch after it) */
+        zorder_seg_wide(part, kk, w, kk * w, rows, wide, kk * w, uniform, costs,
+                        wide + rows * kk * w, 0);
+        (costs->squeeze ? costs->squeeze : zorder_seg_squeeze)(wide, k, nb, w, limit, rows, dst,
+                                                                out_stride);
     }
 }
 
@@ -270,8 +394,10 @@ static inline void zorder_seg_gathered(const zorder_column *view, int k, ptrdiff
  * copies. */
 static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                                        ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
-                                       zorder_uniform_fn uniform, int round8, int gather_all)
+                                       zorder_uniform_fn uniform, int round8, int gather_all,
+                                       const zorder_seg_backend *backend)
 {
+    zorder_seg_backend costs;
     int active[ZORDER_SEG_MAX_COLS];
     zorder_column view[ZORDER_SEG_MAX_COLS];
     uint8_t *buffer = NULL, *gather = NULL;
@@ -280,6 +406,12 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
         return 0;
     if (nrows <= 0 || size <= 0)
         return 1;
+    if (backend != NULL) {
+        costs = *backend;
+    } else {
+        memcpy(costs.cost, ZORDER_SEG_DEFAULT_COSTS, sizeof costs.cost);
+        costs.squeeze = NULL;
+    }
     /* Scratch for the widest segment of more than 8 columns, sized per chunk below. */
     for (start = 0, pos = 0; pos < size && (end = zorder_seg_end(cols, ncols, start)) > 0;
          start = end) {
@@ -290,15 +422,15 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
                 groups = (groups + 7) / 8 * 8;
             if (groups > end - start)
                 groups = end - start;
-            if (zorder_seg_scratch(k, groups) > widest_wide)
-                widest_wide = zorder_seg_scratch(k, groups);
+            if (zorder_seg_scratch(k, groups, &costs) > widest_wide)
+                widest_wide = zorder_seg_scratch(k, groups, &costs);
         } else if (k > 1 && ((end - start) % 8 != 0 || gather_all)
                    && 2 * k * (end - start) > widest_gathered) {
             widest_gathered = 2 * k * (end - start);   /* gathered columns, then output */
         }
         pos += k * (end - start);
     }
-    chunk = ZORDER_SEG_CHUNK_BYTES / (size > 0 ? size : 1);
+    chunk = (widest_wide ? ZORDER_SEG_WIDE_CHUNK_BYTES : ZORDER_SEG_CHUNK_BYTES) / size;
     if (chunk < 16)
         chunk = 16;
     if (widest_wide) {
@@ -344,7 +476,8 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
                 zorder_seg_gathered(view, k, w, limit, rows, dst + pos, out_stride,
                                     size - pos, uniform, gather);
             } else {
-                zorder_seg_wide(view, k, w, limit, rows, dst + pos, out_stride, uniform, buffer);
+                zorder_seg_wide(view, k, w, limit, rows, dst + pos, out_stride, uniform, &costs,
+                                buffer, 0);
             }
             pos += k * (end - start);
         }
