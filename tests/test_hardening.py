@@ -327,6 +327,31 @@ def test_sigint_after_half_a_result_ends_cluster(parquet_dir):
     assert "Traceback" not in err, err[-400:]
 
 
+def test_an_interrupt_asks_running_thread_tasks_to_end():
+    # Threads cannot be killed and the exit waits for them: the threads scheduler's pool
+    # tells its running tasks to end (write_range checks between row groups), and waits.
+    dask = pytest.importorskip("dask")
+    from zorder.engines.dask_scheduler import interrupted, running_on
+
+    ended = []
+
+    def task():
+        start = time.monotonic()
+        while not interrupted() and time.monotonic() - start < 30:
+            time.sleep(0.01)
+        ended.append((interrupted(), time.monotonic() - start))
+
+    with pytest.raises(KeyboardInterrupt):
+        with running_on("threads", 1.0):
+            dask.config.get("pool").submit(task)
+            time.sleep(0.3)
+            raise KeyboardInterrupt
+    assert len(ended) == 1 and ended[0][0] and ended[0][1] < 5, ended
+    assert not interrupted()  # this thread, and later pools, are not stopped
+    with running_on("threads", 1.0):
+        assert not dask.config.get("pool").submit(interrupted).result()
+
+
 # ---------------------------------------------------------------------------------------
 # Item 5: a scheduler address that is not a Dask scheduler fails fast and clearly
 

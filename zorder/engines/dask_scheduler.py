@@ -10,9 +10,11 @@ import re
 import signal
 import sys
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator
 
-__all__ = ["SCHEDULERS", "compute", "running_on"]
+__all__ = ["SCHEDULERS", "Interrupted", "compute", "interrupted", "running_on"]
 
 
 SCHEDULERS = ("scheduler must be None, 'threads', 'processes', 'sync', an address string "
@@ -24,7 +26,8 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
     """Runs the block on the scheduler asked for; yields a distributed Client or None.
 
     ``processes`` gets a process pool owned here, so that an interrupt can end its workers
-    at once (Dask's own pool waits for running tasks on shutdown, which can hang).
+    at once (Dask's own pool waits for running tasks on shutdown, which can hang);
+    ``threads`` a thread pool owned here, whose running tasks an interrupt asks to end.
     """
     if scheduler is None:
         try:
@@ -34,7 +37,22 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
         except (ImportError, ValueError):
             yield None
         return
-    if isinstance(scheduler, str) and scheduler in ("threads", "sync", "synchronous"):
+    if scheduler == "threads":
+        import dask
+
+        threads = _ThreadPool()
+        try:
+            with dask.config.set(scheduler="threads", pool=threads):
+                yield None
+        except BaseException:
+            threads.stop()
+            raise
+        else:
+            threads.shutdown(wait=True)
+        finally:
+            threads.forget()
+        return
+    if isinstance(scheduler, str) and scheduler in ("sync", "synchronous"):
         import dask
 
         with dask.config.set(scheduler=scheduler):
@@ -63,6 +81,53 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
         yield scheduler
         return
     raise TypeError(f"{SCHEDULERS}, not {type(scheduler).__name__}")
+
+
+class Interrupted(Exception):
+    """Raised inside a task of a thread pool that an interrupt stopped."""
+
+
+#: thread ident -> the _ThreadPool it serves
+_pool_of_thread: dict = {}
+
+
+class _ThreadPool(ThreadPoolExecutor):
+    """Dask's ``threads`` scheduler on a pool owned here. Threads cannot be killed, and
+    the interpreter's exit waits for the tasks they run (a whole range sorted and written,
+    seconds), so an interrupt ``stop``s the pool: queued tasks are dropped, and running
+    ones see ``interrupted()`` at their next check (between row groups) and end."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=os.cpu_count() or 1, thread_name_prefix="zorder",
+                         initializer=self._register)
+        self.stopped = threading.Event()
+
+    def _register(self) -> None:
+        _pool_of_thread[threading.get_ident()] = self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop now; wait up to ``timeout`` s for the running tasks to end, so that what
+        they write is not racing the caller's cleanup."""
+        self.stopped.set()
+        self.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + timeout
+        for thread in list(getattr(self, "_threads", ())):
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+    def forget(self) -> None:
+        """Unregister the threads that ended (an ident is reused by later threads)."""
+        for thread in list(getattr(self, "_threads", ())):
+            if not thread.is_alive():
+                _pool_of_thread.pop(thread.ident, None)
+
+
+def interrupted() -> bool:
+    """Whether the task running in this thread should end: its thread pool was stopped
+    by an interrupt (always False outside such a pool: process and distributed workers
+    are stopped otherwise)."""
+    pool = _pool_of_thread.get(threading.get_ident())
+    return pool is not None and pool.stopped.is_set()
 
 
 def _process_pool():

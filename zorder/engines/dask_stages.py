@@ -13,6 +13,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from zorder.engines.dask_scheduler import Interrupted, interrupted
 from zorder.values.codec import from_words, sort_keys, to_words
 from zorder.values.table import Ordering
 
@@ -349,6 +350,8 @@ def write_range(pdf, tmp_dir: str, schema, size: int, nwords: int, keep_zvalue: 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if interrupted():
+        raise Interrupted("stopped before sorting a range")
     if len(pdf) == 0:
         return info_frame([])
     number = int(pdf.index[0])
@@ -374,8 +377,15 @@ def write_range(pdf, tmp_dir: str, schema, size: int, nwords: int, keep_zvalue: 
         partial = os.path.join(tmp_dir, f".{name}.{uuid.uuid4().hex}.partial")
         piece = table.slice(a, b - a)
         try:
-            pq.write_table(piece, partial, row_group_size=row_group_rows, compression=compression,
-                           write_statistics=True)
+            # Row group by row group (the same groups as one write_table): an interrupt of
+            # the threads scheduler ends the task at the next one (threads cannot be killed).
+            with pq.ParquetWriter(partial, piece.schema, compression=compression,
+                                  write_statistics=True) as writer:
+                for start in range(0, piece.num_rows, row_group_rows):
+                    if interrupted():
+                        raise Interrupted(f"stopped before writing {name}")
+                    writer.write_table(piece.slice(start, row_group_rows),
+                                       row_group_size=row_group_rows)
             os.replace(partial, final)  # a retried task replaces a whole file, never half of one
         except BaseException:
             with contextlib.suppress(OSError):
