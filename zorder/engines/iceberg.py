@@ -375,12 +375,15 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
         raise IcebergRewriteError(
             f"read {data.num_rows} rows from {where}, its manifests say {group.rows}; "
             f"nothing was committed")
-    # The job's own check of content, as rows can only move: an order-independent
-    # checksum of the rows read, against the rows handed to the writer.
-    read_checksum = row_checksum(data)
+    # Work that reads the group beside the first curve order, on threads (Arrow and numpy
+    # release the GIL): the job's own check of content, as rows can only move (an
+    # order-independent checksum of the rows read, against the rows handed to the
+    # writer), the size calibration, and each piece's columns in one chunk.
+    beside = ThreadPoolExecutor(2)
+    read_checksum_job = beside.submit(row_checksum, data)
+    calibration_job = beside.submit(_calibration, table_metadata, data, group)
     written_checksum = 0
     rows = data.num_rows
-    calibration = _calibration(table_metadata, data, group)
     pieces = _pieces(table_metadata, group, data)
     del data
 
@@ -397,12 +400,14 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
     # One file is written (and checksummed) on a thread while the next is cut and taken
     # from the unsorted rows: at most two files' rows beside the group's, never a sorted
     # copy of the whole group.
-    with ThreadPoolExecutor(1) as writer:
+    with beside, ThreadPoolExecutor(1) as writer:
         while pieces:
             key, piece = pieces.pop(0)
             # one chunk per column: Arrow's take concatenates a chunked column on each call
-            piece = piece.combine_chunks()
+            combined = beside.submit(piece.combine_chunks)
             order, values = _curve_order(piece, names, schema, ordering)
+            piece = combined.result()
+            calibration = calibration_job.result()
 
             def sorted_rows(start: int, stop: int, piece: Any = piece, order: Any = order) -> Any:
                 return piece.take(order[start:stop])
@@ -457,6 +462,7 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
             while pending:
                 finish(pending.pop(0))
             del piece, order, values
+        read_checksum = read_checksum_job.result()
     check_checksums(read_checksum, written_checksum, where)
     check_counts([t.file for t in group.tasks], files, where)
     entry = {
