@@ -5,25 +5,7 @@
 # widths go to the module's `spread_uniform` (C, csrc/spread_rows.h); ragged widths and more
 # than 8 columns run that same kernel segment by segment (C, csrc/segments.h).
 
-cdef extern from "segments.h" nogil:
-    ctypedef void (*UniformKernel "zorder_uniform_fn")(const Column* cols, int k, Py_ssize_t size,
-                                                      Py_ssize_t nrows, uint8_t* out,
-                                                      Py_ssize_t out_stride) noexcept nogil
-    ctypedef void (*SqueezeFn "zorder_squeeze_fn")(const uint8_t* src, int k, int nb,
-                                                  Py_ssize_t w, Py_ssize_t limit,
-                                                  Py_ssize_t rows, uint8_t* out,
-                                                  Py_ssize_t out_stride) noexcept nogil
-    ctypedef struct SegBackend "zorder_seg_backend":
-        int cost[9]
-        SqueezeFn squeeze
-    int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
-                                             Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
-                                             Py_ssize_t out_stride, UniformKernel uniform,
-                                             int round8, int gather_all,
-                                             const SegBackend* backend)
-    void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
-                                            Py_ssize_t nrows, uint8_t* out,
-                                            Py_ssize_t out_stride, UniformKernel uniform)
+from zorder.interleave.segments cimport segments_rows, uniform_rows
 
 
 cdef void group_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,

@@ -18,6 +18,7 @@ from zorder.interleave.bitloop cimport bitloop_rows
 from zorder.interleave.table cimport table_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
+from zorder.interleave.segments cimport is_uniform, segments_rows, uniform_rows
 
 from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
@@ -27,26 +28,6 @@ cdef extern from "neon_kernel.h" nogil:
     int zorder_neon_uniform(const Column* cols, int k, Py_ssize_t size, Py_ssize_t nrows,
                             uint8_t* out, Py_ssize_t out_stride)
 
-cdef extern from "segments.h" nogil:
-    ctypedef void (*UniformKernel "zorder_uniform_fn")(const Column* cols, int k, Py_ssize_t size,
-                                                      Py_ssize_t nrows, uint8_t* out,
-                                                      Py_ssize_t out_stride) noexcept nogil
-    ctypedef void (*SqueezeFn "zorder_squeeze_fn")(const uint8_t* src, int k, int nb,
-                                                  Py_ssize_t w, Py_ssize_t limit,
-                                                  Py_ssize_t rows, uint8_t* out,
-                                                  Py_ssize_t out_stride) noexcept nogil
-    ctypedef struct SegBackend "zorder_seg_backend":
-        int cost[9]
-        SqueezeFn squeeze
-    bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)
-    int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
-                                             Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
-                                             Py_ssize_t out_stride, UniformKernel uniform,
-                                             int round8, int gather_all,
-                                             const SegBackend* backend)
-    void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
-                                            Py_ssize_t nrows, uint8_t* out,
-                                            Py_ssize_t out_stride, UniformKernel uniform)
 
 name = "neon"
 

@@ -1,0 +1,29 @@
+# The shared segment machinery of csrc/segments.h (ragged widths and more than 8
+# columns run on a backend's uniform kernel), declared once for every backend module.
+
+from libc.stdint cimport uint8_t
+
+from zorder.interleave.kernel cimport Column
+
+cdef extern from "segments.h" nogil:
+    # A backend's uniform kernel: k (1..8) columns of one width, size <= k * width.
+    ctypedef void (*UniformKernel "zorder_uniform_fn")(const Column* cols, int k, Py_ssize_t size,
+                                                      Py_ssize_t nrows, uint8_t* out,
+                                                      Py_ssize_t out_stride) noexcept nogil
+    ctypedef void (*SqueezeFn "zorder_squeeze_fn")(const uint8_t* src, int k, int nb,
+                                                  Py_ssize_t w, Py_ssize_t limit,
+                                                  Py_ssize_t rows, uint8_t* out,
+                                                  Py_ssize_t out_stride) noexcept nogil
+    # What a backend's stages cost (more than 8 columns), and its squeeze, if any.
+    ctypedef struct SegBackend "zorder_seg_backend":
+        int cost[9]
+        SqueezeFn squeeze
+    bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)
+    int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
+                                             Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
+                                             Py_ssize_t out_stride, UniformKernel uniform,
+                                             int round8, int gather_all,
+                                             const SegBackend* backend)
+    void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
+                                            Py_ssize_t nrows, uint8_t* out,
+                                            Py_ssize_t out_stride, UniformKernel uniform)
