@@ -78,11 +78,13 @@ def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compr
     zvalues_of = None
     if keep_zvalue:
         def zvalues_of(head: Any) -> np.ndarray:
-            # rank boundaries come later, from every partition's sample: for a size,
-            # the head's own will do
-            local = learn_boundaries(ordering, [len(head)],
-                                     [ordering.parts(_arrow_of(head, columns), list(columns))],
-                                     columns)
+            local = ordering
+            if ordering.encoding == "rank" and ordering.boundaries is None:
+                # rank boundaries come later, from every partition's sample: for a size,
+                # the head's own will do
+                local = learn_boundaries(
+                    ordering, [len(head)],
+                    [ordering.parts(_arrow_of(head, columns), list(columns))], columns)
             return zvalue_matrix_of(head, columns, local)
     return n, parts, _encoded_size(pdf, compression, zvalues_of=zvalues_of)
 
