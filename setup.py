@@ -71,6 +71,7 @@ extensions = [
     extension("ordered._numbers", ["ordered/_numbers.pyx"]),
     extension("values.decode", ["values/decode.pyx"]),
     extension("values._radix", ["values/_radix.pyx"]),
+    extension("parquet._checksum", ["parquet/_checksum.pyx"]),
     # Iceberg's Hilbert index; AVX2/AVX-512 code behind target attributes, plain C elsewhere.
     extension("hilbert._transform", ["hilbert/_transform.pyx", "hilbert/csrc/hilbert_kernel.c"]),
 ]

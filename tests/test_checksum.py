@@ -8,6 +8,7 @@ import pytest
 
 pa = pytest.importorskip("pyarrow")
 
+from zorder.parquet import checksum  # noqa: E402
 from zorder.parquet.checksum import row_checksum  # noqa: E402
 
 
@@ -108,3 +109,35 @@ def test_docstring_examples():
     from zorder.parquet import checksum
 
     assert doctest.testmod(checksum).failed == 0
+
+
+@pytest.mark.parametrize("arr", [
+    pa.array([1, None, -3, 2**62], type=pa.int64()),
+    pa.array([1, None, 3, 255], type=pa.uint8()),
+    pa.array([1, 2, None, -7], type=pa.int16()),
+    pa.array([1.5, None, -0.0, float("nan")], type=pa.float32()),
+    pa.array([1.5, None, -0.0, float("nan"), float("inf")]),
+    pa.array([0, None, 19000], type=pa.date32()),
+    pa.array([0, None, 10**15], type=pa.timestamp("us", tz="UTC")),
+    pa.array([b"ab", None, b"", b"\x00\xff" * 40], type=pa.binary()),
+    pa.array(["", None, "x", "yz" * 1000, "é"]),
+    pa.array(["", None, "x", "yz" * 1000], type=pa.large_string()),
+    pa.array([b"ab", None, b"cd"], type=pa.binary(2)),
+    pa.array([b"abcdefgh", None], type=pa.binary(8)),
+])
+def test_the_one_pass_hashes_equal_the_numpy_ones(arr):
+    # the compiled fold (checksum._fold_in) must give _hash's numbers, slices included
+    for piece in (arr, arr.slice(1), arr.slice(1, 2), arr.slice(len(arr))):
+        h = np.arange(len(piece), dtype=np.uint64) * np.uint64(977)
+        expected = (h + checksum._hash(piece)) * checksum._K
+        assert checksum._fold_in(h, piece)
+        assert h.tolist() == expected.tolist()
+
+
+def test_the_one_pass_hashes_refuse_offsets_outside_the_data():
+    from zorder.parquet import _checksum
+    h = np.zeros(2, dtype=np.uint64)
+    with pytest.raises(ValueError, match="outside the data"):
+        _checksum.add_var(h, np.array([0, 3, 99], dtype=np.int32), np.zeros(4, np.uint8), 0)
+    with pytest.raises(ValueError, match="shorter"):
+        _checksum.add_fixed(h, np.zeros(15, np.uint8), 0, 8)
