@@ -327,8 +327,8 @@ def aligned_cuts(rows: int, row_bytes: Any, target: int, values_at,
                 lo, hi = sized
             if lo >= hi:
                 continue
-            found = first_differing_bits(values_at(np.arange(lo - 1, hi - 1)),
-                                         values_at(np.arange(lo, hi)))
+            window = values_at(np.arange(lo - 1, hi))   # one gather: rows and those before
+            found = first_differing_bits(window[:-1], window[1:])
             # the coarsest boundary; among equals, the one nearest the ideal cut
             coarsest = np.flatnonzero(found == found.min())
             at_cut = lo + int(coarsest[np.argmin(np.abs(coarsest + lo - ideal))])

@@ -394,12 +394,13 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
     files: List[Any] = []
     task_id = 0
 
-    def write(chunk: Any, task: Any) -> Tuple[List[Any], int]:
-        return list(write_file(io, table_metadata, iter([task]))), row_checksum(chunk)
+    def write(task: Any) -> List[Any]:
+        return list(write_file(io, table_metadata, iter([task])))
 
-    # One file is written (and checksummed) on a thread while the next is cut and taken
-    # from the unsorted rows: at most two files' rows beside the group's, never a sorted
-    # copy of the whole group.
+    # One file is written on a thread, its rows checksummed on another, while the next is
+    # cut and taken from the unsorted rows: at most two files' rows beside the group's,
+    # never a sorted copy of the whole group. (The checksum on the writer's thread kept
+    # the other core idle: 4M rows, 4 files, 2.6-3.6 s -> 2.5-2.9 s on an AMD EPYC, Zen 4.)
     with beside, ThreadPoolExecutor(1) as writer:
         while pieces:
             key, piece = pieces.pop(0)
@@ -422,15 +423,15 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
             at, densities = _size_profile(table_metadata, piece.num_rows, sorted_rows)
             profile = (at, [d * calibration for d in densities])
             start, estimated, actual, planned, cuts = 0, 0.0, 0, 0.0, [0]
-            pending: List[Tuple[Any, int, int]] = []
+            pending: List[Tuple[Any, Any, int, int]] = []
 
-            def finish(job: Tuple[Any, int, int], n: int = piece.num_rows,
+            def finish(job: Tuple[Any, Any, int, int], n: int = piece.num_rows,
                        profile: Any = profile) -> None:
                 nonlocal estimated, actual, written_checksum
-                new, checksum = job[0].result()
+                new = job[0].result()
                 files.extend(new)
-                written_checksum = (written_checksum + checksum) % 2**64
-                estimated += estimated_bytes(n, profile, job[1], job[2])
+                written_checksum = (written_checksum + job[1].result()) % 2**64
+                estimated += estimated_bytes(n, profile, job[2], job[3])
                 actual += sum(f.file_size_in_bytes for f in new)
 
             while start < piece.num_rows:
@@ -455,7 +456,8 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
                     partition_key=key))
                 if pending:
                     finish(pending.pop(0))
-                pending.append((writer.submit(write, chunk, task), start, stop))
+                pending.append((writer.submit(write, task), beside.submit(row_checksum, chunk),
+                                start, stop))
                 del chunk, task
                 task_id += 1
                 start = stop
