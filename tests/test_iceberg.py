@@ -657,6 +657,18 @@ def test_skipping_report_reads_the_data_file_bounds_in_the_manifests(catalog):
     assert whole["columns"]["l"]["after"]["files"] == result.added_files
 
 
+@pytest.mark.parametrize("curve", ["zorder", "hilbert"])
+def test_curve_values_slice_by_slice_equal_the_whole_groups(catalog, monkeypatch, curve):
+    table = make_table(catalog, name=f"slices_{curve}", appends=2, rows=300)
+    data = table.scan().to_arrow()
+    names = ["l", "s", "tstz"]
+    ordering = iceberg_columns.curve_ordering(table.schema(), names, curve, None)
+    whole = ordering.values(iceberg_columns.curve_parts(data, names, table.schema(), ordering))
+    monkeypatch.setattr(iceberg_columns, "_VALUES_CHUNK_ROWS", 64)   # 600 rows: 10 slices
+    sliced = iceberg_columns._curve_values(data, names, table.schema(), ordering)
+    assert sliced.shape == whole.shape and np.array_equal(sliced, whole)
+
+
 @pytest.mark.parametrize("scheduler", [None, "sync"])
 def test_a_row_lost_and_another_doubled_stops_the_job_before_the_commit(catalog, monkeypatch,
                                                                        scheduler):

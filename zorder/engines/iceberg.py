@@ -46,11 +46,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-
 from zorder.ordered import IcebergOptions
 from zorder.values.table import Ordering
 from zorder.parquet.checksum import row_checksum
 from zorder.parquet.sizes import parse_size
+from zorder.values.sort import sort_scratch
 from zorder.engines.iceberg_columns import (  # noqa: F401  (re-exported names)
     CURVE_COLUMNS, curve_columns, _check_curve, _curve_order, curve_ordering, curve_parts,
 )
@@ -279,7 +279,8 @@ def _group_name(table_metadata: Any, group: _FileGroup) -> str:
 
 
 def _size_profile(table_metadata: Any, n: int, rows_at: Callable[[int, int], Any],
-                  samples: int = 16, rows: int = 8_192) -> Tuple[List[float], List[float]]:
+                  samples: int = 16, rows: int = 8_192,
+                  pool: Optional[ThreadPoolExecutor] = None) -> Tuple[List[float], List[float]]:
     """(row positions, estimated bytes per row there) of ``n`` rows as Parquet with the
     table's codec: slices spread over them (``rows_at(start, stop)``, an Arrow table),
     each encoded in memory on its own. Sorted rows compress better than the input did,
@@ -312,16 +313,19 @@ def _size_profile(table_metadata: Any, n: int, rows_at: Callable[[int, int], Any
                             for i in range(md.num_columns)], dtype=numpy.float64)
 
     take = min(n, rows)
-    positions, densities = [], []
-    for start in sorted({int(k * (n - take) / max(1, samples - 1)) for k in range(samples)}):
+
+    def density(start: int) -> float:
         piece = rows_at(start, start + take)
         size = numpy.minimum(column_bytes(piece, True), column_bytes(piece, False)).sum()
-        positions.append(start + take / 2)
-        densities.append(max(float(size) / take, 1e-3))
-    return positions, densities
+        return max(float(size) / take, 1e-3)
+
+    starts = sorted({int(k * (n - take) / max(1, samples - 1)) for k in range(samples)})
+    # ``pool``'s threads share the slices (Arrow's encoder releases the GIL)
+    densities = list(pool.map(density, starts) if pool is not None else map(density, starts))
+    return [start + take / 2 for start in starts], densities
 
 
-def _calibration(table_metadata: Any, data: Any, group: _FileGroup) -> float:
+def _calibration(data: Any, table_metadata: Any, group: _FileGroup) -> float:
     """The input files' real bytes per row over ``_size_profile``'s estimate of the same
     rows as read: what the table's writer spends beyond the estimate, applied to the
     estimate of the sorted rows. (4M rows of issue 16's table: estimated 24.2 B/row for
@@ -333,6 +337,27 @@ def _calibration(table_metadata: Any, data: Any, group: _FileGroup) -> float:
     if not group.rows or estimate <= 0:
         return 1.0
     return min(2.0, max(0.5, group.input_bytes / group.rows / estimate))
+
+
+def _combined(holder: List[Any]) -> Any:
+    """The table taken out of ``holder``, each column in one chunk (Arrow's take
+    concatenates a chunked column on every call). Each column's chunks are let go once
+    combined: the read and its combined copy are never both whole in memory."""
+    import pyarrow as pa
+
+    read = holder.pop()
+    columns = list(read.columns)
+    schema = read.schema
+    del read
+    for i, name in enumerate(schema.names):
+        # a one-column table's combine splits binary data past 2 GB into several chunks
+        columns[i] = pa.table([columns[i]], names=[name]).combine_chunks().column(0)
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _after(job: Any, function: Callable[..., Any], *args: Any) -> Any:
+    """``function(job's result, *args)``: work queued behind another job's result."""
+    return function(job.result(), *args)
 
 
 def _entry_partition(table_metadata: Any, group: _FileGroup) -> str:
@@ -357,6 +382,11 @@ def _pieces(table_metadata: Any, group: _FileGroup, data: Any) -> List[Tuple[Any
             for p in _determine_partitions(spec, table_metadata.schema(), data)]
 
 
+#: Files written at once by a group: two cores' worth (the writer is PyIceberg's, one
+#: Parquet file per thread).
+_WRITERS = 2
+
+
 def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence[str],
                  ordering: Ordering, target: int,
                  written: List[str]) -> Tuple[List[Any], Dict[str, Any]]:
@@ -375,13 +405,13 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
         raise IcebergRewriteError(
             f"read {data.num_rows} rows from {where}, its manifests say {group.rows}; "
             f"nothing was committed")
-    # Work that reads the group beside the first curve order, on threads (Arrow and numpy
-    # release the GIL): the job's own check of content, as rows can only move (an
-    # order-independent checksum of the rows read, against the rows handed to the
-    # writer), the size calibration, and each piece's columns in one chunk.
+    # Work beside each piece's curve order, on two threads (Arrow and numpy release the
+    # GIL): the sort's working memory, then the piece's columns in one chunk each, the
+    # job's own check of content (rows can only move: an order-independent checksum of
+    # the rows read, against the rows handed to the writer) and the size calibration.
     beside = ThreadPoolExecutor(2)
-    read_checksum_job = beside.submit(row_checksum, data)
-    calibration_job = beside.submit(_calibration, table_metadata, data, group)
+    read_checksums: List[Any] = []
+    calibration: Optional[float] = None
     written_checksum = 0
     rows = data.num_rows
     pieces = _pieces(table_metadata, group, data)
@@ -394,21 +424,39 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
     files: List[Any] = []
     task_id = 0
 
-    def write(task: Any) -> List[Any]:
-        return list(write_file(io, table_metadata, iter([task])))
+    def write(piece: Any, rows: Any, task_id: int, key: Any) -> Tuple[List[Any], int]:
+        # a file's rows, taken here: the writers take in parallel, beside the planning
+        chunk = piece.take(rows)
+        task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
+                         record_batches=chunk.to_batches(), partition_key=key)
+        return list(write_file(io, table_metadata, iter([task]))), row_checksum(chunk)
 
     # One file is written on a thread, its rows checksummed on another, while the next is
     # cut and taken from the unsorted rows: at most two files' rows beside the group's,
     # never a sorted copy of the whole group. (The checksum on the writer's thread kept
     # the other core idle: 4M rows, 4 files, 2.6-3.6 s -> 2.5-2.9 s on an AMD EPYC, Zen 4.)
-    with beside, ThreadPoolExecutor(1) as writer:
+    with beside, ThreadPoolExecutor(_WRITERS) as writer:
         while pieces:
             key, piece = pieces.pop(0)
-            # one chunk per column: Arrow's take concatenates a chunked column on each call
-            combined = beside.submit(piece.combine_chunks)
-            order, values = _curve_order(piece, names, schema, ordering)
+            # the sort's working memory, first touched on that thread while the curve
+            # values are computed here (4M rows: 128 MB, 0.1-0.3 s of page faults here)
+            scratch = beside.submit(sort_scratch, piece.num_rows)
+            curve_input = piece.select(list(names))
+            holder = [piece]
+            del piece   # the holder's is the last reference: the read is freed as combined
+            combined = beside.submit(_combined, holder)
+            # then, on both threads: the checksum of the rows read and the calibration
+            checked = beside.submit(_after, combined, row_checksum)
+            measured = (beside.submit(_after, combined, _calibration, table_metadata, group)
+                        if calibration is None else None)
+            order, values = _curve_order(curve_input, names, schema, ordering, scratch)
+            del scratch, curve_input
             piece = combined.result()
-            calibration = calibration_job.result()
+            read_checksums.append(checked)   # wanted only at the end
+            if measured is not None:
+                calibration = measured.result()
+            del combined, checked, measured
+            assert calibration is not None
 
             def sorted_rows(start: int, stop: int, piece: Any = piece, order: Any = order) -> Any:
                 return piece.take(order[start:stop])
@@ -420,22 +468,25 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
             # estimate is a few percent off (sorted rows compress unlike the input), which
             # at the edge of the tolerance decides: so as files are written the rest is
             # planned again, the estimate scaled by what the written files really took.
-            at, densities = _size_profile(table_metadata, piece.num_rows, sorted_rows)
+            at, densities = _size_profile(table_metadata, piece.num_rows, sorted_rows,
+                                          pool=beside)
             profile = (at, [d * calibration for d in densities])
             start, estimated, actual, planned, cuts = 0, 0.0, 0, 0.0, [0]
-            pending: List[Tuple[Any, Any, int, int]] = []
+            pending: List[Tuple[Any, int, int]] = []
 
-            def finish(job: Tuple[Any, Any, int, int], n: int = piece.num_rows,
+            def finish(job: Tuple[Any, int, int], n: int = piece.num_rows,
                        profile: Any = profile) -> None:
                 nonlocal estimated, actual, written_checksum
-                new = job[0].result()
+                new, checksum = job[0].result()
                 files.extend(new)
-                written_checksum = (written_checksum + job[1].result()) % 2**64
-                estimated += estimated_bytes(n, profile, job[2], job[3])
+                written_checksum = (written_checksum + checksum) % 2**64
+                estimated += estimated_bytes(n, profile, job[1], job[2])
                 actual += sum(f.file_size_in_bytes for f in new)
 
             while start < piece.num_rows:
-                while pending and pending[0][0].done():
+                # the files written so far correct the plan: all that are done, and the
+                # oldest while both writers are busy
+                while pending and (pending[0][0].done() or len(pending) >= _WRITERS):
                     finish(pending.pop(0))
                 scale = min(2.0, max(0.5, actual / estimated)) if estimated > 0 else 1.0
                 if abs(scale - planned) > 0.01 * scale:
@@ -446,25 +497,20 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
                         lambda rows, s=start: values_at(rows + s))]
                     planned = scale
                 stop = cuts[cuts.index(start) + 1]
-                chunk = sorted_rows(start, stop)
-                task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
-                                 record_batches=chunk.to_batches(), partition_key=key)
                 # The path is known before writing: recorded first, so a failed write is
                 # cleaned too.
-                written.append(locations.new_data_location(
-                    data_file_name=task.generate_data_file_filename(extension),
-                    partition_key=key))
-                if pending:
-                    finish(pending.pop(0))
-                pending.append((writer.submit(write, task), beside.submit(row_checksum, chunk),
+                name = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
+                                 record_batches=[]).generate_data_file_filename(extension)
+                written.append(locations.new_data_location(data_file_name=name,
+                                                           partition_key=key))
+                pending.append((writer.submit(write, piece, order[start:stop], task_id, key),
                                 start, stop))
-                del chunk, task
                 task_id += 1
                 start = stop
             while pending:
                 finish(pending.pop(0))
             del piece, order, values
-        read_checksum = read_checksum_job.result()
+        read_checksum = sum(job.result() for job in read_checksums) % 2**64
     check_checksums(read_checksum, written_checksum, where)
     check_counts([t.file for t in group.tasks], files, where)
     entry = {

@@ -13,7 +13,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy
 
 from zorder.ordered import IcebergOptions
-from zorder.values import argsort_zvalues, sort_indices
+from zorder.values import sort_indices
+from zorder.values.sort import _argsort_zvalues
 from zorder.values.table import Ordering
 
 
@@ -238,9 +239,33 @@ def curve_parts(data: Any, names: Sequence[str], schema: Any,
     return ordering.parts(columns, list(names))
 
 
-def _curve_order(data: Any, names: Sequence[str], schema: Any,
-                 ordering: Ordering) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def _curve_order(data: Any, names: Sequence[str], schema: Any, ordering: Ordering,
+                 scratch: Any = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """(the permutation that sorts ``data`` by its curve values, the ``(N, size)`` curve
-    values in ``data``'s order)."""
-    values = ordering.values(curve_parts(data, names, schema, ordering))
-    return argsort_zvalues(values), values
+    values in ``data``'s order). ``scratch``: a future of the sort's working memory
+    (``zorder.values.sort.sort_scratch``), made meanwhile on another thread, or None."""
+    values = _curve_values(data, names, schema, ordering)
+    return _argsort_zvalues(values, scratch.result() if scratch is not None else None), values
+
+
+#: Rows of curve values computed at a time: the ordered bytes of a slice stay in memory
+#: already touched (a whole group's, 32 bytes a row for two doubles, were first-touch
+#: page faults that took longer than the arithmetic).
+_VALUES_CHUNK_ROWS = 1 << 18
+
+
+def _curve_values(data: Any, names: Sequence[str], schema: Any,
+                  ordering: Ordering) -> numpy.ndarray:
+    """The ``(N, size)`` curve values of ``data``: slice by slice where each row's value
+    is its own (all but rank boundaries still to be computed from the whole group)."""
+    n = data.num_rows
+    if n <= _VALUES_CHUNK_ROWS or (ordering.encoding == "rank" and ordering.boundaries is None):
+        return ordering.values(curve_parts(data, names, schema, ordering))
+    out: Any = None
+    for start in range(0, n, _VALUES_CHUNK_ROWS):
+        piece = ordering.values(curve_parts(data.slice(start, _VALUES_CHUNK_ROWS), names,
+                                            schema, ordering))
+        if out is None:
+            out = numpy.empty((n, piece.shape[1]), dtype=numpy.uint8)
+        out[start:start + len(piece)] = piece
+    return out

@@ -17,7 +17,7 @@ import numpy
 
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
-from zorder.values._radix import argsort_rows, argsort_short
+from zorder.values._radix import argsort_rows, argsort_short, rows_scratch
 from zorder.values.codec import as_matrix
 from zorder.values.rank import encoded_matrix
 from zorder.values.table import ColumnSelection
@@ -54,6 +54,17 @@ def argsort_zvalues(values: Any) -> numpy.ndarray:
     >>> argsort_zvalues(np.array([[2, 0], [1, 9], [1, 3]], dtype=np.uint8)).tolist()
     [2, 1, 0]
     """
+    return _argsort_zvalues(values, None)
+
+
+def sort_scratch(n: int) -> Any:
+    """Working memory for ``_argsort_zvalues`` of up to ``n`` rows, touched: made on an
+    idle thread ahead of the sort (``zorder.engines.iceberg``)."""
+    return rows_scratch(n)
+
+
+def _argsort_zvalues(values: Any, scratch: Any) -> numpy.ndarray:
+    """``argsort_zvalues``, in ``scratch`` (``sort_scratch``, or None) where it can."""
     z = as_matrix(values)
     if z.shape[1] <= _SHORT_MAX_BYTES and z.shape[0] < 2**32:
         if z.shape[1] > 1 and z.strides[1] != 1:
@@ -65,7 +76,7 @@ def argsort_zvalues(values: Any) -> numpy.ndarray:
         return numpy.argsort(rows, kind="stable").astype(numpy.int64, copy=False)
     if z.shape[1] > 1 and z.strides[1] != 1:
         z = numpy.ascontiguousarray(z)
-    return argsort_rows(z)
+    return argsort_rows(z, scratch)
 
 
 def sort_indices(data: Any, *, columns: ColumnSelection = None,
