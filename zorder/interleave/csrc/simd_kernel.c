@@ -704,8 +704,8 @@ ZSIMD static void copy_prefixes(const uint8_t *src, ptrdiff_t src_stride, ptrdif
     }
 }
 
-/* Truncated output of 2, 3, 5, 6 or 7 columns 16 to 64 bytes wide, or 2 or 3 columns 8
- * bytes wide: the full rows of a chunk (the fast rows-of-width-8 path) into a small buffer,
+/* Truncated output of 2, 3, 5, 6 or 7 columns 16 to 64 bytes wide, or 2, 3, 6 or 7 columns
+ * 8 bytes wide: the full rows of a chunk (the fast rows-of-width-8 path) into a small buffer,
  * then each row's first `size` bytes copied out. Cheaper than per-slab gathers and per-row
  * masked stores (Intel Xeon: 2x16B cut by a byte 7.7 -> 2.6 ns/row, 2x32B 17.6 -> 12.4;
  * AMD EPYC, Zen 4, in a C loop: 2x8B->8 2.5 -> 1.6, 3x8B->8 3.0 -> 2.6). Cutting wider
@@ -766,8 +766,12 @@ int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
     m = width / 8;
     /* (4 and 8 columns keep their slab loops, which stored truncated rows as fast or
      * faster in an A/B run: 8x16B 22.9 vs 26.1 ns/row, 4x24B 17.9 vs 25.2 from a block;
-     * so do 5-7 columns of 8 bytes: 5x8B->20 4.9 vs 5.4 on an AMD EPYC, Zen 4) */
-    if ((m > 1 || n <= 3) && m <= 8 && size < n * width && nrows >= 8 && n != 4 && n != 8)
+     * so do 5 columns of 8 bytes: 5x8B->20 4.9 vs 5.4 on an AMD EPYC, Zen 4. 6 and 7
+     * columns of 8 bytes do not: their slabs' spread costs n*n affines per 8 rows for
+     * every slab, the whole rows' 8-row blocks less, in one process alternating builds,
+     * 1M rows, ns/row: 6x8B->12 10.4 vs 6.9, 6x8B->40 11.7 vs 7.7, 7x8B->10 13.1 vs 7.7,
+     * 7x8B->48 10.6 vs 8.9.) */
+    if ((m > 1 || n <= 3 || n == 6 || n == 7) && m <= 8 && size < n * width && nrows >= 8)
         return truncated_wide_rows(cols, n, size, nrows, out, out_stride);
     virt = m > 1 && m <= 8 && size == n * width && (nrows == 1 || out_stride == size);
     for (c = 0; c < n; c++) {
