@@ -208,13 +208,14 @@ def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = Non
 SHAPE_CLASSES: Tuple[str, ...] = (
     "uniform-8n-full",              # 1-8 columns of one width, a multiple of 8 bytes, all bytes
     "uniform-8n-truncated-1-3",     # the same, truncated, 1-3 columns
-    "uniform-8n-truncated-4-8",     # the same, truncated, 4-8 columns
+    "uniform-8n-truncated-4-8",     # the same, truncated, 4-8 columns (but the prefixes below)
     "uniform-narrow",               # 1-8 columns of one width that is not a multiple of 8
     "ragged-full",                  # 1-8 columns of different widths, all bytes
     "ragged-truncated-first",       # ragged, truncated within the first segment
     "ragged-truncated-later",       # ragged, truncated in a later segment
     "ragged-narrow",                # ragged with a width that is not a multiple of 8, any size
     "many-columns",                 # more than 8 columns
+    "uniform-8n-prefix-4-6",        # 4-6 such columns cut to a whole 1, 2 or 4-byte prefix of each
 )
 
 #: class -> (preference, the measurements that decided it). Intel: a Xeon (family 6 model
@@ -239,6 +240,14 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                                  "AMD avx2 1.6 (0.5x), simd 1.9, pdep 2.9, table 3.7; "
                                  "8x8->40: AMD simd 6.7 (1.0x), avx2 9.8, pdep 19.3, "
                                  "table 20.3; 8x8->8: AMD simd 4.6, avx2 7.7, pdep 7.8"),
+    # avx2 gathers 1-4 byte prefixes with vector loads; simd computes whole rows and copies
+    # their prefixes (1M rows, AMD EPYC Zen 4, best of 9 alternating, 2026-12-03; at 7 and
+    # 8 columns, or prefixes of 3 and 5-7 bytes, simd wins or ties: 7x8->14 simd 7.8, avx2
+    # 8.3; 8x8->8 simd 2.9, avx2 4.6; 4x8->12 simd 2.1, avx2 3.3)
+    "uniform-8n-prefix-4-6": (("avx2", "simd", "pdep", "table"),
+                              "AMD 4x8->8 avx2 1.35 ns (0.5x copy), simd 1.86; 5x8->10 avx2 "
+                              "2.6, simd 5.6; 6x8->24 avx2 3.4, simd 7.0; 4x16->16 avx2 3.3, "
+                              "simd 6.2"),
     "uniform-narrow": (("simd", "avx2", "pdep", "table"),
                        "4+4->8: Intel simd 1.24 ns (1.3x), pdep 2.1, table 3.0; "
                        "AMD simd 1.2 (1.6x), avx2 0.63-1.3, pdep 1.5-2.6, table 3.3"),
@@ -290,6 +299,7 @@ NEON_DISPATCH: Dict[str, str] = {
     "ragged-truncated-later": "estimate: 8+16->20 neon 52 instructions a row, table 109",
     "ragged-narrow": "estimate: 3+5+8->16 neon 101 instructions a row, table 154",
     "many-columns": "estimate: 12x8->96 neon 360 instructions a row, table 1052",
+    "uniform-8n-prefix-4-6": "estimate: 4x8->8 neon 49 instructions a row, table 78",
 }
 
 

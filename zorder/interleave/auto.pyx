@@ -19,7 +19,7 @@ from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
 name = "auto"
 
-DEF NCLASSES = 9
+DEF NCLASSES = 10
 cdef RowsKernel _kernels[NCLASSES]
 
 if len(SHAPE_CLASSES) != NCLASSES:  # pragma: no cover - a new class needs a case below
@@ -52,7 +52,11 @@ cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept
             return 3
         if size == total:
             return 0
-        return 1 if n <= 3 else 2
+        if n <= 3:
+            return 1
+        if n <= 6 and (size == n or size == 2 * n or size == 4 * n):
+            return 9
+        return 2
     if narrow:
         return 7
     if size == total:
