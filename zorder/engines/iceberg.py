@@ -425,9 +425,9 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
     files: List[Any] = []
     task_id = 0
 
-    def write(piece: Any, rows: Any, task_id: int, key: Any) -> Tuple[List[Any], int]:
+    def write(piece: Any, indices: Any, task_id: int, key: Any) -> Tuple[List[Any], int]:
         # a file's rows, taken here: the writers take in parallel, beside the planning
-        chunk = piece.take(rows)
+        chunk = piece.take(indices)
         task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
                          record_batches=chunk.to_batches(), partition_key=key)
         return list(write_file(io, table_metadata, iter([task]))), row_checksum(chunk)
@@ -502,7 +502,8 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
                 # The path is known before writing: recorded first, so a failed write is
                 # cleaned too.
                 name = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
-                                 record_batches=[]).generate_data_file_filename(extension)
+                                 record_batches=[], partition_key=key
+                                 ).generate_data_file_filename(extension)
                 written.append(locations.new_data_location(data_file_name=name,
                                                            partition_key=key))
                 pending.append((writer.submit(write, piece, order[start:stop], task_id, key),
