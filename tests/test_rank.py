@@ -366,6 +366,11 @@ def test_the_radix_sort_in_scratch_memory_gives_the_same_order():
         argsort_rows(z, rows_scratch(19_999))
     with pytest.raises(ValueError, match="scratch: four writable"):
         argsort_rows(z, scratch[:3])
+    # made only where the radix sort of rows will take it (not for short Z-values)
+    from zorder.values.sort import _argsort_zvalues, sort_scratch
+    assert sort_scratch(100, 4) is None and len(sort_scratch(100, 5)) == 4
+    short = rng.integers(0, 3, (1000, 4)).astype(np.uint8)
+    assert np.array_equal(_argsort_zvalues(short, None), zorder.argsort_zvalues(short))
 
 
 @settings(max_examples=200, deadline=None)

@@ -53,6 +53,7 @@ from zorder.parquet.sizes import parse_size
 from zorder.values.sort import sort_scratch
 from zorder.engines.iceberg_columns import (  # noqa: F401  (re-exported names)
     CURVE_COLUMNS, curve_columns, _check_curve, _curve_order, curve_ordering, curve_parts,
+    curve_value_size,
 )
 from zorder.engines.iceberg_columns import _require_pyiceberg
 from zorder.engines.dask_stages import aligned_cuts, estimated_bytes
@@ -442,7 +443,8 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
             key, piece = pieces.pop(0)
             # the sort's working memory, first touched on that thread while the curve
             # values are computed here (4M rows: 128 MB, 0.1-0.3 s of page faults here)
-            scratch = beside.submit(sort_scratch, piece.num_rows)
+            scratch = beside.submit(sort_scratch, piece.num_rows,
+                                    curve_value_size(piece, names, schema, ordering))
             curve_input = piece.select(list(names))
             holder = [piece]
             del piece   # the holder's is the last reference: the read is freed as combined

@@ -248,6 +248,11 @@ def _curve_order(data: Any, names: Sequence[str], schema: Any, ordering: Orderin
     return _argsort_zvalues(values, scratch.result() if scratch is not None else None), values
 
 
+def curve_value_size(data: Any, names: Sequence[str], schema: Any, ordering: Ordering) -> int:
+    """The bytes of each curve value of ``data``'s rows (from none of its rows)."""
+    return int(_curve_values(data.slice(0, 0), names, schema, ordering).shape[1])
+
+
 #: Rows of curve values computed at a time: the ordered bytes of a slice stay in memory
 #: already touched (a whole group's, 32 bytes a row for two doubles, were first-touch
 #: page faults that took longer than the arithmetic).

@@ -57,9 +57,12 @@ def argsort_zvalues(values: Any) -> numpy.ndarray:
     return _argsort_zvalues(values, None)
 
 
-def sort_scratch(n: int) -> Any:
-    """Working memory for ``_argsort_zvalues`` of up to ``n`` rows, touched: made on an
-    idle thread ahead of the sort (``zorder.engines.iceberg``)."""
+def sort_scratch(n: int, size: int) -> Any:
+    """Working memory for ``_argsort_zvalues`` of up to ``n`` Z-values of ``size`` bytes,
+    touched: made on an idle thread ahead of the sort (``zorder.engines.iceberg``). None
+    where that sort would not use it (short or very long values)."""
+    if size <= _SHORT_MAX_BYTES or size > _RADIX_MAX_BYTES:
+        return None
     return rows_scratch(n)
 
 
