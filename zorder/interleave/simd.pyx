@@ -19,8 +19,8 @@ from zorder.interleave.bitloop cimport bitloop_rows
 from zorder.interleave.pdep cimport pdep_padded, pdep_rows, pdep_supported, pdep_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
-from zorder.interleave.segments cimport (SegBackend, SqueezeFn, UniformKernel, is_uniform,
-                                         segments_rows, uniform_rows)
+from zorder.interleave.segments cimport (SegBackend, SqueezeFn, UniformKernel, copy_rows_exact,
+                                         is_uniform, segments_rows, uniform_rows)
 
 from zorder.cpu import facts, simd_verdict, usable
 from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
@@ -103,6 +103,9 @@ cdef inline bint short_of_wide(const Column* columns, Py_ssize_t ncolumns,
 
 cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    if ncolumns == 1:   # one column interleaves to itself: its prefix, copied
+        copy_rows_exact(out, out_stride, columns[0].data, columns[0].row_stride, size, nrows)
+        return
     if _pdep_fallback and short_of_wide(columns, ncolumns, size):
         pdep_rows(columns, ncolumns, size, nrows, out, out_stride)
         return

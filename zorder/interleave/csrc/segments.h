@@ -507,6 +507,24 @@ static inline void zorder_copy_short(uint8_t *dst, const uint8_t *src, ptrdiff_t
     }
 }
 
+/* The first n bytes of each of `rows` rows from src to dst, exactly (one column's
+ * interleave is the column): one memcpy when both sides' rows are back to back, else a
+ * few word moves a row (AMD EPYC, Zen 4, 1x16 -> 12, 1M rows: 5.3 ns/row through avx2's
+ * table fallback, against the copy's 1.2). */
+static inline void zorder_copy_rows_exact(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src,
+                                          ptrdiff_t src_stride, ptrdiff_t n, ptrdiff_t rows)
+{
+    ptrdiff_t r;
+    if (rows <= 0 || n <= 0)
+        return;
+    if (dst_stride == n && src_stride == n) {
+        memcpy(dst, src, (size_t)(n * rows));
+        return;
+    }
+    for (r = 0; r < rows; r++)
+        zorder_copy_short(dst + r * dst_stride, src + r * src_stride, n);
+}
+
 /* Uniform columns read in full into rows back to back: when every column's rows are back
  * to back too (row_stride == width), the call is one long row (output row r's group j is
  * group r * width + j of the concatenated columns), so it runs as rows of 8 bytes per
