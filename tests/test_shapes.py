@@ -215,6 +215,18 @@ def test_narrow_ragged_every_size(backend, widths):
             check_rows(backend, columns, size)
 
 
+@pytest.mark.parametrize("widths, size", [([12, 2, 0, 12, 4], 27), ([8, 16, 3], 20),
+                                           ([16, 16, 5], 29), ([8, 8, 8, 1], 13)])
+def test_a_segment_cut_to_an_odd_width_has_its_scratch(backend, widths, size):
+    """A segment truncated to a width that is not a multiple of 8 (12+2+0+12+4 -> 27: two
+    columns of bytes 4-11 cut to 7) is gathered into scratch, which was sized on the
+    segment's own width: past a chunk of rows (32 KiB of output) that wrote past the
+    buffer. Under AddressSanitizer (tools/asan.sh, CI) this test catches it."""
+    rng = random.Random(sum(widths) * size)
+    for nrows in ((32 << 10) // size + 5, 3 * ((32 << 10) // size)):
+        check_rows(backend, random_columns(rng, widths, nrows), size)
+
+
 def test_narrow_ragged_two_chunks(backend):
     rng = random.Random(12)
     for widths, size in (([3, 5, 8], 16), ([3, 5, 8], 10), ([1, 2, 3, 4], 7), ([8, 16], 20)):

@@ -392,6 +392,25 @@ static inline void zorder_seg_gathered(const zorder_column *view, int k, ptrdiff
  * masked stores, 8+16 -> 24 6.5 vs 4.3 ns/row in a C loop; avx2 is faster in place) go
  * through scratch rows back to back (zorder_seg_gathered); segments of one column are
  * copies. */
+/* The width a segment of k columns, bytes [start, end), runs at when `left` output bytes
+ * are still wanted: its own, or, truncated, the groups it needs, rounded up to whole
+ * 8-byte pieces with round8 where the columns have them. The scratch is sized with the
+ * same widths the segments then run at (sized on the segment's own width, a segment cut
+ * to a width that is not a multiple of 8 went to the gathered path with too little:
+ * 12+2+0+12+4 -> 27, 2 columns cut from 8 bytes to 7, wrote 12 bytes a row past it). */
+static inline ptrdiff_t zorder_seg_run_width(int k, ptrdiff_t start, ptrdiff_t end,
+                                             ptrdiff_t left, int round8)
+{
+    ptrdiff_t w = end - start;
+    const ptrdiff_t limit = left < k * w ? left : k * w;
+    if ((limit + k - 1) / k < w) {
+        w = (limit + k - 1) / k;
+        if (round8 && (w + 7) / 8 * 8 <= end - start)
+            w = (w + 7) / 8 * 8;
+    }
+    return w;
+}
+
 static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                                        ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
                                        zorder_uniform_fn uniform, int round8, int gather_all,
@@ -416,17 +435,12 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
     for (start = 0, pos = 0; pos < size && (end = zorder_seg_end(cols, ncols, start)) > 0;
          start = end) {
         const int k = zorder_seg_active(cols, ncols, start, active);
+        const ptrdiff_t w = zorder_seg_run_width(k, start, end, size - pos, round8);
         if (k > 8) {
-            ptrdiff_t groups = (size - pos + k - 1) / k;
-            if (round8)
-                groups = (groups + 7) / 8 * 8;
-            if (groups > end - start)
-                groups = end - start;
-            if (zorder_seg_scratch(k, groups, &costs) > widest_wide)
-                widest_wide = zorder_seg_scratch(k, groups, &costs);
-        } else if (k > 1 && ((end - start) % 8 != 0 || gather_all)
-                   && 2 * k * (end - start) > widest_gathered) {
-            widest_gathered = 2 * k * (end - start);   /* gathered columns, then output */
+            if (zorder_seg_scratch(k, w, &costs) > widest_wide)
+                widest_wide = zorder_seg_scratch(k, w, &costs);
+        } else if (k > 1 && (w % 8 != 0 || gather_all) && 2 * k * w > widest_gathered) {
+            widest_gathered = 2 * k * w;   /* gathered columns, then output */
         }
         pos += k * (end - start);
     }
@@ -451,16 +465,12 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
         for (start = 0, pos = 0; pos < size && (end = zorder_seg_end(cols, ncols, start)) > 0;
              start = end) {
             const int k = zorder_seg_active(cols, ncols, start, active);
-            ptrdiff_t w = end - start, limit = size - pos, t;
-            if (limit > k * w)
-                limit = k * w;
-            if ((limit + k - 1) / k < w) {
-                /* truncated: only the groups it needs, rounded up to whole 8-byte pieces
-                 * when the columns have them (the vector kernel takes only those) */
-                w = (limit + k - 1) / k;
-                if (round8 && (w + 7) / 8 * 8 <= end - start)
-                    w = (w + 7) / 8 * 8;
-            }
+            /* truncated: only the groups it needs, rounded up to whole 8-byte pieces when
+             * the columns have them (the vector kernel takes only those) */
+            const ptrdiff_t w = zorder_seg_run_width(k, start, end, size - pos, round8);
+            ptrdiff_t limit = size - pos, t;
+            if (limit > k * (end - start))
+                limit = k * (end - start);
             for (t = 0; t < k; t++) {
                 const zorder_column *c = &cols[active[t]];
                 view[t].data = c->data + r0 * c->row_stride + start;
