@@ -20,7 +20,7 @@ from libc.stdint cimport uint8_t
 from zorder.interleave.table cimport group_rows, table_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
-from zorder.interleave.segments cimport (SegBackend, UniformKernel, copy_rows_exact, is_uniform,
+from zorder.interleave.segments cimport (SegBackend, UniformKernel, is_uniform,
                                          segments_rows, uniform_rows)
 
 from zorder.cpu import usable
@@ -62,10 +62,8 @@ UNSUPPORTED_REASON = (
 cdef void avx2_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t nrows,
                        uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
     # k columns of one width (a whole call or one segment): the vector kernel, or the table
-    # kernel where it declines (fewer than 4 rows); one column is a copy of its prefix.
-    if k == 1:
-        copy_rows_exact(out, out_stride, columns[0].data, columns[0].row_stride, size, nrows)
-    elif not zorder_avx2_uniform(columns, k, size, nrows, out, out_stride, table_uniform):
+    # kernel where it declines (one column, fewer than 4 rows).
+    if not zorder_avx2_uniform(columns, k, size, nrows, out, out_stride, table_uniform):
         table_uniform(columns, k, size, nrows, out, out_stride)
 
 

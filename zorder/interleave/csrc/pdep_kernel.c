@@ -191,10 +191,6 @@ ZORDER_TARGET_BMI2
 int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                      ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
 {
-    if (ncols == 1) {   /* one column interleaves to itself */
-        zorder_copy_rows_exact(out, out_stride, cols[0].data, cols[0].row_stride, size, nrows);
-        return 1;
-    }
     if (zorder_is_uniform(cols, ncols)) {
         zorder_uniform_rows(cols, (int)ncols, size, nrows, out, out_stride, zorder_spread_uniform);
         return 1;

@@ -31,6 +31,8 @@ typedef void (*zorder_uniform_fn)(const zorder_column *cols, int k, ptrdiff_t si
                                   ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride);
 
 static inline void zorder_copy_short(uint8_t *dst, const uint8_t *src, ptrdiff_t n);
+static inline void zorder_copy_rows_exact(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src,
+                                          ptrdiff_t src_stride, ptrdiff_t n, ptrdiff_t rows);
 static inline void zorder_uniform_rows(const zorder_column *cols, int k, ptrdiff_t size,
                                        ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
                                        zorder_uniform_fn uniform);
@@ -340,8 +342,7 @@ static inline void zorder_seg_copy_rows(uint8_t *dst, ptrdiff_t dst_stride, cons
             memcpy(dst + r * dst_stride + 8, src + r * src_stride + 8, 8);
         }
     } else {
-        for (r = 0; r < rows; r++)
-            zorder_copy_short(dst + r * dst_stride, src + r * src_stride, n);
+        zorder_copy_rows_exact(dst, dst_stride, src, src_stride, n, rows);
     }
 }
 
@@ -517,10 +518,8 @@ static inline void zorder_copy_short(uint8_t *dst, const uint8_t *src, ptrdiff_t
     }
 }
 
-/* The first n bytes of each of `rows` rows from src to dst, exactly (one column's
- * interleave is the column): one memcpy when both sides' rows are back to back, else a
- * few word moves a row (AMD EPYC, Zen 4, 1x16 -> 12, 1M rows: 5.3 ns/row through avx2's
- * table fallback, against the copy's 1.2). */
+/* The first n bytes of each of `rows` rows from src to dst, exactly: one memcpy when both
+ * sides' rows are back to back, else a few word moves a row. */
 static inline void zorder_copy_rows_exact(uint8_t *dst, ptrdiff_t dst_stride, const uint8_t *src,
                                           ptrdiff_t src_stride, ptrdiff_t n, ptrdiff_t rows)
 {
@@ -549,6 +548,12 @@ static inline void zorder_uniform_rows(const zorder_column *cols, int k, ptrdiff
     zorder_column view[ZORDER_MAX_GROUP];
     ptrdiff_t total, whole;
     int t, packed = nrows > 1 && width % 8 != 0;
+    if (k == 1) {
+        /* one column interleaves to itself: its prefix, copied (through the kernels it cost
+         * 3-5x a copy: 1x16 -> 12 5.3 ns/row in avx2's table fallback, 5.8 in pdep's) */
+        zorder_copy_rows_exact(out, out_stride, cols[0].data, cols[0].row_stride, size, nrows);
+        return;
+    }
     for (t = 0; t < k && packed; t++)
         packed = cols[t].row_stride == width;
     if (packed && (size < k * width || out_stride != size)) {
