@@ -38,17 +38,10 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
             yield None
         return
     if scheduler == "threads":
-        import dask
-
         threads = _ThreadPool()
         try:
-            with dask.config.set(scheduler="threads", pool=threads):
+            with _owned_pool("threads", threads, threads.stop):
                 yield None
-        except BaseException:
-            threads.stop()
-            raise
-        else:
-            threads.shutdown(wait=True)
         finally:
             threads.forget()
         return
@@ -59,16 +52,9 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
             yield None
         return
     if scheduler == "processes":
-        import dask
-
         pool = _process_pool()
-        try:
-            with dask.config.set(scheduler="processes", pool=pool):
-                yield None
-        except BaseException:
-            _stop_pool(pool)
-            raise
-        pool.shutdown(wait=True)
+        with _owned_pool("processes", pool, lambda: _stop_pool(pool)):
+            yield None
         return
     if isinstance(scheduler, str):
         client = _connect(scheduler, connect_timeout)
@@ -81,6 +67,21 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
         yield scheduler
         return
     raise TypeError(f"{SCHEDULERS}, not {type(scheduler).__name__}")
+
+
+@contextlib.contextmanager
+def _owned_pool(scheduler: str, pool: Any, stop: Any) -> Iterator[None]:
+    """Dask's ``scheduler`` on ``pool``, owned here: an interrupt or error ``stop()``s it
+    at once; a block that ends normally waits for it to finish."""
+    import dask
+
+    try:
+        with dask.config.set(scheduler=scheduler, pool=pool):
+            yield
+    except BaseException:
+        stop()
+        raise
+    pool.shutdown(wait=True)
 
 
 class Interrupted(Exception):
