@@ -254,21 +254,51 @@ def test_narrow_ragged_strides(backend):
                 check_rows(backend, cols, size)
 
 
-# simd runs narrow ragged shapes of at most 64 padded bytes (columns x widest) as
-# one uniform interleave of the columns zero-padded to the widest, the absent columns'
-# bits then removed (csrc/pdep_kernel.c, zorder_pdep_padded_rows), in chunks of
-# 24 KiB // padded + 1 rows; a row's whole-word stores may run up to 15 bytes into later
-# rows, so the last rows of a call are written exactly.
-@pytest.mark.parametrize("widths", [w for w in NARROW_RAGGED if len(w) * max(w) <= 64],
+# Narrow ragged shapes (2-8 columns of 1-8 bytes, not all one width) with output rows back
+# to back run every segment of a chunk of 32 KiB // size rows (at least 64) into scratch,
+# then put each row together with 8-byte moves, each move's spill overwritten by the next
+# (csrc/segments.h, zorder_seg_narrow). The last ceil(7 / size) rows, or more where an
+# 8-byte read at a segment's first byte would run past a column's last row, go segment by
+# segment, and so does all of a call with fewer than 64 rows before those. Rows around
+# that threshold and the chunk, columns with rows back to back and spaced out (the reads
+# the last rows must not make), every backend.
+def narrow_tail(widths, strides, size):
+    tail = -(-7 // size)
+    start = 0
+    for end in sorted(set(widths)):
+        for w, st in zip(widths, strides):
+            if w > start and start + 8 - w > 0:
+                tail = max(tail, -(-(start + 8 - w) // st))
+        start = end
+    return tail
+
+
+@pytest.mark.parametrize("widths", [w for w in NARROW_RAGGED if max(w) <= 8 and len(w) <= 8],
                          ids=lambda w: "+".join(map(str, w)))
-def test_padded_rows_around_chunks_and_the_last_rows(backend, widths):
+def test_narrow_rows_around_chunks_and_the_last_rows(backend, widths):
     rng = random.Random(sum(widths) * 31 + len(widths))
     total = sum(widths)
-    chunk = (24 << 10) // (len(widths) * max(widths)) + 1
-    for nrows in (15, 16, 17, 18, chunk - 1, chunk, chunk + 1, 2 * chunk + 17):
-        columns = random_columns(rng, widths, nrows)
-        for size in sorted({1, 2, 7, 8, 9, total // 2, total - 1, total} & set(range(1, total + 1))):
-            check_rows(backend, columns, size)
+    for size in sorted({1, 2, 7, 8, 9, total // 2, total - 1, total} & set(range(1, total + 1))):
+        for gap in (0, 3):
+            strides = [w + gap for w in widths]
+            # (the row stride is that of the wide rows when spaced out)
+            tail = narrow_tail(widths, [sum(strides) if gap else w for w in widths], size)
+            nrows_list = [63 + tail, 64 + tail, 65 + tail]
+            if size >= 7:   # (smaller sizes make chunks of 4,096+ rows: checked at total)
+                chunk = max(64, (32 << 10) // size)
+                nrows_list += [chunk + tail, chunk + tail + 1, 2 * chunk + 17]
+            for nrows in nrows_list:
+                if gap:
+                    # rows spaced out: each column a view of wider rows, so bytes past a
+                    # row's width are another column's (an over-read would show nothing)
+                    # but past the last row there are none
+                    wide = np.frombuffer(rng.randbytes(nrows * sum(strides)),
+                                         dtype=np.uint8).reshape(nrows, sum(strides))
+                    offsets = np.cumsum([0] + strides)
+                    columns = [wide[:, o:o + w] for o, w in zip(offsets[:-1], widths)]
+                else:
+                    columns = random_columns(rng, widths, nrows)
+                check_rows(backend, columns, size)
 
 
 # simd: 1-3 uniform columns of 8 bytes cut short run whole rows of a 512-row chunk into

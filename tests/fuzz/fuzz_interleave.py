@@ -270,6 +270,12 @@ def decode(data: bytes) -> Case:
         case.nrows = THREAD_CHUNK * p.int(1, 3) + p.int(-2, 2)
         case.threads = p.int(2, 4)
         max_cols, max_width = 5, 9
+    elif p.int(0, 12) == 0:
+        # Around the 64 rows (plus a few last ones) from which narrow ragged shapes put
+        # all their segments in place together (csrc/segments.h, zorder_seg_narrow).
+        case.nrows = p.int(60, 140)
+        case.threads = 1
+        max_cols, max_width = 8, 8
     else:
         case.nrows = p.int(0, 40)
         case.threads = p.int(1, 4)

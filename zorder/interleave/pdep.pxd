@@ -9,10 +9,3 @@ cdef void pdep_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
 # Its uniform kernel alone (k columns of one width), for segments of a ragged call.
 cdef void pdep_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t nrows,
                        unsigned char* out, Py_ssize_t out_stride) noexcept nogil
-# Narrow ragged widths padded to a uniform interleave run by `uniform`, then compacted
-# (csrc/pdep_kernel.c); 0 (nothing written) for shapes it does not take.
-ctypedef void (*PaddedUniform)(const Column* cols, int k, Py_ssize_t size, Py_ssize_t nrows,
-                               unsigned char* out, Py_ssize_t out_stride) noexcept nogil
-cdef int pdep_padded(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
-                     Py_ssize_t nrows, unsigned char* out, Py_ssize_t out_stride,
-                     PaddedUniform uniform) noexcept nogil

@@ -22,9 +22,6 @@ cdef extern from "pdep_kernel.h" nogil:
                          Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride)
     void zorder_pdep_uniform(const Column* cols, int k, Py_ssize_t size, Py_ssize_t nrows,
                              uint8_t* out, Py_ssize_t out_stride)
-    int zorder_pdep_padded_rows(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
-                                Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride,
-                                PaddedUniform uniform)
 
 name = "pdep"
 
@@ -54,12 +51,6 @@ cdef void pdep_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
 cdef void pdep_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t nrows,
                        uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
     zorder_pdep_uniform(columns, k, size, nrows, out, out_stride)
-
-
-cdef int pdep_padded(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
-                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride,
-                     PaddedUniform uniform) noexcept nogil:
-    return zorder_pdep_padded_rows(columns, ncolumns, size, nrows, out, out_stride, uniform)
 
 
 cdef inline int check_supported() except -1:

@@ -170,23 +170,6 @@ uint64_t zorder_pdep_group(const uint8_t *const *src, const int k, ptrdiff_t j)
 #define ZORDER_GROUP(k, src, j) zorder_pdep_group(src, k, j)
 #include "spread_rows.h"
 
-/* Whether a ragged call goes padded (zorder_pdep_padded_rows) rather than by segments:
- * 2-8 columns, one width not a multiple of 8 (the segments of those are a few bytes each,
- * each paying a gather and a scatter), a padded row of at most 64 bytes. */
-static inline int zorder_pad_wanted(const zorder_column *cols, ptrdiff_t ncols)
-{
-    ptrdiff_t c, W = 0;
-    int odd = 0;
-    if (ncols < 2 || ncols > ZORDER_MAX_GROUP)
-        return 0;
-    for (c = 0; c < ncols; c++) {
-        if (cols[c].width > W)
-            W = cols[c].width;
-        odd |= cols[c].width % 8 != 0;
-    }
-    return odd && ncols * W <= 64;
-}
-
 ZORDER_TARGET_BMI2
 int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                      ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
@@ -195,9 +178,7 @@ int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
         zorder_uniform_rows(cols, (int)ncols, size, nrows, out, out_stride, zorder_spread_uniform);
         return 1;
     }
-    /* Ragged widths and more than 8 columns: the same kernel per segment (segments.h).
-     * (Padded and compacted, zorder_pdep_padded_rows, lost here: the padded row costs
-     * this kernel more than the segments' gathers; 3+5+8 -> 16 10.2 vs 7.7 ns/row.) */
+    /* Ragged widths and more than 8 columns: the same kernel per segment (segments.h). */
     return zorder_segments_rows(cols, ncols, size, nrows, out, out_stride, zorder_spread_uniform, 0, 0, NULL);
 }
 
@@ -208,172 +189,9 @@ void zorder_pdep_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdi
     zorder_spread_uniform(cols, k, size, nrows, out, out_stride);
 }
 
-/* ---- ragged widths as a padded uniform interleave, compacted by PEXT ------------------
- *
- * Zero-padding every column to the widest width W gives a uniform interleave of n columns
- * whose stream holds, at byte index j, bit level i, one bit per column in column order.
- * Iceberg's ragged interleave is that stream with the bits of the columns that have no
- * byte j left out (they are not zeros there: they are absent). So a row is the padded
- * row (the uniform kernel at its best shape, rows back to back) with a fixed set of bit
- * positions removed: one PEXT per padded 64-bit word, the pieces stitched end to end.
- * Narrow ragged shapes (3+5+8, 1+2+3+4) otherwise pay a gather, a kernel call and a
- * scatter per segment. */
-
-#define ZORDER_PAD_MAX_BYTES 64         /* padded row, at most 8 words */
-#define ZORDER_PAD_CHUNK_BYTES (24 << 10)
-
-/* The compaction of `rows` padded rows (P bytes each, readable 8 bytes past the last)
- * into `size`-byte output rows; Q padded words per row (a constant) are read. Rows whose
- * stores may run into later rows of the call (out_stride == size and enough rows left)
- * store whole words; the others go through a local buffer and are exact. */
-ZORDER_TARGET_BMI2 ZORDER_ALWAYS_INLINE
-void zorder_pad_compact(const int Q, const uint64_t *mask, const int *count,
-                        const uint8_t *tmp, ptrdiff_t P, ptrdiff_t rows, ptrdiff_t spill_rows,
-                        uint8_t *out, ptrdiff_t out_stride, ptrdiff_t size)
-{
-    ptrdiff_t r;
-    for (r = 0; r < rows; r++) {
-        const uint8_t *src = tmp + r * P;
-        uint8_t local[ZORDER_PAD_MAX_BYTES + 16];
-        uint8_t *d = r < spill_rows ? out + r * out_stride : local;
-        uint64_t acc = 0;
-        int nacc = 0, q;
-        for (q = 0; q < Q; q++) {
-            const uint64_t e = _pext_u64(ZORDER_BSWAP64(zorder_load_le64(src + 8 * q)), mask[q]);
-            const int p = count[q];
-            if (nacc + p < 64) {
-                acc = (acc << p) | e;
-                nacc += p;
-            } else {
-                const int rest = nacc + p - 64;
-                zorder_store_be64(d, (nacc ? acc << (64 - nacc) : 0) | (e >> rest));
-                d += 8;
-                acc = e;
-                nacc = rest;
-            }
-        }
-        if (nacc)
-            zorder_store_be64(d, acc << (64 - nacc));
-        if (r >= spill_rows)
-            zorder_copy_short(out + r * out_stride, local, size);
-    }
-}
-
-static inline int zorder_pad_gathers(const zorder_column *col, ptrdiff_t W)
-{
-    return col->width < W || (W % 8 != 0 && col->row_stride != W);
-}
-
-ZORDER_TARGET_BMI2
-int zorder_pdep_padded_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
-                            ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
-                            zorder_uniform_fn uniform)
-{
-    zorder_column view[ZORDER_MAX_GROUP];
-    uint64_t mask[8] = {0};
-    int count[8] = {0};
-    const int n = (int)ncols;
-    ptrdiff_t W = 0, P, chunk, r0, r, s, need, got, spill;
-    uint8_t *scratch;
-    int c, q, Q, gathered = 0;
-    if (!zorder_pad_wanted(cols, ncols) || nrows < 16 || size <= 0)
-        return 0;
-    for (c = 0; c < n; c++)
-        if (cols[c].width > W)
-            W = cols[c].width;
-    P = n * W;
-    if (P > ZORDER_PAD_MAX_BYTES || size > P)
-        return 0;
-    /* stream bit s = 8nj + ni + c (byte index j, level i, column c) is bit 63 - s % 64 of
-     * big-endian padded word s / 64; kept when column c has a byte j */
-    for (s = 0; s < 8 * P; s++)
-        if (cols[s % n].width > s / (8 * n))
-            mask[s / 64] |= 1ull << (63 - s % 64);
-    for (q = 0, got = 0, need = 8 * size; got < need && q < 8; q++) {
-        uint64_t bits = mask[q];
-        for (count[q] = 0; bits; bits &= bits - 1)
-            count[q]++;
-        got += count[q];
-    }
-    if (got < need)
-        return 0;   /* size beyond the columns' bytes (the front end never asks) */
-    Q = q;
-    /* Columns to gather into zero-padded rows back to back: the short ones, and when W is
-     * not a multiple of 8 also those whose rows are not back to back (the kernels take
-     * such widths only as rows of 8 bytes). */
-    for (c = 0; c < n; c++)
-        gathered += zorder_pad_gathers(&cols[c], W);
-    chunk = ZORDER_PAD_CHUNK_BYTES / P + 1;
-    scratch = (uint8_t *)calloc((size_t)(chunk * (gathered * W + P) + 64), 1);
-    if (scratch == NULL)
-        return 0;
-    /* rows whose whole-word stores (up to 15 bytes past `size`) stay inside later rows */
-    spill = out_stride == size ? nrows - (15 + size) / size - 1 : 0;
-    for (r0 = 0; r0 < nrows; r0 += chunk) {
-        const ptrdiff_t rows = nrows - r0 < chunk ? nrows - r0 : chunk;
-        uint8_t *g = scratch, *tmp = scratch + chunk * gathered * W;
-        for (c = 0; c < n; c++) {
-            const ptrdiff_t w = cols[c].width, stride = cols[c].row_stride;
-            const uint8_t *src = cols[c].data + r0 * stride;
-            view[c] = cols[c];
-            view[c].data = src;
-            if (!zorder_pad_gathers(&cols[c], W))
-                continue;
-            /* Bytes w..W-1 of every row stay zero (calloc): each row writes only its w
-             * bytes, or 8 masked bytes whose part past w is zero. An 8-byte load from row r
-             * must end inside a later row of this call. */
-            {
-                const ptrdiff_t m = w == 8 ? 0 : w < 8 && stride > 0 ? (8 - w + stride - 1) / stride
-                                                                      : nrows;
-                const ptrdiff_t fast = nrows - r0 - m < 0 ? 0 : nrows - r0 - m > rows ? rows
-                                                                               : nrows - r0 - m;
-                const uint64_t keep = w >= 8 ? ~0ull : (1ull << (8 * w)) - 1;
-                for (r = 0; r < fast; r++) {
-                    const uint64_t v = zorder_load_le64(src + r * stride) & keep;
-                    memcpy(g + r * W, &v, 8);
-                }
-                for (; r < rows; r++)
-                    zorder_copy_short(g + r * W, src + r * stride, w);
-            }
-            view[c].data = g;
-            view[c].row_stride = W;
-            view[c].width = W;
-            g += chunk * W;
-        }
-        for (c = 0; c < n; c++)
-            view[c].width = W;
-        zorder_uniform_rows(view, n, P, rows, tmp, P, uniform);
-        {
-            const ptrdiff_t sr = spill - r0 < 0 ? 0 : spill - r0 > rows ? rows : spill - r0;
-            uint8_t *dst = out + r0 * out_stride;
-            switch (Q) {
-            case 1: zorder_pad_compact(1, mask, count, tmp, P, rows, sr, dst, out_stride, size); break;
-            case 2: zorder_pad_compact(2, mask, count, tmp, P, rows, sr, dst, out_stride, size); break;
-            case 3: zorder_pad_compact(3, mask, count, tmp, P, rows, sr, dst, out_stride, size); break;
-            case 4: zorder_pad_compact(4, mask, count, tmp, P, rows, sr, dst, out_stride, size); break;
-            case 5: zorder_pad_compact(5, mask, count, tmp, P, rows, sr, dst, out_stride, size); break;
-            case 6: zorder_pad_compact(6, mask, count, tmp, P, rows, sr, dst, out_stride, size); break;
-            case 7: zorder_pad_compact(7, mask, count, tmp, P, rows, sr, dst, out_stride, size); break;
-            default: zorder_pad_compact(8, mask, count, tmp, P, rows, sr, dst, out_stride, size); break;
-            }
-        }
-    }
-    free(scratch);
-    return 1;
-}
-
 #else
 
 const int zorder_pdep_built = 0;
-
-int zorder_pdep_padded_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
-                            ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
-                            zorder_uniform_fn uniform)
-{
-    (void)cols; (void)ncols; (void)size; (void)nrows; (void)out; (void)out_stride;
-    (void)uniform;
-    return 0;
-}
 
 void zorder_pdep_init(void) {}
 

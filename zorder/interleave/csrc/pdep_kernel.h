@@ -19,16 +19,4 @@ int zorder_pdep_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
 void zorder_pdep_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
                          uint8_t *out, ptrdiff_t out_stride);
 
-/* Narrow ragged widths (2-8 columns, one width not a multiple of 8, a padded row of at
- * most 64 bytes) as the uniform interleave
- * of the columns zero-padded to the widest, run by `uniform` (a zorder_uniform_fn) on
- * rows back to back, with the absent columns' bits removed by PEXT (for simd, whose
- * uniform kernel makes the padded row cheap). Returns 0, having
- * written nothing, for shapes it does not take (or fewer than 16 rows, or no memory).
- * Call only when the CPU has BMI2. */
-int zorder_pdep_padded_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
-                            ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
-                            void (*uniform)(const zorder_column *, int, ptrdiff_t, ptrdiff_t,
-                                            uint8_t *, ptrdiff_t));
-
 #endif
