@@ -427,6 +427,25 @@ static inline ptrdiff_t zorder_seg_run_width(int k, ptrdiff_t start, ptrdiff_t e
     ZORDER_SLICE_CASE(4, ST) ZORDER_SLICE_CASE(5, ST) ZORDER_SLICE_CASE(6, ST) \
     ZORDER_SLICE_CASE(7, ST) ZORDER_SLICE_CASE(8, ST)
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define ZORDER_SLICE_LE(v) __builtin_bswap64(v)
+#else
+#define ZORDER_SLICE_LE(v) (v)
+#endif
+#define ZORDER_SLICE_PACK(W, ST) \
+    case ((ST) - 1) * 8 + (W) - 1: \
+        for (r = 0; r + 8 / (W) <= rows; r += 8 / (W)) { \
+            uint64_t v = 0; \
+            for (b = 0; b < 8; b++) \
+                v |= (uint64_t)src[(r + b / (W)) * (ST) + b % (W)] << (8 * b); \
+            v = ZORDER_SLICE_LE(v); \
+            memcpy(dst + r * (W), &v, 8); \
+        } \
+        for (; r < rows; r++) \
+            for (b = 0; b < (W); b++) \
+                dst[r * (W) + b] = src[r * (ST) + b]; \
+        return 1;
+
 static inline int zorder_seg_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t rows,
                                    ptrdiff_t w, ptrdiff_t st)
 {
@@ -438,20 +457,13 @@ static inline int zorder_seg_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t r
          * stack and reloaded it (a store forward stall, 3x slower than this). 8 / w rows'
          * slices put together in a register, one store (w = 1, 2, 4); other widths as
          * one 8-byte move a row, each overlapping the last */
-        if (w == 1 || w == 2 || w == 4) {
-            const ptrdiff_t g = 8 / w, whole = rows / g * g;
-            for (r = 0; r < whole; r += g) {
-                uint8_t v[8];
-                for (b = 0; b < 8; b++)
-                    v[b] = src[(r + b / w) * st + b % w];
-                memcpy(dst + r * w, v, 8);
-            }
-            for (; r < rows; r++)
-                for (b = 0; b < w; b++)
-                    dst[r * w + b] = src[r * st + b];
-            return 1;
+        switch ((st - 1) * 8 + w - 1) {
+        ZORDER_SLICE_PACK(1, 3) ZORDER_SLICE_PACK(2, 3) ZORDER_SLICE_PACK(1, 5)
+        ZORDER_SLICE_PACK(2, 5) ZORDER_SLICE_PACK(4, 5) ZORDER_SLICE_PACK(1, 6)
+        ZORDER_SLICE_PACK(2, 6) ZORDER_SLICE_PACK(4, 6) ZORDER_SLICE_PACK(1, 7)
+        ZORDER_SLICE_PACK(2, 7) ZORDER_SLICE_PACK(4, 7)
+        default: return 0;
         }
-        return 0;
     }
     switch ((st - 1) * 8 + w - 1) {
     ZORDER_SLICE_ST(1) ZORDER_SLICE_ST(2) ZORDER_SLICE_ST(3) ZORDER_SLICE_ST(4)
@@ -486,20 +498,25 @@ __attribute__((always_inline))
 static inline void zorder_seg_assemble(const int n, const zorder_seg_move *moves,
                                        ptrdiff_t rows, uint8_t *dst, ptrdiff_t out_stride)
 {
-    const uint8_t *src[ZORDER_MAX_GROUP * ZORDER_MAX_GROUP];
-    ptrdiff_t stride[ZORDER_MAX_GROUP * ZORDER_MAX_GROUP], at[ZORDER_MAX_GROUP * ZORDER_MAX_GROUP];
-    ptrdiff_t r;
+    /* (a small array, so that the compiler keeps it in registers; the rows' pointers
+     * computed from r rather than advanced, which went through memory every row) */
+    const uint8_t *src[8];
+    ptrdiff_t stride[8], at[8], r;
     int m;
+    if (n > 8) {
+        for (r = 0; r < rows; r++, dst += out_stride)
+            for (m = 0; m < n; m++)
+                memcpy(dst + moves[m].at, moves[m].src + r * moves[m].stride, 8);
+        return;
+    }
     for (m = 0; m < n; m++) {
         src[m] = moves[m].src;
         stride[m] = moves[m].stride;
         at[m] = moves[m].at;
     }
     for (r = 0; r < rows; r++, dst += out_stride)
-        for (m = 0; m < n; m++) {
-            memcpy(dst + at[m], src[m], 8);
-            src[m] += stride[m];
-        }
+        for (m = 0; m < n; m++)
+            memcpy(dst + at[m], src[m] + r * stride[m], 8);
 }
 
 /* Interleaves rows [0, done) and returns done, or returns 0 having written nothing: not
