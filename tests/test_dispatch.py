@@ -17,7 +17,7 @@ NEON_CLASSES = {shape: "neon" for shape in SHAPE_CLASSES}
 AVX2_PDEP = dict(AVX2_CLASSES)
 SIMD_PLAN = {"uniform-8n-full": "simd", "uniform-8n-truncated-1-3": "avx2",
              "uniform-8n-truncated-4-8": "simd", "uniform-narrow": "simd",
-             "ragged-full": "avx2", "ragged-truncated-first": "simd",
+             "ragged-full": "avx2", "ragged-truncated-first": "avx2",
              "ragged-truncated-later": "avx2", "ragged-narrow": "simd", "many-columns": "simd",
              "uniform-8n-prefix-4-6": "avx2"}
 

@@ -255,22 +255,27 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                     "8+16->24: Intel pdep 5.3 ns (1.6x), simd 6.7; AMD avx2 2.1 (1.3x), "
                     "pdep 3.6-5.2, simd 5.1; 8+32->40: Intel pdep 8.2, simd 9.4; "
                     "AMD pdep 8.8, simd 8.4"),
-    "ragged-truncated-first": (("simd", "avx2", "pdep", "table"),
+    # alternating runs, 1M rows, AMD EPYC Zen 4, 2026-12-03: avx2 ahead on 5 of 7 shapes
+    # (8+16->9 3.0 vs 3.3, 8+16->15 2.4 vs 3.5, 16+8->12 2.7 vs 3.1, 8+8+16->20 3.8 vs 4.3,
+    # 16+32->24 4.2 vs 6.1), behind on 8+24->10 (4.6 vs 4.3) and 8+16->12 (4.4 vs 4.1)
+    "ragged-truncated-first": (("avx2", "simd", "pdep", "table"),
                                "8+16->12: Intel simd 5.5 ns (1.7x), pdep 6.8; "
-                               "AMD simd 2.9-3.2 (1.7-1.9x), avx2 3.0-3.4, pdep 4.8-5.0"),
+                               "AMD avx2 2.7-4.4 (1.3-2.5x), simd 3.6-4.6, pdep 4.8-5.6; "
+                               "16+32->24: AMD avx2 4.2, simd 6.1"),
     "ragged-truncated-later": (("avx2", "pdep", "simd", "table"),
                                "8+16->20: Intel pdep 10.3 ns (3.1x), simd 11.4; AMD pdep 4.1 "
                                "(2.3x), simd 3.8; 8+32->30: AMD avx2 3.9 (1.3x), pdep 5.3, "
                                "simd 5.9"),
-    # simd pads narrow ragged rows to one uniform call and removes the absent bits
-    # (csrc/pdep_kernel.c, zorder_pdep_padded_rows); the Intel figures are from a 200,000-row
-    # run before that change
+    # Every backend runs narrow ragged rows by segments, all of a chunk's put in place
+    # together (csrc/segments.h, zorder_seg_narrow), on its own uniform kernel; simd's is
+    # the fastest there (AMD, 1M rows, two runs, 2026-12-03). The Intel figures are from a
+    # 200,000-row run before that change.
     "ragged-narrow": (("simd", "avx2", "pdep", "table"),
                       "3+5+8->16: Intel simd 7.8 ns (4.7x), pdep 15.9, table 14.7; "
-                      "1+2+3+4->10: Intel simd 11.8, pdep 18.9; 3+5+8->16: AMD simd 6.7 "
-                      "(6.0x), avx2 6.8, pdep 7.6-11.8, table 13.9; 1+2+3+4->10: AMD simd 6.3, "
-                      "pdep 13.9; with avx2 (one run): 3+5+8->16 simd 5.2 (4.8x), avx2 6.3, "
-                      "pdep 8.0; 1+2+3+4->10 simd 4.6 (4.7x), avx2 10.1, pdep 9.8"),
+                      "1+2+3+4->10: Intel simd 11.8, pdep 18.9; AMD: 3+5+8->16 simd 6.9-7.1 "
+                      "(3.5-4.4x), avx2 7.4-7.8, pdep 10.6-11.0, table 12.2-12.8; 3+5+8->10 "
+                      "simd 4.1-5.0 (3.0-3.7x), avx2 4.4-5.6; 1+2+3+4->10 simd 4.2-4.9 "
+                      "(4.7-5.8x), avx2 5.2-5.4, pdep 7.1-7.6"),
     # One class for 9-64 columns: with the staged plans of csrc/segments.h (per-backend
     # stage costs, padding and an AVX-512 squeeze for k with a prime factor above 7) simd
     # measured fastest or tied at every k of 9-64, full, truncated and narrow (AMD figures:
