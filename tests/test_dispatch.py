@@ -19,7 +19,7 @@ SIMD_PLAN = {"uniform-8n-full": "simd", "uniform-8n-truncated-1-3": "avx2",
              "uniform-8n-truncated-4-8": "simd", "uniform-narrow": "simd",
              "ragged-full": "avx2", "ragged-truncated-first": "avx2",
              "ragged-truncated-later": "avx2", "ragged-narrow": "simd", "many-columns": "simd",
-             "uniform-8n-prefix-4-6": "avx2"}
+             "uniform-8n-prefix": "avx2"}
 
 
 def x86(vendor, family, model, **extra):
@@ -91,9 +91,12 @@ def test_plan_respects_what_is_built():
 @pytest.mark.parametrize("widths, size, shape", [
     ([8, 8, 8, 8], 32, "uniform-8n-full"), ([16, 16], 32, "uniform-8n-full"),
     ([8, 8], 8, "uniform-8n-truncated-1-3"), ([8, 8, 8], 23, "uniform-8n-truncated-1-3"),
-    ([8] * 4, 8, "uniform-8n-prefix-4-6"), ([8] * 4, 12, "uniform-8n-truncated-4-8"),
-    ([16] * 6, 24, "uniform-8n-prefix-4-6"), ([8] * 7, 14, "uniform-8n-truncated-4-8"),
-    ([8] * 5, 5, "uniform-8n-prefix-4-6"), ([8] * 8, 16, "uniform-8n-truncated-4-8"),
+    ([8] * 4, 8, "uniform-8n-prefix"), ([8] * 4, 12, "uniform-8n-truncated-4-8"),
+    ([16] * 6, 24, "uniform-8n-prefix"), ([8] * 7, 14, "uniform-8n-prefix"),
+    ([8] * 5, 8, "uniform-8n-prefix"), ([8] * 7, 25, "uniform-8n-prefix"),
+    ([8] * 4, 7, "uniform-8n-truncated-4-8"), ([8] * 7, 7, "uniform-8n-truncated-4-8"),
+    ([8] * 6, 13, "uniform-8n-truncated-4-8"),
+    ([8] * 5, 5, "uniform-8n-prefix"), ([8] * 8, 16, "uniform-8n-truncated-4-8"),
     ([4, 4], 8, "uniform-narrow"),
     ([4, 4, 4], 10, "uniform-narrow"), ([8, 16], 24, "ragged-full"),
     ([8, 16], 16, "ragged-truncated-first"), ([8, 16], 17, "ragged-truncated-later"),
@@ -111,10 +114,10 @@ def test_auto_gives_bitloops_bytes_in_every_class(shape):
     bitloop = zorder.get_backend("bitloop")
     cases = {
         "uniform-8n-full": ([8, 8, 8], 24), "uniform-8n-truncated-1-3": ([16, 16], 9),
-        "uniform-8n-truncated-4-8": ([8] * 5, 17), "uniform-narrow": ([3, 3, 3], 7),
+        "uniform-8n-truncated-4-8": ([8] * 5, 13), "uniform-narrow": ([3, 3, 3], 7),
         "ragged-full": ([8, 24, 16], 48), "ragged-truncated-first": ([8, 24, 16], 5),
         "ragged-truncated-later": ([8, 24, 16], 30), "ragged-narrow": ([8, 24, 2], 34),
-        "many-columns": ([8] * 11 + [3], 70), "uniform-8n-prefix-4-6": ([16] * 5, 10),
+        "many-columns": ([8] * 11 + [3], 70), "uniform-8n-prefix": ([16] * 5, 10),
     }
     widths, size = cases[shape]
     assert auto.shape_class_of(widths, size) == shape

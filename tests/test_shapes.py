@@ -301,6 +301,22 @@ def test_narrow_rows_around_chunks_and_the_last_rows(backend, widths):
                 check_rows(backend, columns, size)
 
 
+# avx2: 4-7 columns (8 with 2- or 4-byte prefixes) cut inside the 1-, 2- or 4-byte prefixes
+# of their columns, or with rows apart (the wider out= of check_rows), or 5 and 7 columns at
+# any such prefix, run the prefix rows into scratch 1,024 rows at a time and copy each
+# row's bytes out (csrc/avx2_kernel.c, prefix_staged); the rows short of a block (4 * 8 /
+# prefix) go on to the other paths. Every size cut inside each prefix, rows around both.
+@pytest.mark.parametrize("k", [4, 5, 6, 7, 8])
+def test_prefix_rows_staged(backend, k):
+    rng = random.Random(k * 7)
+    for width, nrows_list in ((8, (33, 1025, 2085)), (16, (1025,))):
+        for nrows in nrows_list:
+            columns = random_columns(rng, [width] * k, nrows)
+            for need in (1, 2, 4):
+                for size in sorted({k * (need - 1) + 1, k * need - 1, k * need}):
+                    check_rows(backend, columns, size)
+
+
 # simd: 1-3 uniform columns of 8 bytes cut short run whole rows of a 512-row chunk into
 # scratch and copy each row's prefix out; 1-3 columns of 16+ bytes cut to a third of their
 # bytes or less go to pdep (simd.pyx, short_of_wide). Every size, rows around the chunk.

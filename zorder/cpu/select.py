@@ -215,7 +215,8 @@ SHAPE_CLASSES: Tuple[str, ...] = (
     "ragged-truncated-later",       # ragged, truncated in a later segment
     "ragged-narrow",                # ragged with a width that is not a multiple of 8, any size
     "many-columns",                 # more than 8 columns
-    "uniform-8n-prefix-4-6",        # 4-6 such columns cut to a whole 1, 2 or 4-byte prefix of each
+    "uniform-8n-prefix",            # 4-6 such columns cut to a whole 1-, 2- or 4-byte prefix
+                                    # of each, or 5-7 whose rows use a 2- or 4-byte prefix
 )
 
 #: class -> (preference, the measurements that decided it). Intel: a Xeon (family 6 model
@@ -240,14 +241,18 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                                  "AMD avx2 1.6 (0.5x), simd 1.9, pdep 2.9, table 3.7; "
                                  "8x8->40: AMD simd 6.7 (1.0x), avx2 9.8, pdep 19.3, "
                                  "table 20.3; 8x8->8: AMD simd 4.6, avx2 7.7, pdep 7.8"),
-    # avx2 gathers 1-4 byte prefixes with vector loads; simd computes whole rows and copies
-    # their prefixes (1M rows, AMD EPYC Zen 4, best of 9 alternating, 2026-12-03; at 7 and
-    # 8 columns, or prefixes of 3 and 5-7 bytes, simd wins or ties: 7x8->14 simd 7.8, avx2
-    # 8.3; 8x8->8 simd 2.9, avx2 4.6; 4x8->12 simd 2.1, avx2 3.3)
-    "uniform-8n-prefix-4-6": (("avx2", "simd", "pdep", "table"),
-                              "AMD 4x8->8 avx2 1.35 ns (0.5x copy), simd 1.86; 5x8->10 avx2 "
-                              "2.6, simd 5.6; 6x8->24 avx2 3.4, simd 7.0; 4x16->16 avx2 3.3, "
-                              "simd 6.2"),
+    # avx2 gathers 1-4 byte prefixes with vector loads (rows cut inside them, or 5 and 7
+    # columns, through scratch: prefix_staged); simd computes whole rows and copies their
+    # prefixes (1M rows, AMD EPYC Zen 4, alternating, 2026-12-03). Where simd wins or ties
+    # it is left out of the class: 8 columns (8x8->8 simd 5.0, avx2 8.6), 4 columns cut
+    # inside a prefix (4x8->7 simd 2.7, avx2 3.7), 1-byte prefixes of 7 (7x8->7 simd 6.5,
+    # avx2 7.3), prefixes of 3 and 5-7 bytes (7x8->20 simd 8.6, avx2 11.0)
+    "uniform-8n-prefix": (("avx2", "simd", "pdep", "table"),
+                          "AMD 4x8->8 avx2 1.35 ns (0.5x copy), simd 1.86; 5x8->10 avx2 2.6, "
+                          "simd 5.6; 6x8->24 avx2 3.2, simd 6.2; 4x16->16 avx2 3.3, simd 6.2; "
+                          "5x8->8 avx2 5.2, simd 7.1; 7x8->10 avx2 5.0, simd 7.0; 7x8->14 "
+                          "avx2 5.0, simd 7.2; 6x8->20 avx2 5.0, simd 6.5; 5x8->17 avx2 5.6, "
+                          "simd 5.2"),
     "uniform-narrow": (("simd", "avx2", "pdep", "table"),
                        "4+4->8: Intel simd 1.24 ns (1.3x), pdep 2.1, table 3.0; "
                        "AMD simd 1.2 (1.6x), avx2 0.63-1.3, pdep 1.5-2.6, table 3.3"),
@@ -304,7 +309,7 @@ NEON_DISPATCH: Dict[str, str] = {
     "ragged-truncated-later": "estimate: 8+16->20 neon 52 instructions a row, table 109",
     "ragged-narrow": "estimate: 3+5+8->16 neon 101 instructions a row, table 154",
     "many-columns": "estimate: 12x8->96 neon 360 instructions a row, table 1052",
-    "uniform-8n-prefix-4-6": "estimate: 4x8->8 neon 49 instructions a row, table 78",
+    "uniform-8n-prefix": "estimate: 4x8->8 neon 49 instructions a row, table 78",
 }
 
 

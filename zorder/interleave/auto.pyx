@@ -34,7 +34,7 @@ PLAN = {}
 
 cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
     """The index of the call's class in SHAPE_CLASSES (see there)."""
-    cdef Py_ssize_t c, w0 = cols[0].width, wmin = cols[0].width, total = 0
+    cdef Py_ssize_t c, w0 = cols[0].width, wmin = cols[0].width, total = 0, need
     cdef bint uniform = 1
     cdef bint narrow = 0
     if n > 8:
@@ -54,7 +54,10 @@ cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept
             return 0
         if n <= 3:
             return 1
-        if n <= 6 and (size == n or size == 2 * n or size == 4 * n):
+        need = (size + n - 1) // n   # bytes of each column the rows use
+        if 4 <= n <= 6 and size == n * need and (need == 1 or need == 2 or need == 4):
+            return 9
+        if 5 <= n <= 7 and (need == 2 or need == 4):
             return 9
         return 2
     if narrow:
