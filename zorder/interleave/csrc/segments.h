@@ -782,7 +782,9 @@ static inline void zorder_copy_rows_exact(uint8_t *dst, ptrdiff_t dst_stride, co
     switch (n) {
     ZORDER_COPY_ROWS_CASE(1) ZORDER_COPY_ROWS_CASE(2) ZORDER_COPY_ROWS_CASE(3)
     ZORDER_COPY_ROWS_CASE(4) ZORDER_COPY_ROWS_CASE(5) ZORDER_COPY_ROWS_CASE(6)
-    ZORDER_COPY_ROWS_CASE(7) ZORDER_COPY_ROWS_CASE(8) ZORDER_COPY_ROWS_CASE(12)
+    ZORDER_COPY_ROWS_CASE(7) ZORDER_COPY_ROWS_CASE(8) ZORDER_COPY_ROWS_CASE(9)
+    ZORDER_COPY_ROWS_CASE(10) ZORDER_COPY_ROWS_CASE(11) ZORDER_COPY_ROWS_CASE(12)
+    ZORDER_COPY_ROWS_CASE(13) ZORDER_COPY_ROWS_CASE(14) ZORDER_COPY_ROWS_CASE(15)
     ZORDER_COPY_ROWS_CASE(16) ZORDER_COPY_ROWS_CASE(20) ZORDER_COPY_ROWS_CASE(24)
     ZORDER_COPY_ROWS_CASE(32) ZORDER_COPY_ROWS_CASE(40) ZORDER_COPY_ROWS_CASE(48)
     default:
@@ -818,7 +820,7 @@ static inline void zorder_uniform_rows(const zorder_column *cols, int k, ptrdiff
          * row's first `size` bytes */
         const ptrdiff_t full = k * width, chunk = ZORDER_SEG_CHUNK_BYTES / full + 1;
         uint8_t *tmp = (uint8_t *)malloc((size_t)(chunk * full));
-        ptrdiff_t r0, r;
+        ptrdiff_t r0;
         if (tmp != NULL) {
             for (r0 = 0; r0 < nrows; r0 += chunk) {
                 const ptrdiff_t rows = nrows - r0 < chunk ? nrows - r0 : chunk;
@@ -827,8 +829,7 @@ static inline void zorder_uniform_rows(const zorder_column *cols, int k, ptrdiff
                     view[t].data = cols[t].data + r0 * width;
                 }
                 zorder_uniform_rows(view, k, full, rows, tmp, full, uniform);
-                for (r = 0; r < rows; r++)
-                    zorder_copy_short(out + (r0 + r) * out_stride, tmp + r * full, size);
+                zorder_copy_rows_exact(out + r0 * out_stride, out_stride, tmp, full, size, rows);
             }
             free(tmp);
             return;
