@@ -14,11 +14,16 @@
  * last K - k zero, whose zero bits are then squeezed out. The plan is the cheapest under
  * the backend's own stage costs (zorder_seg_plan).
  *
+ * Narrow ragged widths (2-8 columns of 1-8 bytes: 3+5+8, 1+2+3+4) make segments of a few
+ * bytes each; all the segments of a chunk are interleaved into scratch first and each row
+ * is then put together once (zorder_seg_narrow).
+ *
  * Rows go in chunks of about 32 KiB of output (256 KiB with more than 8 columns) so the
  * segments of a chunk find its rows still in the cache. The uniform kernel writes exactly
- * the bytes it is given when its out_stride is not its size, which is the case for every segment of a ragged row; when
- * one segment is the whole (possibly truncated) row, its rows may spill only into the next
- * row, written after them, and the last row of every kernel call is exact. */
+ * the bytes it is given when its out_stride is not its size, which is the case for every
+ * segment of a ragged row; when one segment is the whole (possibly truncated) row, its rows
+ * may spill only into the next row, written after them, and the last row of every kernel
+ * call is exact. */
 #ifndef ZORDER_SEGMENTS_H
 #define ZORDER_SEGMENTS_H
 
@@ -385,14 +390,6 @@ static inline void zorder_seg_gathered(const zorder_column *view, int k, ptrdiff
     zorder_seg_copy_rows(dst, out_stride, tmp, k * w, limit, rows, room);
 }
 
-/* Interleaves any shape of at most ZORDER_SEG_MAX_COLS columns with `uniform`; returns 0,
- * having written nothing, when the shape has more columns or scratch memory is short.
- * round8: a truncated segment computes whole 8-byte pieces of its columns (simd, avx2).
- * Segments of 2-8 columns whose width is not a multiple of 8 (and with gather_all every
- * segment of 2-8 columns: simd's kernel gathers strided rows and stores a row's slice with
- * masked stores, 8+16 -> 24 6.5 vs 4.3 ns/row in a C loop; avx2 is faster in place) go
- * through scratch rows back to back (zorder_seg_gathered); segments of one column are
- * copies. */
 /* The width a segment of k columns, bytes [start, end), runs at when `left` output bytes
  * are still wanted: its own, or, truncated, the groups it needs, rounded up to whole
  * 8-byte pieces with round8 where the columns have them. The scratch is sized with the
@@ -637,6 +634,15 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
     return done;
 }
 
+/* Interleaves any shape of at most ZORDER_SEG_MAX_COLS columns with `uniform`; returns 0,
+ * having written nothing, when the shape has more columns or scratch memory is short.
+ * Narrow ragged shapes go to zorder_seg_narrow first (all but their last few rows).
+ * round8: a truncated segment computes whole 8-byte pieces of its columns (simd, avx2).
+ * Segments of 2-8 columns whose width is not a multiple of 8 (and with gather_all every
+ * segment of 2-8 columns: simd's kernel gathers strided rows and stores a row's slice with
+ * masked stores, 8+16 -> 24 6.5 vs 4.3 ns/row in a C loop; avx2 is faster in place) go
+ * through scratch rows back to back (zorder_seg_gathered); segments of one column are
+ * copies. */
 static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                                        ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride,
                                        zorder_uniform_fn uniform, int round8, int gather_all,
