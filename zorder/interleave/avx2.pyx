@@ -44,6 +44,8 @@ name = "avx2"
 cdef SegBackend _seg
 _seg.cost = [300, 40, 38, 53, 85, 144, 97, 122, 73]
 _seg.squeeze = NULL
+_seg.assemble = NULL
+_seg.slice = NULL
 
 cdef bint _supported = zorder_avx2_built and usable("avx2")
 if _supported:

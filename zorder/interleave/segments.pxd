@@ -14,10 +14,22 @@ cdef extern from "segments.h" nogil:
                                                   Py_ssize_t w, Py_ssize_t limit,
                                                   Py_ssize_t rows, uint8_t* out,
                                                   Py_ssize_t out_stride) noexcept nogil
-    # What a backend's stages cost (more than 8 columns), and its squeeze, if any.
+    ctypedef struct SegPiece "zorder_seg_piece":
+        const uint8_t* src
+        Py_ssize_t stride, n, at
+    ctypedef Py_ssize_t (*AssembleFn "zorder_assemble_fn")(const SegPiece* pieces, int npieces,
+                                                         Py_ssize_t size, Py_ssize_t rows,
+                                                         uint8_t* out) noexcept nogil
+    ctypedef Py_ssize_t (*SliceFn "zorder_slice_fn")(uint8_t* dst, const uint8_t* src,
+                                                   Py_ssize_t rows, Py_ssize_t w,
+                                                   Py_ssize_t st) noexcept nogil
+    # What a backend's stages cost (more than 8 columns), its squeeze, and its assembly and
+    # slices of narrow ragged rows, if any.
     ctypedef struct SegBackend "zorder_seg_backend":
         int cost[9]
         SqueezeFn squeeze
+        AssembleFn assemble
+        SliceFn slice
     bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)
     int segments_rows "zorder_segments_rows"(const Column* cols, Py_ssize_t ncols,
                                              Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,

@@ -4,11 +4,11 @@ About the time of a memory copy of the same bytes on CPUs with AVX-512 F/BW/VBMI
 GFNI (Intel Ice Lake and later, AMD Zen 4 and later). The kernels cover 1-8 columns of
 one width that is a multiple of 8 bytes (what Iceberg's Spark path produces), any row
 strides, row tails and truncated sizes. Narrow columns with rows back to back run as rows
-of 8 bytes; narrow ragged widths (3+5+8, 1+2+3+4) run as one uniform call on the columns
-zero-padded to the widest, the absent columns' bits then removed with PEXT
-(csrc/pdep_kernel.c); other ragged widths and 9-64 columns run segment by segment
-(csrc/segments.h), each segment on these kernels where its width allows and on the BMI2
-kernel otherwise (every CPU with these AVX-512 subsets has a fast PDEP); more than 64 columns take the bit loop. The AVX-512 code is in
+of 8 bytes; ragged widths and 9-64 columns run segment by segment (csrc/segments.h), each
+segment on these kernels where its width allows and on the BMI2 kernel otherwise (every
+CPU with these AVX-512 subsets has a fast PDEP), narrow ragged widths (3+5+8, 1+2+3+4)
+with their column slices and rows put together by vpermb (zorder_simd_slice,
+zorder_simd_assemble); more than 64 columns take the bit loop. The AVX-512 code is in
 csrc/simd_kernel.c behind target attributes and runs only after the CPU floor (CPUID and
 XGETBV, read once) says it can.
 """
@@ -19,7 +19,8 @@ from zorder.interleave.bitloop cimport bitloop_rows
 from zorder.interleave.pdep cimport pdep_rows, pdep_supported, pdep_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
-from zorder.interleave.segments cimport (SegBackend, SqueezeFn, UniformKernel, copy_rows_exact,
+from zorder.interleave.segments cimport (AssembleFn, SegBackend, SegPiece, SliceFn,
+                                         SqueezeFn, UniformKernel, copy_rows_exact,
                                          is_uniform, segments_rows, uniform_rows)
 
 from zorder.cpu import facts, simd_verdict, usable
@@ -33,6 +34,10 @@ cdef extern from "simd_kernel.h" nogil:
                          Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride)
     void zorder_simd_squeeze(const uint8_t* src, int k, int nb, Py_ssize_t w, Py_ssize_t limit,
                              Py_ssize_t rows, uint8_t* out, Py_ssize_t out_stride)
+    Py_ssize_t zorder_simd_assemble(const SegPiece* pieces, int npieces, Py_ssize_t size,
+                                    Py_ssize_t rows, uint8_t* out)
+    Py_ssize_t zorder_simd_slice(uint8_t* dst, const uint8_t* src, Py_ssize_t rows,
+                                 Py_ssize_t w, Py_ssize_t st)
 
 
 name = "simd"
@@ -44,6 +49,8 @@ name = "simd"
 cdef SegBackend _seg
 _seg.cost = [50, 0, 22, 25, 20, 40, 49, 62, 32]
 _seg.squeeze = <SqueezeFn>zorder_simd_squeeze
+_seg.assemble = <AssembleFn>zorder_simd_assemble
+_seg.slice = <SliceFn>zorder_simd_slice
 
 cdef bint _supported = zorder_simd_built and usable("avx512_vbmi_gfni")
 cdef bint _pdep_fallback = pdep_supported()

@@ -174,9 +174,28 @@ static inline void zorder_seg_squeeze(const uint8_t *src, int k, int nb, ptrdiff
 typedef void (*zorder_squeeze_fn)(const uint8_t *src, int k, int nb, ptrdiff_t w,
                                   ptrdiff_t limit, ptrdiff_t rows, uint8_t *out,
                                   ptrdiff_t out_stride);
+/* One segment's bytes of every output row of a call to zorder_assemble_fn: row i's n bytes
+ * at src + i * stride go to byte `at` of output row i. */
+typedef struct {
+    const uint8_t *src;
+    ptrdiff_t stride, n, at;
+} zorder_seg_piece;
+/* Puts the first rows of `rows` output rows (size bytes each, back to back) together from
+ * their pieces, in order, writing no byte outside them; returns how many it did (the
+ * rest, fewer than a block of the backend's, are left to the caller), 0 for a shape it
+ * does not take. */
+typedef ptrdiff_t (*zorder_assemble_fn)(const zorder_seg_piece *pieces, int npieces,
+                                        ptrdiff_t size, ptrdiff_t rows, uint8_t *out);
+/* The first w bytes of each of `rows` rows st bytes apart to rows back to back, for
+ * 1 <= w <= st <= 8 (zorder_seg_slice's contract); returns the rows done from the first
+ * (the rest are left to the caller), 0 for a (w, st) it does not take. */
+typedef ptrdiff_t (*zorder_slice_fn)(uint8_t *dst, const uint8_t *src, ptrdiff_t rows,
+                                     ptrdiff_t w, ptrdiff_t st);
 typedef struct {
     int cost[9];
     zorder_squeeze_fn squeeze;   /* zorder_seg_squeeze's contract; NULL: that one */
+    zorder_assemble_fn assemble; /* narrow ragged rows (zorder_seg_narrow); NULL: moves */
+    zorder_slice_fn slice;       /* their column slices; NULL: zorder_seg_slice */
 } zorder_seg_backend;
 
 /* For a backend that gives none: 2, 4 and 8 columns the cheapest passes (transposes,
@@ -493,7 +512,8 @@ typedef struct {
 __attribute__((always_inline))
 #endif
 static inline void zorder_seg_assemble(const int n, const zorder_seg_move *moves,
-                                       ptrdiff_t rows, uint8_t *dst, ptrdiff_t out_stride)
+                                       ptrdiff_t first, ptrdiff_t rows, uint8_t *dst,
+                                       ptrdiff_t out_stride)
 {
     /* (a small array, so that the compiler keeps it in registers; the rows' pointers
      * computed from r rather than advanced, which went through memory every row) */
@@ -503,11 +523,11 @@ static inline void zorder_seg_assemble(const int n, const zorder_seg_move *moves
     if (n > 8) {
         for (r = 0; r < rows; r++, dst += out_stride)
             for (m = 0; m < n; m++)
-                memcpy(dst + moves[m].at, moves[m].src + r * moves[m].stride, 8);
+                memcpy(dst + moves[m].at, moves[m].src + (first + r) * moves[m].stride, 8);
         return;
     }
     for (m = 0; m < n; m++) {
-        src[m] = moves[m].src;
+        src[m] = moves[m].src + first * moves[m].stride;
         stride[m] = moves[m].stride;
         at[m] = moves[m].at;
     }
@@ -523,13 +543,17 @@ static inline void zorder_seg_assemble(const int n, const zorder_seg_move *moves
  * output, are left to the caller: done <= nrows - ceil(7 / size). */
 static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t ncols,
                                           ptrdiff_t size, ptrdiff_t nrows, uint8_t *out,
-                                          ptrdiff_t out_stride, zorder_uniform_fn uniform)
+                                          ptrdiff_t out_stride, zorder_uniform_fn uniform,
+                                          const zorder_seg_backend *backend)
 {
+    const zorder_assemble_fn assemble = backend != NULL ? backend->assemble : NULL;
+    const zorder_slice_fn slice = backend != NULL ? backend->slice : NULL;
     int active[ZORDER_MAX_GROUP], seg_k[ZORDER_MAX_GROUP];
     int seg_cols[ZORDER_MAX_GROUP][ZORDER_MAX_GROUP];
     ptrdiff_t seg_w[ZORDER_MAX_GROUP], seg_start[ZORDER_MAX_GROUP], seg_pos[ZORDER_MAX_GROUP];
     ptrdiff_t seg_limit[ZORDER_MAX_GROUP];
     zorder_seg_move moves[ZORDER_MAX_GROUP * ZORDER_MAX_GROUP];
+    zorder_seg_piece pieces[ZORDER_MAX_GROUP];
     zorder_column view[ZORDER_MAX_GROUP];
     ptrdiff_t start, end, pos, tail, done, chunk, per_row = 0, r0, r, c;
     uint8_t *scratch;
@@ -602,8 +626,9 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
                         continue;
                     }
                     /* (each 8-byte store's spill is overwritten by the next row's) */
-                    if (!zorder_seg_slice(base, src, rows, w, st))
-                        for (r = 0; r < rows; r++)
+                    r = slice != NULL ? slice(base, src, rows, w, st) : 0;
+                    if (!zorder_seg_slice(base + r * w, src + r * st, rows - r, w, st))
+                        for (; r < rows; r++)
                             memcpy(base + r * w, src + r * st, 8);
                     view[t].data = base;
                     base += rows * w + 8;
@@ -613,6 +638,10 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
                 rows_stride = k * w;
                 base += rows * k * w + 8;
             }
+            pieces[s].src = rows_at;
+            pieces[s].stride = rows_stride;
+            pieces[s].n = seg_limit[s];
+            pieces[s].at = seg_pos[s];
             for (m = 0; 8 * m < seg_limit[s]; m++) {
                 moves[nmove].src = rows_at + 8 * m;
                 moves[nmove].stride = rows_stride;
@@ -620,14 +649,17 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
                 nmove++;
             }
         }
+        /* the backend's own assembly where it has one; the rows it leaves (the last of
+         * the chunk) with the moves, whose spill lands in later rows */
+        r = assemble != NULL ? assemble(pieces, nseg, size, rows, dst) : 0;
         switch (nmove) {
-        case 1: zorder_seg_assemble(1, moves, rows, dst, out_stride); break;
-        case 2: zorder_seg_assemble(2, moves, rows, dst, out_stride); break;
-        case 3: zorder_seg_assemble(3, moves, rows, dst, out_stride); break;
-        case 4: zorder_seg_assemble(4, moves, rows, dst, out_stride); break;
-        case 5: zorder_seg_assemble(5, moves, rows, dst, out_stride); break;
-        case 6: zorder_seg_assemble(6, moves, rows, dst, out_stride); break;
-        default: zorder_seg_assemble(nmove, moves, rows, dst, out_stride); break;
+        case 1: zorder_seg_assemble(1, moves, r, rows - r, dst + r * size, out_stride); break;
+        case 2: zorder_seg_assemble(2, moves, r, rows - r, dst + r * size, out_stride); break;
+        case 3: zorder_seg_assemble(3, moves, r, rows - r, dst + r * size, out_stride); break;
+        case 4: zorder_seg_assemble(4, moves, r, rows - r, dst + r * size, out_stride); break;
+        case 5: zorder_seg_assemble(5, moves, r, rows - r, dst + r * size, out_stride); break;
+        case 6: zorder_seg_assemble(6, moves, r, rows - r, dst + r * size, out_stride); break;
+        default: zorder_seg_assemble(nmove, moves, r, rows - r, dst + r * size, out_stride); break;
         }
     }
     free(scratch);
@@ -659,7 +691,8 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
         return 1;
     {
         /* narrow ragged widths: the rows it takes, then the last few here */
-        const ptrdiff_t done = zorder_seg_narrow(cols, ncols, size, nrows, out, out_stride, uniform);
+        const ptrdiff_t done = zorder_seg_narrow(cols, ncols, size, nrows, out, out_stride, uniform,
+                                                 backend);
         if (done > 0) {
             for (r0 = 0; r0 < ncols; r0++) {
                 rest[r0] = cols[r0];
@@ -675,6 +708,8 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
     } else {
         memcpy(costs.cost, ZORDER_SEG_DEFAULT_COSTS, sizeof costs.cost);
         costs.squeeze = NULL;
+        costs.assemble = NULL;
+        costs.slice = NULL;
     }
     /* Scratch for the widest segment of more than 8 columns, sized per chunk below. */
     for (start = 0, pos = 0; pos < size && (end = zorder_seg_end(cols, ncols, start)) > 0;

@@ -2,6 +2,7 @@
 #define ZORDER_SIMD_KERNEL_H
 
 #include "kernel.h"
+#include "segments.h"
 
 /* 1 when this build has the AVX-512 kernel (x86-64, GCC >= 8 or clang >= 7); 0 when the
  * file compiled to a stub, and then zorder_simd_rows always returns 0. */
@@ -25,5 +26,15 @@ int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
  * no-op in a build without the kernel. Same CPU condition as zorder_simd_rows. */
 void zorder_simd_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w, ptrdiff_t limit,
                          ptrdiff_t rows, uint8_t *out, ptrdiff_t out_stride);
+
+/* zorder_assemble_fn (segments.h) for narrow ragged rows, on AVX-512 BW + VBMI; returns 0
+ * in a build without the kernel. Same CPU condition as zorder_simd_rows. */
+ptrdiff_t zorder_simd_assemble(const zorder_seg_piece *pieces, int npieces, ptrdiff_t size,
+                               ptrdiff_t rows, uint8_t *out);
+
+/* zorder_slice_fn (segments.h) on AVX-512 BW + VBMI; returns 0 in a build without the
+ * kernel. Same CPU condition as zorder_simd_rows. */
+ptrdiff_t zorder_simd_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t rows, ptrdiff_t w,
+                            ptrdiff_t st);
 
 #endif
