@@ -317,6 +317,21 @@ def test_prefix_rows_staged(backend, k):
                     check_rows(backend, columns, size)
 
 
+# Narrow columns 8 bytes apart, the right-hand part of 8-byte rows (a[:, 8 - w:]), so that
+# the call's last row ends where the array does: a kernel that loads whole 8-byte rows
+# (avx2's prefix gathers did, for rows 8 bytes apart) reads past it (ASan, tools/asan.sh).
+# Row counts that are whole blocks of those gathers, sizes at and inside each prefix.
+@pytest.mark.parametrize("k", [2, 4, 5, 7])
+@pytest.mark.parametrize("width", [1, 2, 4])
+def test_narrow_columns_eight_bytes_apart(backend, k, width):
+    rng = random.Random(k * 10 + width)
+    for nrows in (32, 64, 1024, 1056):
+        columns = [np.frombuffer(rng.randbytes(nrows * 8), dtype=np.uint8).reshape(nrows, 8)[:, 8 - width:]
+                   for _ in range(k)]
+        for size in sorted({k * width, k * width - 1, k * (width // 2 or 1), 1}):
+            check_rows(backend, columns, size)
+
+
 # simd: 1-3 uniform columns of 8 bytes cut short run whole rows of a 512-row chunk into
 # scratch and copy each row's prefix out; 1-3 columns of 16+ bytes cut to a third of their
 # bytes or less go to pdep (simd.pyx, short_of_wide). Every size, rows around the chunk.

@@ -641,8 +641,10 @@ ZAVX2_INLINE ptrdiff_t prefix_rows_k(const int k, const int need, const zorder_c
         squeeze_init(&sq, k);
     for (c = k; c < 8; c++)
         X[c] = _mm256_setzero_si256();
+    /* (8-byte rows that are all the column's: a narrower column 8 bytes apart, such as
+     * a[:, 4:8] of an (n, 8) array, would be read past its last row) */
     for (c = 0; c < k; c++)
-        rows8 &= cols[c].row_stride == 8;
+        rows8 &= cols[c].row_stride == 8 && cols[c].width >= 8;
     if (rows8) {
         /* columns of 8-byte rows: G loads of 4 rows each, a lane's worth of rows paired
          * up by vperm2i128, and vpshufb takes their prefixes to their places */
@@ -704,7 +706,7 @@ PREFIX_K(7)
 PREFIX_K(8)
 
 /* staged: out is scratch with room past its rows, so the blocks that store past a row's
- * end (block8 with k = 5 or 7) may run too. */
+ * end (block8 with k = 7; k = 5 has the nibble-lookup block, ZLUT) may run too. */
 static ptrdiff_t prefix_any(int k, const zorder_column *cols, int need, ptrdiff_t nrows,
                             uint8_t *out, int staged)
 {

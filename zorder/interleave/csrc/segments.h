@@ -186,9 +186,9 @@ typedef struct {
  * does not take. */
 typedef ptrdiff_t (*zorder_assemble_fn)(const zorder_seg_piece *pieces, int npieces,
                                         ptrdiff_t size, ptrdiff_t rows, uint8_t *out);
-/* The first w bytes of each of `rows` rows st bytes apart to rows back to back, for
- * 1 <= w <= st <= 8 (zorder_seg_slice's contract); returns the rows done from the first
- * (the rest are left to the caller), 0 for a (w, st) it does not take. */
+/* The first w bytes of each of `rows` rows st bytes apart to rows back to back (any w and
+ * st: the column's own row stride); returns the rows done from the first (the rest are
+ * left to the caller), 0 for a (w, st) it does not take. */
 typedef ptrdiff_t (*zorder_slice_fn)(uint8_t *dst, const uint8_t *src, ptrdiff_t rows,
                                      ptrdiff_t w, ptrdiff_t st);
 typedef struct {
@@ -481,9 +481,8 @@ static inline int zorder_seg_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t r
         default: return 0;
         }
     }
-    switch ((st - 1) * 8 + w - 1) {
-    ZORDER_SLICE_ST(1) ZORDER_SLICE_ST(2) ZORDER_SLICE_ST(3) ZORDER_SLICE_ST(4)
-    ZORDER_SLICE_ST(5) ZORDER_SLICE_ST(6) ZORDER_SLICE_ST(7) ZORDER_SLICE_ST(8)
+    switch ((st - 1) * 8 + w - 1) {   /* (strides 1, 2, 4 and 8 here) */
+    ZORDER_SLICE_ST(1) ZORDER_SLICE_ST(2) ZORDER_SLICE_ST(4) ZORDER_SLICE_ST(8)
     default: return 0;
     }
 }
@@ -666,8 +665,9 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
     return done;
 }
 
-/* Interleaves any shape of at most ZORDER_SEG_MAX_COLS columns with `uniform`; returns 0,
- * having written nothing, when the shape has more columns or scratch memory is short.
+/* Interleaves any shape of at most ZORDER_SEG_MAX_COLS columns with `uniform`; returns 0
+ * when the shape has more columns or scratch memory is short, having written nothing, or
+ * (memory short after zorder_seg_narrow's rows) rows the caller's fallback writes again.
  * Narrow ragged shapes go to zorder_seg_narrow first (all but their last few rows).
  * round8: a truncated segment computes whole 8-byte pieces of its columns (simd, avx2).
  * Segments of 2-8 columns whose width is not a multiple of 8 (and with gather_all every
