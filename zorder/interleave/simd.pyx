@@ -14,6 +14,7 @@ XGETBV, read once) says it can.
 """
 
 from libc.stdint cimport uint8_t
+from libc.stdlib cimport free, malloc
 
 from zorder.interleave.bitloop cimport bitloop_rows
 from zorder.interleave.pdep cimport pdep_rows, pdep_supported, pdep_uniform
@@ -108,6 +109,41 @@ cdef inline bint short_of_wide(const Column* columns, Py_ssize_t ncolumns,
             and is_uniform(columns, ncolumns))
 
 
+cdef bint narrow_cut(const Column* columns, int k, Py_ssize_t size, Py_ssize_t nrows,
+                     uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    # Uniform narrow columns with rows back to back, cut short, output rows back to back:
+    # whole rows of a chunk into scratch (rows of 8 bytes to the kernel), then each row's
+    # first `size` bytes taken by vpermb blocks (zorder_simd_slice) rather than two 8-byte
+    # moves a row (zorder_uniform_rows' way). 0: not such a call, or no memory.
+    cdef Py_ssize_t width = columns[0].width, full = k * columns[0].width
+    cdef Py_ssize_t chunk, r0, rows, done
+    cdef Column view[8]
+    cdef uint8_t* tmp
+    cdef int t
+    if k < 2 or k > 8 or out_stride != size or size >= full or full > 64 or width % 8 == 0:
+        return 0
+    for t in range(k):
+        if columns[t].row_stride != width or columns[t].width != width:
+            return 0
+    chunk = (32 << 10) // full + 1
+    tmp = <uint8_t*>malloc(chunk * full + 64)
+    if tmp == NULL:
+        return 0
+    r0 = 0
+    while r0 < nrows:
+        rows = min(chunk, nrows - r0)
+        for t in range(k):
+            view[t] = columns[t]
+            view[t].data = columns[t].data + r0 * width
+        uniform_rows(view, k, full, rows, tmp, full, simd_uniform)
+        done = zorder_simd_slice(out + r0 * size, tmp, rows, size, full)
+        copy_rows_exact(out + (r0 + done) * size, size, tmp + done * full, full, size,
+                        rows - done)
+        r0 += rows
+    free(tmp)
+    return 1
+
+
 cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
     if ncolumns == 1:   # one column interleaves to itself: its prefix, copied
@@ -122,7 +158,8 @@ cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
     if _pdep_fallback and nrows >= MIN_VECTOR_ROWS:
         if is_uniform(columns, ncolumns):
             # narrow or odd widths: as rows of 8 bytes when the columns allow it
-            uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, simd_uniform)
+            if not narrow_cut(columns, <int>ncolumns, size, nrows, out, out_stride):
+                uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, simd_uniform)
             return
         # Ragged widths and more than 8 columns: segment by segment on the kernels above
         # (narrow ragged widths too: zero-padded to a uniform call and the absent bits

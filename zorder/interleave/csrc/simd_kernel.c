@@ -876,7 +876,9 @@ ZSIMD ptrdiff_t zorder_simd_assemble(const zorder_seg_piece *pieces, int npieces
 
 /* zorder_slice_fn: blocks of R = (64 - w) / st + 1 rows, whose bytes lie within 64, one
  * masked load, one vpermb and one masked store of R * w bytes each (the compiler's loops
- * for these byte gathers were a fifth of 1+2+3+4 -> 10 after the assembly above). */
+ * for these byte gathers were a fifth of 1+2+3+4 -> 10 after the assembly above). Takes
+ * rows up to 64 bytes apart (w <= st <= 64), so it also cuts whole rows in scratch to
+ * their first w bytes (simd.pyx, narrow_cut). */
 ZSIMD ptrdiff_t zorder_simd_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t rows,
                                   ptrdiff_t w, ptrdiff_t st)
 {
@@ -885,7 +887,7 @@ ZSIMD ptrdiff_t zorder_simd_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t ro
     int o;
     __m512i idx;
     __mmask64 load, store;
-    if (w < 1 || st < w || st > 8)
+    if (w < 1 || st < w || st > 64)
         return 0;
     R = (64 - w) / st + 1;
     if (R * w > 64)
