@@ -39,6 +39,12 @@ cdef extern from "segments.h" nogil:
     void uniform_rows "zorder_uniform_rows"(const Column* cols, int k, Py_ssize_t size,
                                             Py_ssize_t nrows, uint8_t* out,
                                             Py_ssize_t out_stride, UniformKernel uniform)
+    # The same with a backend's way of cutting whole rows in scratch to their first
+    # `size` bytes (NULL: copies).
+    void uniform_rows_cut "zorder_uniform_rows_cut"(const Column* cols, int k, Py_ssize_t size,
+                                                    Py_ssize_t nrows, uint8_t* out,
+                                                    Py_ssize_t out_stride, UniformKernel uniform,
+                                                    SliceFn cut)
     void copy_rows_exact "zorder_copy_rows_exact"(uint8_t* dst, Py_ssize_t dst_stride,
                                                   const uint8_t* src, Py_ssize_t src_stride,
                                                   Py_ssize_t n, Py_ssize_t rows)

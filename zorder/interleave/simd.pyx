@@ -14,7 +14,6 @@ XGETBV, read once) says it can.
 """
 
 from libc.stdint cimport uint8_t
-from libc.stdlib cimport free, malloc
 
 from zorder.interleave.bitloop cimport bitloop_rows
 from zorder.interleave.pdep cimport pdep_rows, pdep_supported, pdep_uniform
@@ -22,7 +21,8 @@ from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_w
 from zorder.interleave.kernel cimport Column
 from zorder.interleave.segments cimport (AssembleFn, SegBackend, SegPiece, SliceFn,
                                          SqueezeFn, UniformKernel, copy_rows_exact,
-                                         is_uniform, segments_rows, uniform_rows)
+                                         is_uniform, segments_rows, uniform_rows,
+                                         uniform_rows_cut)
 
 from zorder.cpu import facts, simd_verdict, usable
 from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
@@ -109,41 +109,6 @@ cdef inline bint short_of_wide(const Column* columns, Py_ssize_t ncolumns,
             and is_uniform(columns, ncolumns))
 
 
-cdef bint narrow_cut(const Column* columns, int k, Py_ssize_t size, Py_ssize_t nrows,
-                     uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
-    # Uniform narrow columns with rows back to back, cut short, output rows back to back:
-    # whole rows of a chunk into scratch (rows of 8 bytes to the kernel), then each row's
-    # first `size` bytes taken by vpermb blocks (zorder_simd_slice) rather than two 8-byte
-    # moves a row (zorder_uniform_rows' way). 0: not such a call, or no memory.
-    cdef Py_ssize_t width = columns[0].width, full = k * columns[0].width
-    cdef Py_ssize_t chunk, r0, rows, done
-    cdef Column view[8]
-    cdef uint8_t* tmp
-    cdef int t
-    if k < 2 or k > 8 or out_stride != size or size >= full or full > 64 or width % 8 == 0:
-        return 0
-    for t in range(k):
-        if columns[t].row_stride != width or columns[t].width != width:
-            return 0
-    chunk = (32 << 10) // full + 1
-    tmp = <uint8_t*>malloc(chunk * full + 64)
-    if tmp == NULL:
-        return 0
-    r0 = 0
-    while r0 < nrows:
-        rows = min(chunk, nrows - r0)
-        for t in range(k):
-            view[t] = columns[t]
-            view[t].data = columns[t].data + r0 * width
-        uniform_rows(view, k, full, rows, tmp, full, simd_uniform)
-        done = zorder_simd_slice(out + r0 * size, tmp, rows, size, full)
-        copy_rows_exact(out + (r0 + done) * size, size, tmp + done * full, full, size,
-                        rows - done)
-        r0 += rows
-    free(tmp)
-    return 1
-
-
 cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
     if ncolumns == 1:   # one column interleaves to itself: its prefix, copied
@@ -157,9 +122,10 @@ cdef void simd_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
         return
     if _pdep_fallback and nrows >= MIN_VECTOR_ROWS:
         if is_uniform(columns, ncolumns):
-            # narrow or odd widths: as rows of 8 bytes when the columns allow it
-            if not narrow_cut(columns, <int>ncolumns, size, nrows, out, out_stride):
-                uniform_rows(columns, <int>ncolumns, size, nrows, out, out_stride, simd_uniform)
+            # narrow or odd widths: as rows of 8 bytes when the columns allow it, rows cut
+            # short out of scratch by vpermb blocks
+            uniform_rows_cut(columns, <int>ncolumns, size, nrows, out, out_stride, simd_uniform,
+                             <SliceFn>zorder_simd_slice)
             return
         # Ragged widths and more than 8 columns: segment by segment on the kernels above
         # (narrow ragged widths too: zero-padded to a uniform call and the absent bits

@@ -755,6 +755,26 @@ static ptrdiff_t prefix_staged(int k, const zorder_column *cols, int need, ptrdi
     return r0;
 }
 
+/* Rows [done, nrows) of a call whose first `done` rows a block loop wrote (fewer than a
+ * block's rows left), as a call of their own; returns 1. */
+static int uniform_rest(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
+                        ptrdiff_t done, uint8_t *out, ptrdiff_t out_stride,
+                        zorder_uniform_fn fallback)
+{
+    zorder_column view[ZORDER_MAX_GROUP];
+    int c;
+    if (done >= nrows)
+        return 1;
+    for (c = 0; c < k; c++) {
+        view[c] = cols[c];
+        view[c].data = cols[c].data + done * cols[c].row_stride;
+    }
+    if (!zorder_avx2_uniform(view, k, size, nrows - done, out + done * out_stride, out_stride,
+                             fallback))
+        fallback(view, k, size, nrows - done, out + done * out_stride, out_stride);
+    return 1;
+}
+
 int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
                         uint8_t *out, ptrdiff_t out_stride, zorder_uniform_fn fallback)
 {
@@ -779,35 +799,14 @@ int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
          * 2 or 3 columns, and 8 cut to 1-byte prefixes, a whole slab stored from the
          * registers is cheaper: 2x8 -> 3 2.0 vs 2.6 ns/row, 3x8 -> 5 3.1 vs 3.8, 8x8 -> 6
          * 7.6 vs 8.3-9.7) */
-        ptrdiff_t done = prefix_staged(k, cols, (int)need, size, nrows, out, out_stride);
-        if (done == nrows)
-            return 1;
-        if (done > 0) {
-            for (c = 0; c < k; c++) {
-                view[c] = cols[c];
-                view[c].data = cols[c].data + done * cols[c].row_stride;
-            }
-            if (!zorder_avx2_uniform(view, k, size, nrows - done, out + done * out_stride,
-                                     out_stride, fallback))
-                fallback(view, k, size, nrows - done, out + done * out_stride, out_stride);
-            return 1;
-        }
+        const ptrdiff_t done = prefix_staged(k, cols, (int)need, size, nrows, out, out_stride);
+        if (done > 0)
+            return uniform_rest(cols, k, size, nrows, done, out, out_stride, fallback);
     }
     if ((need == 1 || need == 2 || need == 4) && size == k * need && out_stride == size) {
-        ptrdiff_t done = prefix_any(k, cols, (int)need, nrows, out, 0);
-        if (done == nrows)
-            return 1;
-        if (done > 0) {
-            /* the rows left (fewer than 32) as a call of their own */
-            for (c = 0; c < k; c++) {
-                view[c] = cols[c];
-                view[c].data = cols[c].data + done * cols[c].row_stride;
-            }
-            if (!zorder_avx2_uniform(view, k, size, nrows - done, out + done * size,
-                                     out_stride, fallback))
-                fallback(view, k, size, nrows - done, out + done * size, out_stride);
-            return 1;
-        }
+        const ptrdiff_t done = prefix_any(k, cols, (int)need, nrows, out, 0);
+        if (done > 0)
+            return uniform_rest(cols, k, size, nrows, done, out, out_stride, fallback);
     }
     if (8 * slabs <= width) {
         /* rows ending inside a slab: that slab computed whole, its needed bytes stored */
