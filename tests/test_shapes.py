@@ -256,21 +256,46 @@ def test_narrow_ragged_strides(backend):
 
 # Narrow ragged shapes (2-8 columns of 1-8 bytes, not all one width) with output rows back
 # to back run every segment of a chunk of 32 KiB // size rows (at least 64) into scratch,
-# then put each row together with 8-byte moves, each move's spill overwritten by the next
-# (csrc/segments.h, zorder_seg_narrow). The last ceil(7 / size) rows, or more where an
-# 8-byte read at a segment's first byte would run past a column's last row, go segment by
-# segment, and so does all of a call with fewer than 64 rows before those. Rows around
-# that threshold and the chunk, columns with rows back to back and spaced out (the reads
-# the last rows must not make), every backend.
+# then put each row together with 8-byte moves (16-byte ones where a segment has more than
+# 8 bytes), each move's spill overwritten by the next (csrc/segments.h, zorder_seg_narrow).
+# The last ceil((move - 1) / size) rows, or more where a move's read at a segment's first
+# byte would run past a column's last row, go segment by segment, and so does all of a
+# call with fewer than 64 rows before those. Rows around that threshold and the chunk,
+# columns with rows back to back and spaced out (the reads the last rows must not make),
+# every backend.
 def narrow_tail(widths, strides, size):
-    tail = -(-7 // size)
+    move, start, pos = 8, 0, 0
+    for end in sorted(set(widths)):
+        k = sum(1 for w in widths if w > start)
+        if pos < size and min(size - pos, k * (end - start)) > 8:
+            move = 16
+        pos += k * (end - start)
+        start = end
+    tail = -(-(move - 1) // size)
     start = 0
     for end in sorted(set(widths)):
         for w, st in zip(widths, strides):
-            if w > start and start + 8 - w > 0:
-                tail = max(tail, -(-(start + 8 - w) // st))
+            if w > start and start + move - w > 0:
+                tail = max(tail, -(-(start + move - w) // st))
         start = end
     return tail
+
+
+@pytest.mark.parametrize("st", range(2, 9))
+def test_narrow_slices_every_width_and_stride(backend, st):
+    """A column of w bytes and one of width in (w, st] with rows st bytes apart (the
+    right-hand part of st-byte rows): the first w bytes of the second one's rows are a slice
+    (w, st) (avx2: vpshufb over 16-byte windows in blocks of 16 rows, reading nothing past
+    a block's last slice; simd: vpermb). Every remainder of a block, rows around the narrow
+    path's threshold and its chunk."""
+    rng = random.Random(st)
+    for w in range(1, st):
+        for width in sorted({w + 1, st}):
+            for nrows in (80, 95, 96, 97, (32 << 10) // (w + width) + 40):
+                rows = np.frombuffer(rng.randbytes(nrows * st), dtype=np.uint8).reshape(nrows, st)
+                columns = [random_columns(rng, [w], nrows)[0], rows[:, st - width:]]
+                for size in sorted({w + width, 2 * w, 2 * w + 1, w + 1}):
+                    check_rows(backend, columns, size)
 
 
 @pytest.mark.parametrize("widths", [w for w in NARROW_RAGGED if max(w) <= 8 and len(w) <= 8],

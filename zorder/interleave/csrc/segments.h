@@ -303,6 +303,9 @@ static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w
     if (k <= 8) {
         if (staged && w % 8 == 0)
             zorder_seg_last(view, k, w, limit, rows, dst, out_stride, uniform, scratch);
+        else if (staged)   /* (scratch of narrow rows: as rows of 8 bytes; 10x1 -> 10 ran
+                            * its 2 x 5-byte last stage on avx2's table fallback) */
+            zorder_uniform_rows(view, k, limit, rows, dst, out_stride, uniform);
         else
             uniform(view, k, limit, rows, dst, out_stride);
         return;
@@ -316,8 +319,8 @@ static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w
                 part[u] = view[b * u + v];
             if (staged && w % 8 == 0)
                 zorder_seg_last(part, a, w, a * w, rows, y, a * w, uniform, NULL);
-            else
-                uniform(part, a, a * w, rows, y, a * w);
+            else   /* (narrow columns with rows back to back: as rows of 8 bytes) */
+                zorder_uniform_rows(part, a, a * w, rows, y, a * w, uniform);
         }
         for (v = 0; v < b; v++) {
             part[v].data = scratch + (ptrdiff_t)v * rows * a * w;
@@ -496,10 +499,15 @@ static inline int zorder_seg_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t r
  * interleaved into scratch of its own (its column slices gathered there with rows back to
  * back, unless a slice is a whole column with rows back to back already: rows of 8 bytes
  * to the kernel either way), then each output row is assembled once, left to right, with
- * 8-byte moves: each move's spill past its bytes is overwritten by the next move, of a
- * later segment or of the next row. */
+ * 8-byte moves, or 16-byte ones where a segment has more than 8 bytes: each move's spill
+ * past its bytes is overwritten by the next move, of a later segment or of the next row.
+ * (One move per segment of up to 16 bytes keeps the moves' pointers in registers: 3+5+8
+ * -> 16 in 8-byte moves took four, and the loop reloaded them from the stack every row;
+ * rows of segments of at most 8 bytes keep 8-byte moves, which split cache lines half as
+ * often: 2+6 -> 8 was 2.0 ns/row in 8-byte moves, 2.6 in 16-byte ones.) */
+#define ZORDER_SEG_MOVE 16   /* the widest move */
 typedef struct {
-    const uint8_t *src;   /* the move's 8 bytes in row 0 */
+    const uint8_t *src;   /* the move's bytes in row 0 */
     ptrdiff_t stride;     /* from one row's bytes to the next's */
     ptrdiff_t at;         /* their offset in the output row */
 } zorder_seg_move;
@@ -510,7 +518,7 @@ typedef struct {
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((always_inline))
 #endif
-static inline void zorder_seg_assemble(const int n, const zorder_seg_move *moves,
+static inline void zorder_seg_assemble(const int n, const int bytes, const zorder_seg_move *moves,
                                        ptrdiff_t first, ptrdiff_t rows, uint8_t *dst,
                                        ptrdiff_t out_stride)
 {
@@ -522,7 +530,8 @@ static inline void zorder_seg_assemble(const int n, const zorder_seg_move *moves
     if (n > 8) {
         for (r = 0; r < rows; r++, dst += out_stride)
             for (m = 0; m < n; m++)
-                memcpy(dst + moves[m].at, moves[m].src + (first + r) * moves[m].stride, 8);
+                memcpy(dst + moves[m].at, moves[m].src + (first + r) * moves[m].stride,
+                       (size_t)bytes);
         return;
     }
     for (m = 0; m < n; m++) {
@@ -532,14 +541,15 @@ static inline void zorder_seg_assemble(const int n, const zorder_seg_move *moves
     }
     for (r = 0; r < rows; r++, dst += out_stride)
         for (m = 0; m < n; m++)
-            memcpy(dst + at[m], src[m] + r * stride[m], 8);
+            memcpy(dst + at[m], src[m] + r * stride[m], (size_t)bytes);
 }
 
 /* Interleaves rows [0, done) and returns done, or returns 0 having written nothing: not
  * a shape it takes (2-8 columns of 1-8 bytes, not all one width; output rows back to
  * back; rows ascending in memory), too few rows, or scratch memory short. The last rows,
- * where an 8-byte read would leave a column's rows of the call or a row's spill the
- * output, are left to the caller: done <= nrows - ceil(7 / size). */
+ * where a move's read would leave a column's rows of the call or a row's spill the
+ * output, are left to the caller: done <= nrows - ceil((move - 1) / size), move the
+ * moves' bytes (8 or 16). */
 static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t ncols,
                                           ptrdiff_t size, ptrdiff_t nrows, uint8_t *out,
                                           ptrdiff_t out_stride, zorder_uniform_fn uniform,
@@ -554,7 +564,7 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
     zorder_seg_move moves[ZORDER_MAX_GROUP * ZORDER_MAX_GROUP];
     zorder_seg_piece pieces[ZORDER_MAX_GROUP];
     zorder_column view[ZORDER_MAX_GROUP];
-    ptrdiff_t start, end, pos, tail, done, chunk, per_row = 0, r0, r, c;
+    ptrdiff_t start, end, pos, tail, done, chunk, per_row = 0, r0, r, c, move = 8;
     uint8_t *scratch;
     int nseg = 0, nmove, s, t, m, one_width = 1;
     if (ncols < 2 || ncols > ZORDER_MAX_GROUP || size <= 0 || out_stride != size)
@@ -566,7 +576,14 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
     }
     if (one_width)
         return 0;
-    tail = (7 + size - 1) / size;   /* a row's spill stays inside later rows */
+    for (start = 0, pos = 0; pos < size && (end = zorder_seg_end(cols, ncols, start)) > 0;
+         start = end) {
+        const int k = zorder_seg_active(cols, ncols, start, active);
+        if (k * (end - start) > 8 && size - pos > 8)
+            move = ZORDER_SEG_MOVE;   /* a segment of more than 8 bytes */
+        pos += k * (end - start);
+    }
+    tail = (move - 1 + size - 1) / size;   /* a row's spill stays inside later rows */
     for (start = 0, pos = 0; pos < size && (end = zorder_seg_end(cols, ncols, start)) > 0;
          start = end) {
         const int k = zorder_seg_active(cols, ncols, start, active);
@@ -577,8 +594,8 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
         seg_pos[nseg] = pos;
         seg_limit[nseg] = limit;
         for (t = 0; t < k; t++) {
-            /* an 8-byte read at byte `start` of a row ends inside a later row */
-            const ptrdiff_t over = start + 8 - cols[active[t]].width;
+            /* a move's read at byte `start` of a row ends inside a later row */
+            const ptrdiff_t over = start + move - cols[active[t]].width;
             const ptrdiff_t stride = cols[active[t]].row_stride;
             seg_cols[nseg][t] = active[t];
             if (over > 0 && (over + stride - 1) / stride > tail)
@@ -595,8 +612,9 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
     chunk = ZORDER_SEG_CHUNK_BYTES / size;
     if (chunk < 64)
         chunk = 64;
-    /* 8 bytes of room after each gathered column and each segment's rows */
-    scratch = (uint8_t *)malloc((size_t)(chunk * per_row) + 8 * 9 * ZORDER_MAX_GROUP + 64);
+    /* 8 bytes of room after each gathered column, a move's after each segment's rows */
+    scratch = (uint8_t *)malloc((size_t)(chunk * per_row)
+                                + ZORDER_SEG_MOVE * 9 * ZORDER_MAX_GROUP + 64);
     if (scratch == NULL)
         return 0;
     for (r0 = 0; r0 < done; r0 += chunk) {
@@ -635,31 +653,41 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
                 zorder_uniform_rows(view, k, k * w, rows, base, k * w, uniform);
                 rows_at = base;
                 rows_stride = k * w;
-                base += rows * k * w + 8;
+                base += rows * k * w + ZORDER_SEG_MOVE;
             }
             pieces[s].src = rows_at;
             pieces[s].stride = rows_stride;
             pieces[s].n = seg_limit[s];
             pieces[s].at = seg_pos[s];
-            for (m = 0; 8 * m < seg_limit[s]; m++) {
-                moves[nmove].src = rows_at + 8 * m;
+            for (m = 0; move * m < seg_limit[s]; m++) {
+                moves[nmove].src = rows_at + move * m;
                 moves[nmove].stride = rows_stride;
-                moves[nmove].at = seg_pos[s] + 8 * m;
+                moves[nmove].at = seg_pos[s] + move * m;
                 nmove++;
             }
         }
         /* the backend's own assembly where it has one; the rows it leaves (the last of
          * the chunk) with the moves, whose spill lands in later rows */
         r = assemble != NULL ? assemble(pieces, nseg, size, rows, dst) : 0;
-        switch (nmove) {
-        case 1: zorder_seg_assemble(1, moves, r, rows - r, dst + r * size, out_stride); break;
-        case 2: zorder_seg_assemble(2, moves, r, rows - r, dst + r * size, out_stride); break;
-        case 3: zorder_seg_assemble(3, moves, r, rows - r, dst + r * size, out_stride); break;
-        case 4: zorder_seg_assemble(4, moves, r, rows - r, dst + r * size, out_stride); break;
-        case 5: zorder_seg_assemble(5, moves, r, rows - r, dst + r * size, out_stride); break;
-        case 6: zorder_seg_assemble(6, moves, r, rows - r, dst + r * size, out_stride); break;
-        default: zorder_seg_assemble(nmove, moves, r, rows - r, dst + r * size, out_stride); break;
+#define ZORDER_SEG_ASSEMBLE_CASE(N, B) \
+    case (B) * 16 + (N): \
+        zorder_seg_assemble(N, B, moves, r, rows - r, dst + r * size, out_stride); \
+        break;
+        switch (move * 16 + nmove) {
+        ZORDER_SEG_ASSEMBLE_CASE(1, 8) ZORDER_SEG_ASSEMBLE_CASE(2, 8)
+        ZORDER_SEG_ASSEMBLE_CASE(3, 8) ZORDER_SEG_ASSEMBLE_CASE(4, 8)
+        ZORDER_SEG_ASSEMBLE_CASE(5, 8) ZORDER_SEG_ASSEMBLE_CASE(6, 8)
+        ZORDER_SEG_ASSEMBLE_CASE(1, 16) ZORDER_SEG_ASSEMBLE_CASE(2, 16)
+        ZORDER_SEG_ASSEMBLE_CASE(3, 16) ZORDER_SEG_ASSEMBLE_CASE(4, 16)
+        ZORDER_SEG_ASSEMBLE_CASE(5, 16) ZORDER_SEG_ASSEMBLE_CASE(6, 16)
+        default:
+            if (move == 8)
+                zorder_seg_assemble(nmove, 8, moves, r, rows - r, dst + r * size, out_stride);
+            else
+                zorder_seg_assemble(nmove, 16, moves, r, rows - r, dst + r * size, out_stride);
+            break;
         }
+#undef ZORDER_SEG_ASSEMBLE_CASE
     }
     free(scratch);
     return done;
