@@ -115,6 +115,21 @@ def test_many_columns_uniform(backend, ncols):
                 check_rows(backend, columns, size)
 
 
+# k with a prime factor above 7 run padded with zero columns to a multiple of 8, then
+# squeezed: avx2 in steps of 16 output bytes, two rows at a time but for the last one or
+# two, whose last steps read a copy of the row's end (csrc/avx2_kernel.c,
+# zorder_avx2_squeeze). Sizes around every step, row counts that leave 1 or 2 rows.
+@pytest.mark.parametrize("ncols, width", [(11, 1), (11, 8), (13, 2), (17, 3), (29, 1), (61, 1)])
+def test_padded_squeeze_every_step(backend, ncols, width):
+    rng = random.Random(ncols * 10 + width)
+    total = ncols * width
+    sizes = {total, 1} | {s for m in range(1, total // 16 + 1) for s in (16 * m - 1, 16 * m, 16 * m + 1)}
+    for nrows in (4, 5, 6, 9, 40):   # (fewer than 4 rows take the scalar kernels)
+        columns = random_columns(rng, [width] * ncols, nrows)
+        for size in sorted(s for s in sizes if 1 <= s <= total):
+            check_rows(backend, columns, size)
+
+
 def test_many_columns_ragged(backend):
     rng = random.Random(99)
     for _ in range(40):

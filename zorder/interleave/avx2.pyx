@@ -20,8 +20,8 @@ from libc.stdint cimport uint8_t
 from zorder.interleave.table cimport group_rows, table_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
-from zorder.interleave.segments cimport (SegBackend, UniformKernel, is_uniform,
-                                         segments_rows, uniform_rows)
+from zorder.interleave.segments cimport (SegBackend, SliceFn, SqueezeFn, UniformKernel,
+                                         is_uniform, segments_rows, uniform_rows)
 
 from zorder.cpu import usable
 from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
@@ -32,20 +32,26 @@ cdef extern from "avx2_kernel.h" nogil:
     void zorder_avx2_init()
     int zorder_avx2_uniform(const Column* cols, int k, Py_ssize_t size, Py_ssize_t nrows,
                             uint8_t* out, Py_ssize_t out_stride, UniformKernel fallback)
+    Py_ssize_t zorder_avx2_slice(uint8_t* dst, const uint8_t* src, Py_ssize_t rows,
+                                 Py_ssize_t w, Py_ssize_t st)
+    void zorder_avx2_squeeze(const uint8_t* src, int k, int nb, Py_ssize_t w, Py_ssize_t limit,
+                             Py_ssize_t rows, uint8_t* out, Py_ssize_t out_stride)
 
 name = "avx2"
 
 # More than 8 columns (csrc/segments.h): what one pass of an a-column stage costs this
 # kernel, ps per output byte with the data in cache (AMD EPYC, Zen 4, 2,048 rows of 8 B a
 # column, best of 200): a = 2: 38, 3: 53, 4: 85, 5: 144, 6: 97, 7: 122, 8: 73; and the
-# scalar squeeze of a zero-padded interleave (cost[0]) 155-510 (k = 61 to 11). cost[1], 40,
+# squeeze of a zero-padded interleave (cost[0], zorder_avx2_squeeze) 135-220 (k = 11, 13,
+# 29, 37, 61, the call's time less that of the padded interleave; the scalar one it
+# replaced 145-480), which picks the same plans as the 300 before for every k. cost[1], 40,
 # is added per pass: without it 32 columns ran as 2 x 8 x 2 in 79-100 ns/row at 1,000,000
 # rows, with it as 8 x 4 in 58-69 (two alternating runs each, load average 4-5).
 cdef SegBackend _seg
-_seg.cost = [300, 40, 38, 53, 85, 144, 97, 122, 73]
-_seg.squeeze = NULL
+_seg.cost = [200, 40, 38, 53, 85, 144, 97, 122, 73]
+_seg.squeeze = <SqueezeFn>zorder_avx2_squeeze
 _seg.assemble = NULL
-_seg.slice = NULL
+_seg.slice = <SliceFn>zorder_avx2_slice
 
 cdef bint _supported = zorder_avx2_built and usable("avx2")
 if _supported:

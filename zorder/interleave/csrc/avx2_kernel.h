@@ -23,4 +23,16 @@ void zorder_avx2_init(void);
 int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
                         uint8_t *out, ptrdiff_t out_stride, zorder_uniform_fn fallback);
 
+/* zorder_slice_fn (segments.h) on AVX2: the first w bytes of rows st bytes apart, to rows
+ * back to back, for 1 <= w < st <= 8, in blocks of 16 rows (returns the rows done; 0 for
+ * other w, st). Same CPU requirement. */
+ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t rows, ptrdiff_t w,
+                            ptrdiff_t st);
+
+/* zorder_squeeze_fn (segments.h) on AVX2: the first k bits of each of a padded interleave's
+ * fields, side by side, 16 output bytes a step (the scalar squeeze where its tables do not
+ * fit). Same CPU requirement. */
+void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w, ptrdiff_t limit,
+                         ptrdiff_t rows, uint8_t *out, ptrdiff_t out_stride);
+
 #endif
