@@ -925,6 +925,24 @@ ZAVX2_INLINE __m256i ld256(const void *p)
     return _mm256_loadu_si256((const __m256i *)p);
 }
 
+/* One step's 16 output bytes, one per word's low byte, from the row at `from`: its chunks
+ * at shift + t->at[c]. */
+ZAVX2_INLINE __m256i squeeze_words(const zsqueeze_step *t, const int nchunks, const uint8_t *from,
+                                   const ptrdiff_t shift)
+{
+    __m256i a = _mm256_setzero_si256(), b = _mm256_setzero_si256();
+    int c;
+    for (c = 0; c < nchunks; c++) {
+        const __m256i x = _mm256_broadcastsi128_si256(
+            _mm_loadu_si128((const __m128i *)(const void *)(from + (shift + t->at[c]))));
+        a = _mm256_or_si256(a, _mm256_shuffle_epi8(x, ld256(t->pick[c][0])));
+        b = _mm256_or_si256(b, _mm256_shuffle_epi8(x, ld256(t->pick[c][1])));
+    }
+    a = _mm256_and_si256(_mm256_mullo_epi16(a, ld256(t->mul[0])), ld256(t->keep[0]));
+    b = _mm256_and_si256(_mm256_mullo_epi16(b, ld256(t->mul[1])), ld256(t->keep[1]));
+    return _mm256_srli_epi16(_mm256_or_si256(a, b), 8);
+}
+
 ZAVX2 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
                                ptrdiff_t limit, ptrdiff_t rows, uint8_t *out,
                                ptrdiff_t out_stride)
@@ -938,7 +956,7 @@ ZAVX2 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
     uint8_t tail[SQ_TAIL + 32];
     zsqueeze_step *tab;
     ptrdiff_t row, m;
-    int c, nchunks;
+    int nchunks;
     if (limit <= 0 || rows <= 0)
         return;
     tab = k > 8 && k < 64 ? (zsqueeze_step *)malloc(sizeof(zsqueeze_step) * (size_t)period) : NULL;
@@ -947,7 +965,8 @@ ZAVX2 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
         zorder_seg_squeeze(src, k, nb, w, limit, rows, out, out_stride);
         return;
     }
-    /* two rows a step while neither is the last (a step's tables loaded once, one pack) */
+    /* two rows a step while neither is the last (the step's tables read once for both:
+     * the calls' loads are shared, nothing is stored between them) */
     for (row = 0; row + 2 < rows; row += 2) {
         const uint8_t *s0 = src + row * in_stride, *s1 = s0 + in_stride;
         uint8_t *d0 = out + row * out_stride, *d1 = d0 + out_stride;
@@ -955,29 +974,10 @@ ZAVX2 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
         ptrdiff_t base = 0;   /* (a period's first input byte: m / period * advance) */
         for (m = 0; m < steps; m++) {
             const zsqueeze_step *t = &tab[p];
-            __m256i a0 = _mm256_setzero_si256(), b0 = a0, a1 = a0, b1 = a0, r;
-            for (c = 0; c < nchunks; c++) {
-                const __m256i pa = ld256(t->pick[c][0]), pb = ld256(t->pick[c][1]);
-                const __m256i x0 = _mm256_broadcastsi128_si256(
-                    _mm_loadu_si128((const __m128i *)(const void *)(s0 + base + t->at[c])));
-                const __m256i x1 = _mm256_broadcastsi128_si256(
-                    _mm_loadu_si128((const __m128i *)(const void *)(s1 + base + t->at[c])));
-                a0 = _mm256_or_si256(a0, _mm256_shuffle_epi8(x0, pa));
-                b0 = _mm256_or_si256(b0, _mm256_shuffle_epi8(x0, pb));
-                a1 = _mm256_or_si256(a1, _mm256_shuffle_epi8(x1, pa));
-                b1 = _mm256_or_si256(b1, _mm256_shuffle_epi8(x1, pb));
-            }
-            {
-                const __m256i ma = ld256(t->mul[0]), mb = ld256(t->mul[1]);
-                const __m256i ka = ld256(t->keep[0]), kb = ld256(t->keep[1]);
-                a0 = _mm256_or_si256(_mm256_and_si256(_mm256_mullo_epi16(a0, ma), ka),
-                                     _mm256_and_si256(_mm256_mullo_epi16(b0, mb), kb));
-                a1 = _mm256_or_si256(_mm256_and_si256(_mm256_mullo_epi16(a1, ma), ka),
-                                     _mm256_and_si256(_mm256_mullo_epi16(b1, mb), kb));
-            }
+            const __m256i w0 = squeeze_words(t, nchunks, s0, base);
+            const __m256i w1 = squeeze_words(t, nchunks, s1, base);
             /* row 0's 16 bytes in the low lane, row 1's in the high one */
-            r = _mm256_permute4x64_epi64(_mm256_packus_epi16(_mm256_srli_epi16(a0, 8),
-                                                             _mm256_srli_epi16(a1, 8)), 0xD8);
+            const __m256i r = _mm256_permute4x64_epi64(_mm256_packus_epi16(w0, w1), 0xD8);
             if (m < steps - 1) {
                 st16(d0 + 16 * m, _mm256_castsi256_si128(r));
                 st16(d1 + 16 * m, _mm256_extracti128_si256(r, 1));
@@ -1003,28 +1003,18 @@ ZAVX2 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
         ptrdiff_t base = 0;
         for (m = 0; m < steps; m++) {
             const zsqueeze_step *t = &tab[p];
-            const uint8_t *from = s;
-            ptrdiff_t shift = base;
-            __m256i a = _mm256_setzero_si256(), b = _mm256_setzero_si256(), r;
-            if (base + t->end > readable) {
+            __m256i r;
+            if (base + t->end <= readable) {
+                r = squeeze_words(t, nchunks, s, base);
+            } else {
                 /* (every chunk of such a step starts within SQ_TAIL bytes of the row's
                  * end: a step's chunks lie within 40 bytes) */
                 if (!copied) {
                     memcpy(tail, s + tail_at, (size_t)tb);
                     copied = 1;
                 }
-                from = tail;
-                shift = base - tail_at;
+                r = squeeze_words(t, nchunks, tail, base - tail_at);
             }
-            for (c = 0; c < nchunks; c++) {
-                const __m256i x = _mm256_broadcastsi128_si256(
-                    _mm_loadu_si128((const __m128i *)(const void *)(from + (shift + t->at[c]))));
-                a = _mm256_or_si256(a, _mm256_shuffle_epi8(x, ld256(t->pick[c][0])));
-                b = _mm256_or_si256(b, _mm256_shuffle_epi8(x, ld256(t->pick[c][1])));
-            }
-            a = _mm256_and_si256(_mm256_mullo_epi16(a, ld256(t->mul[0])), ld256(t->keep[0]));
-            b = _mm256_and_si256(_mm256_mullo_epi16(b, ld256(t->mul[1])), ld256(t->keep[1]));
-            r = _mm256_srli_epi16(_mm256_or_si256(a, b), 8);
             r = _mm256_permute4x64_epi64(_mm256_packus_epi16(r, r), 0x08);
             if (m < steps - 1)
                 st16(d + 16 * m, _mm256_castsi256_si128(r));
