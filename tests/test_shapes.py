@@ -273,11 +273,11 @@ def test_narrow_ragged_strides(backend):
 # to back run every segment of a chunk of 32 KiB // size rows (at least 64) into scratch,
 # then put each row together with 8-byte moves (16-byte ones where a segment has more than
 # 8 bytes), each move's spill overwritten by the next (csrc/segments.h, zorder_seg_narrow).
-# The last ceil((move - 1) / size) rows, or more where a move's read at a segment's first
-# byte would run past a column's last row, go segment by segment, and so does all of a
-# call with fewer than 64 rows before those. Rows around that threshold and the chunk,
-# columns with rows back to back and spaced out (the reads the last rows must not make),
-# every backend.
+# The last ceil((move - 1) / size) rows, or more where a read at a segment's first byte (a
+# move's, or a slice's 8) would run past a column's last row, go segment by segment, and
+# so does all of a call with fewer than 64 rows before those. Rows around that threshold
+# and the chunk, columns with rows back to back and spaced out (the reads the last rows
+# must not make), every backend.
 def narrow_tail(widths, strides, size):
     move, start, pos = 8, 0, 0
     for end in sorted(set(widths)):
@@ -289,9 +289,11 @@ def narrow_tail(widths, strides, size):
     tail = -(-(move - 1) // size)
     start = 0
     for end in sorted(set(widths)):
+        k = sum(1 for w in widths if w > start)
+        read = move if k == 1 else 8   # (one column: a move; more: slices of at most 8)
         for w, st in zip(widths, strides):
-            if w > start and start + move - w > 0:
-                tail = max(tail, -(-(start + move - w) // st))
+            if w > start and start + read - w > 0:
+                tail = max(tail, -(-(start + read - w) // st))
         start = end
     return tail
 

@@ -865,11 +865,11 @@ ZAVX2 ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t ro
  * takes at most 2 chunks a step. The last steps of the last row, whose chunks would read
  * more than the 8 bytes of room past it, read a copy of the row's last bytes instead. The
  * scalar squeeze was 60% of 11x8 -> 88 (about 30 ns a row). */
-#define SQ_CHUNKS 3
+#define SQ_CHUNKS 3   /* (every k = 9..63 takes 2; one more as headroom) */
 #define SQ_TAIL 64
 typedef struct {
     int at[SQ_CHUNKS];              /* the chunks' offsets from the period's first input byte */
-    int end;                        /* past the last byte a chunk reads */
+    int first, end;                 /* the first byte a chunk reads, and past the last */
     uint8_t pick[SQ_CHUNKS][2][32]; /* vpshufb indices for A (0) and B (1), per chunk */
     uint16_t mul[2][16], keep[2][16];
 } zsqueeze_step;
@@ -886,10 +886,10 @@ static int squeeze_tables(zsqueeze_step *tab, int period, int k, int K)
         for (o = 0; o < 16; o++) {
             /* output byte 16p + o of the period: byte ob of group q */
             const int q = (16 * p + o) / k, ob = (16 * p + o) % k;
-            const int f = 8 * ob / k, tb = 8 * ob - f * k;
-            const int pos[2] = {q * K * 8 + f * K + tb, q * K * 8 + (f + 1) * K - (k - tb)};
+            const int f = 8 * ob / k, bit = 8 * ob - f * k;
+            const int pos[2] = {q * K * 8 + f * K + bit, q * K * 8 + (f + 1) * K - (k - bit)};
             for (h = 0; h < 2; h++) {
-                if (h == 1 && k - tb >= 8)
+                if (h == 1 && k - bit >= 8)
                     break;   /* all of the byte is A's */
                 for (b = 0; b < 2; b++) {
                     /* the word's high byte (b = 0), then its low one */
@@ -903,13 +903,15 @@ static int squeeze_tables(zsqueeze_step *tab, int period, int k, int K)
                         t->at[n++] = byte;
                         if (byte + 16 > t->end)
                             t->end = byte + 16;
+                        if (n == 1 || byte < t->first)
+                            t->first = byte;
                     }
                     /* word slot o: lane o / 8, bytes 2 (o % 8) (low) and + 1 (high) */
                     t->pick[c][h][16 * (o / 8) + 2 * (o % 8) + 1 - b] = (uint8_t)(byte - t->at[c]);
                 }
                 t->mul[h][o] = (uint16_t)(1u << (pos[h] % 8));
-                t->keep[h][o] = (uint16_t)(h == 0 ? (k - tb >= 8 ? 0xFF00u : (0xFF00u << (8 - (k - tb))) & 0xFF00u)
-                                                  : (0xFF00u >> (k - tb)) & 0xFF00u);
+                t->keep[h][o] = (uint16_t)(h == 0 ? (k - bit >= 8 ? 0xFF00u : (0xFF00u << (8 - (k - bit))) & 0xFF00u)
+                                                  : (0xFF00u >> (k - bit)) & 0xFF00u);
             }
         }
         for (c = n; c < SQ_CHUNKS; c++)
@@ -951,9 +953,12 @@ ZAVX2 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
     const int period = k / g;
     const ptrdiff_t in_stride = (ptrdiff_t)K * w, advance = (ptrdiff_t)(16 / g) * K;
     const ptrdiff_t steps = (limit + 15) / 16, last = limit - 16 * (steps - 1);
-    /* the row's last `tb` input bytes, then zeros */
-    const ptrdiff_t tb = in_stride < SQ_TAIL ? in_stride : SQ_TAIL, tail_at = in_stride - tb;
-    uint8_t tail[SQ_TAIL + 32];
+    /* the row's last `tail_bytes` input bytes, then zeros: a step past the row reads up to
+     * 94 bytes of it (k = 9, w = 9; every k and w up to 299 checked by a model of these
+     * tables), and a step that would read outside it runs its row on the scalar squeeze */
+    const ptrdiff_t tail_bytes = in_stride < SQ_TAIL ? in_stride : SQ_TAIL;
+    const ptrdiff_t tail_at = in_stride - tail_bytes;
+    uint8_t tail[SQ_TAIL + 64];
     zsqueeze_step *tab;
     ptrdiff_t row, m;
     int nchunks;
@@ -974,10 +979,11 @@ ZAVX2 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
         ptrdiff_t base = 0;   /* (a period's first input byte: m / period * advance) */
         for (m = 0; m < steps; m++) {
             const zsqueeze_step *t = &tab[p];
-            const __m256i w0 = squeeze_words(t, nchunks, s0, base);
-            const __m256i w1 = squeeze_words(t, nchunks, s1, base);
+            /* (reads from s1 end within the row after it: s1 is never the last row) */
+            const __m256i words0 = squeeze_words(t, nchunks, s0, base);
+            const __m256i words1 = squeeze_words(t, nchunks, s1, base);
             /* row 0's 16 bytes in the low lane, row 1's in the high one */
-            const __m256i r = _mm256_permute4x64_epi64(_mm256_packus_epi16(w0, w1), 0xD8);
+            const __m256i r = _mm256_permute4x64_epi64(_mm256_packus_epi16(words0, words1), 0xD8);
             if (m < steps - 1) {
                 st16(d0 + 16 * m, _mm256_castsi256_si128(r));
                 st16(d1 + 16 * m, _mm256_extracti128_si256(r, 1));
@@ -1006,14 +1012,16 @@ ZAVX2 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
             __m256i r;
             if (base + t->end <= readable) {
                 r = squeeze_words(t, nchunks, s, base);
-            } else {
-                /* (every chunk of such a step starts within SQ_TAIL bytes of the row's
-                 * end: a step's chunks lie within 40 bytes) */
+            } else if (base - tail_at + t->first >= 0
+                       && base - tail_at + t->end <= (ptrdiff_t)sizeof tail) {
                 if (!copied) {
-                    memcpy(tail, s + tail_at, (size_t)tb);
+                    memcpy(tail, s + tail_at, (size_t)tail_bytes);
                     copied = 1;
                 }
                 r = squeeze_words(t, nchunks, tail, base - tail_at);
+            } else {
+                zorder_seg_squeeze(s, k, nb, w, limit, 1, d, out_stride);
+                break;
             }
             r = _mm256_permute4x64_epi64(_mm256_packus_epi16(r, r), 0x08);
             if (m < steps - 1)

@@ -594,8 +594,9 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
         seg_pos[nseg] = pos;
         seg_limit[nseg] = limit;
         for (t = 0; t < k; t++) {
-            /* a move's read at byte `start` of a row ends inside a later row */
-            const ptrdiff_t over = start + move - cols[active[t]].width;
+            /* a read at byte `start` of a row ends inside a later row: a move's (one
+             * column) or a slice's (at most 8 bytes) */
+            const ptrdiff_t over = start + (k == 1 ? move : 8) - cols[active[t]].width;
             const ptrdiff_t stride = cols[active[t]].row_stride;
             seg_cols[nseg][t] = active[t];
             if (over > 0 && (over + stride - 1) / stride > tail)
