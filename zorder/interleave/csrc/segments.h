@@ -579,34 +579,31 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
     for (start = 0, pos = 0; pos < size && (end = zorder_seg_end(cols, ncols, start)) > 0;
          start = end) {
         const int k = zorder_seg_active(cols, ncols, start, active);
-        if (k * (end - start) > 8 && size - pos > 8)
-            move = ZORDER_SEG_MOVE;   /* a segment of more than 8 bytes */
-        pos += k * (end - start);
-    }
-    tail = (move - 1 + size - 1) / size;   /* a row's spill stays inside later rows */
-    for (start = 0, pos = 0; pos < size && (end = zorder_seg_end(cols, ncols, start)) > 0;
-         start = end) {
-        const int k = zorder_seg_active(cols, ncols, start, active);
         const ptrdiff_t limit = size - pos < k * (end - start) ? size - pos : k * (end - start);
         seg_k[nseg] = k;
         seg_w[nseg] = zorder_seg_run_width(k, start, end, size - pos, 0);
         seg_start[nseg] = start;
         seg_pos[nseg] = pos;
         seg_limit[nseg] = limit;
-        for (t = 0; t < k; t++) {
-            /* a read at byte `start` of a row ends inside a later row: a move's (one
-             * column) or a slice's (at most 8 bytes) */
-            const ptrdiff_t over = start + (k == 1 ? move : 8) - cols[active[t]].width;
-            const ptrdiff_t stride = cols[active[t]].row_stride;
+        for (t = 0; t < k; t++)
             seg_cols[nseg][t] = active[t];
-            if (over > 0 && (over + stride - 1) / stride > tail)
-                tail = (over + stride - 1) / stride;
-        }
+        if (limit > 8)
+            move = ZORDER_SEG_MOVE;   /* a segment of more than 8 bytes */
         if (k > 1)
             per_row += 2 * k * seg_w[nseg];   /* gathered slices, interleaved rows */
         nseg++;
         pos += k * (end - start);
     }
+    tail = (move - 1 + size - 1) / size;   /* a row's spill stays inside later rows */
+    for (s = 0; s < nseg; s++)
+        for (t = 0; t < seg_k[s]; t++) {
+            /* a read at byte `start` of a row ends inside a later row: a move's (one
+             * column) or a slice's (at most 8 bytes) */
+            const zorder_column *col = &cols[seg_cols[s][t]];
+            const ptrdiff_t over = seg_start[s] + (seg_k[s] == 1 ? move : 8) - col->width;
+            if (over > 0 && (over + col->row_stride - 1) / col->row_stride > tail)
+                tail = (over + col->row_stride - 1) / col->row_stride;
+        }
     done = nrows - tail;
     if (done < 64)
         return 0;
