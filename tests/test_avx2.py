@@ -94,6 +94,21 @@ def test_rows_ending_inside_a_slab_store_exactly_their_bytes(k, width):
                 assert (out[:, size:] == 0xEE).all(), (k, width, size, room)
 
 
+@pytest.mark.parametrize("k", [2, 3, 4, 5, 6, 7, 8])
+def test_rows_back_to_back_cut_inside_the_slab_stay_in_the_output(k):
+    # rows back to back whose size ends inside their slab store each row's whole
+    # registers over the next rows' starts, in row order; the rows near the output's end
+    # store exactly, so nothing past the last row is written, whatever the row count
+    for nrows in (4, 5, 8, 9, 12, 13, 16, 17, 29, 64):
+        cols = columns(10 * k + nrows, nrows, [8] * k)
+        for size in range(1, 8 * k):
+            flat = np.full(nrows * size + 96, 0xEE, np.uint8)
+            out = flat[:nrows * size].reshape(nrows, size)
+            avx2.interleave_rows(cols, size, out=out)
+            np.testing.assert_array_equal(out, bitloop.interleave_rows(cols, size))
+            assert (flat[nrows * size:] == 0xEE).all(), (k, nrows, size)
+
+
 @pytest.mark.parametrize("widths", [[8, 16], [8, 32], [3, 5, 8], [1, 2, 3, 4], [8] * 12,
                                     [8] * 16, [8] * 64, [4] * 9, [16, 8, 24]])
 def test_ragged_and_many_columns(widths):
