@@ -19,7 +19,7 @@ SIMD_PLAN = {"uniform-8n-full": "simd", "uniform-8n-truncated-1-3": "avx2",
              "uniform-8n-truncated-4-8": "simd", "uniform-narrow": "simd",
              "ragged-full": "avx2", "ragged-truncated-first": "avx2",
              "ragged-truncated-later": "avx2", "ragged-narrow": "simd", "many-columns": "simd",
-             "uniform-8n-prefix": "avx2", "uniform-2x8-truncated-9-15": "simd"}
+             "uniform-8n-prefix": "avx2"}
 
 
 def x86(vendor, family, model, **extra):
@@ -92,7 +92,7 @@ def test_plan_respects_what_is_built():
     ([8, 8, 8, 8], 32, "uniform-8n-full"), ([16, 16], 32, "uniform-8n-full"),
     ([8, 8], 8, "uniform-8n-truncated-1-3"), ([8, 8, 8], 23, "uniform-8n-truncated-1-3"),
     ([8] * 4, 8, "uniform-8n-prefix"), ([8] * 4, 12, "uniform-8n-truncated-4-8"),
-    ([8, 8], 9, "uniform-2x8-truncated-9-15"), ([8, 8], 15, "uniform-2x8-truncated-9-15"),
+    ([8, 8], 9, "uniform-8n-truncated-1-3"), ([8, 8], 15, "uniform-8n-truncated-1-3"),
     ([8, 8], 8, "uniform-8n-truncated-1-3"), ([16, 16], 12, "uniform-8n-truncated-1-3"),
     ([8, 8, 8], 12, "uniform-8n-truncated-1-3"),
     ([16] * 6, 24, "uniform-8n-prefix"), ([8] * 7, 14, "uniform-8n-prefix"),
@@ -121,7 +121,6 @@ def test_auto_gives_bitloops_bytes_in_every_class(shape):
         "ragged-full": ([8, 24, 16], 48), "ragged-truncated-first": ([8, 24, 16], 5),
         "ragged-truncated-later": ([8, 24, 16], 30), "ragged-narrow": ([8, 24, 2], 34),
         "many-columns": ([8] * 11 + [3], 70), "uniform-8n-prefix": ([16] * 5, 10),
-        "uniform-2x8-truncated-9-15": ([8, 8], 13),
     }
     widths, size = cases[shape]
     assert auto.shape_class_of(widths, size) == shape

@@ -217,7 +217,6 @@ SHAPE_CLASSES: Tuple[str, ...] = (
     "many-columns",                 # more than 8 columns
     "uniform-8n-prefix",            # 4-6 such columns cut to a whole 1-, 2- or 4-byte prefix
                                     # of each, or 5-7 whose rows use a 2- or 4-byte prefix
-    "uniform-2x8-truncated-9-15",   # 2 columns of 8 bytes cut to 9-15 bytes
 )
 
 #: class -> (preference, the measurements that decided it). Intel: a Xeon (family 6 model
@@ -230,10 +229,14 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                         "AMD simd 1.7 (0.7x), avx2 3.3 (1.5x), pdep 7.7-11.8, table 14.0"),
     # simd runs whole rows of 8-byte columns into scratch and copies the prefix out, and
     # sends 1-3 columns of 16+ bytes cut to a third or less to pdep (simd.pyx); the Intel
-    # figures are from before both
+    # figures are from before both. 2 columns of 8 bytes cut to 9-15 were a class of their
+    # own, simd first, until avx2 stored such rows' registers whole over the next rows
+    # (b4b6993): 2x8->9..15 avx2 1.1-1.8 ns, simd 1.8-4.1, pdep 4.3-10.1 (AMD, 1M rows,
+    # one run, 2026-12-03 18:05 UTC)
     "uniform-8n-truncated-1-3": (("avx2", "simd", "pdep", "table"),
                                  "8+8->8: AMD avx2 0.9 ns (0.8x), simd 1.3-1.6 (1.2-1.4x), "
-                                 "pdep 2.0-2.1, table 2.9; 16+16->20: AMD simd 3.2, pdep 6.6; "
+                                 "pdep 2.0-2.1, table 2.9; 2x8->12: AMD avx2 1.4 (0.8x), "
+                                 "simd 3.6, pdep 9.1; 16+16->20: AMD simd 3.2, pdep 6.6; "
                                  "Intel (before) pdep 2.9 (1.4x), simd 4.1, table 4.0"),
     # avx2 stores rows that end inside a slab straight from its registers and gathers
     # 1-4 byte prefixes with vector loads (benchmarks/NOTES.md, "avx2 on truncated shapes")
@@ -254,15 +257,6 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                           "5x8->8 avx2 5.2, simd 7.1; 7x8->10 avx2 5.0, simd 7.0; 7x8->14 "
                           "avx2 5.0, simd 7.2; 6x8->20 avx2 5.0, simd 6.5; 5x8->17 avx2 5.6, "
                           "simd 5.2"),
-    # Out of uniform-8n-truncated-1-3, where avx2 wins elsewhere by more (8+8->8 0.8-0.9
-    # against 1.5-2.6, 2x8->4 0.95 against 3.2, 3x8->10 2.6 against 3.3): simd streams these
-    # rows out, avx2 stores each row's 9-15 bytes in two pieces (1M rows, AMD EPYC Zen 4,
-    # alternating, 2026-12-03, while a CI run used the other vCPU)
-    "uniform-2x8-truncated-9-15": (("simd", "avx2", "pdep", "table"),
-                                   "AMD 2x8->9 simd 1.57 ns, avx2 1.82; 2x8->10 simd 1.53, "
-                                   "avx2 2.49; 2x8->11 1.48 / 1.52; 2x8->12 1.59 / 1.93 "
-                                   "(2.3-2.8 / 3.0-3.1 in other runs); 2x8->13 1.60 / 1.67; "
-                                   "2x8->14 1.52 / 1.77; 2x8->15 1.57 / 1.68"),
     "uniform-narrow": (("simd", "avx2", "pdep", "table"),
                        "4+4->8: Intel simd 1.24 ns (1.3x), pdep 2.1, table 3.0; "
                        "AMD simd 1.2 (1.6x), avx2 0.63-1.3, pdep 1.5-2.6, table 3.3"),
@@ -323,8 +317,6 @@ NEON_DISPATCH: Dict[str, str] = {
     "ragged-narrow": "estimate: 3+5+8->16 neon 101 instructions a row, table 154",
     "many-columns": "estimate: 12x8->96 neon 360 instructions a row, table 1052",
     "uniform-8n-prefix": "estimate: 4x8->8 neon 49 instructions a row, table 78",
-    "uniform-2x8-truncated-9-15": "estimate: 2x8->12 neon 35 instructions a row, table 60 "
-                                  "(as 8+8->8 and a second word)",
 }
 
 

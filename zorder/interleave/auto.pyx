@@ -19,7 +19,7 @@ from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
 name = "auto"
 
-DEF NCLASSES = 11
+DEF NCLASSES = 10
 cdef RowsKernel _kernels[NCLASSES]
 
 if len(SHAPE_CLASSES) != NCLASSES:  # pragma: no cover - a new class needs a case below
@@ -52,8 +52,6 @@ cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept
             return 3
         if size == total:
             return 0
-        if n == 2 and w0 == 8 and size > 8:
-            return 10
         if n <= 3:
             return 1
         need = (size + n - 1) // n   # bytes of each column the rows use
