@@ -119,7 +119,8 @@ def test_many_columns_uniform(backend, ncols):
 # squeezed: avx2 in steps of 16 output bytes, two rows at a time but for the last one or
 # two, whose last steps read a copy of the row's end (csrc/avx2_kernel.c,
 # zorder_avx2_squeeze). Sizes around every step, row counts that leave 1 or 2 rows.
-@pytest.mark.parametrize("ncols, width", [(11, 1), (11, 8), (13, 2), (17, 3), (29, 1), (61, 1)])
+@pytest.mark.parametrize("ncols, width", [(11, 1), (11, 8), (11, 5), (13, 2), (13, 4), (13, 3),
+                                         (17, 3), (29, 1), (61, 1)])
 def test_padded_squeeze_every_step(backend, ncols, width):
     rng = random.Random(ncols * 10 + width)
     total = ncols * width
