@@ -20,8 +20,8 @@ from libc.stdint cimport uint8_t
 from zorder.interleave.table cimport group_rows, table_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
-from zorder.interleave.segments cimport (SegBackend, SliceFn, SqueezeFn, UniformKernel,
-                                         is_uniform, segments_rows, uniform_rows)
+from zorder.interleave.segments cimport (AssembleFn, SegBackend, SegPiece, SliceFn, SqueezeFn,
+                                         UniformKernel, is_uniform, segments_rows, uniform_rows)
 
 from zorder.cpu import usable
 from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
@@ -34,6 +34,8 @@ cdef extern from "avx2_kernel.h" nogil:
                             uint8_t* out, Py_ssize_t out_stride, UniformKernel fallback)
     Py_ssize_t zorder_avx2_slice(uint8_t* dst, const uint8_t* src, Py_ssize_t rows,
                                  Py_ssize_t w, Py_ssize_t st)
+    Py_ssize_t zorder_avx2_assemble(const SegPiece* pieces, int npieces, Py_ssize_t size,
+                                    Py_ssize_t rows, uint8_t* out)
     void zorder_avx2_squeeze(const uint8_t* src, int k, int nb, Py_ssize_t w, Py_ssize_t limit,
                              Py_ssize_t rows, uint8_t* out, Py_ssize_t out_stride)
 
@@ -50,7 +52,7 @@ name = "avx2"
 cdef SegBackend _seg
 _seg.cost = [200, 40, 38, 53, 85, 144, 97, 122, 73]
 _seg.squeeze = <SqueezeFn>zorder_avx2_squeeze
-_seg.assemble = NULL
+_seg.assemble = <AssembleFn>zorder_avx2_assemble
 _seg.slice = <SliceFn>zorder_avx2_slice
 
 cdef bint _supported = zorder_avx2_built and usable("avx2")

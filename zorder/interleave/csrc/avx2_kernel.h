@@ -29,6 +29,13 @@ int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
 ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t rows, ptrdiff_t w,
                             ptrdiff_t st);
 
+/* zorder_assemble_fn (segments.h) on AVX2: narrow ragged rows of at most 16 bytes put
+ * together from their pieces, two blocks of 16 / size rows a step (returns the rows done;
+ * 0 for wider rows or pieces spread over more than 16 bytes a block). Same CPU
+ * requirement. */
+ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces, ptrdiff_t size,
+                               ptrdiff_t rows, uint8_t *out);
+
 /* zorder_squeeze_fn (segments.h) on AVX2: the first k bits of each of a padded interleave's
  * fields, side by side, 16 output bytes a step (the scalar squeeze where its tables do not
  * fit). Same CPU requirement. */
