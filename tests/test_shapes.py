@@ -46,12 +46,19 @@ def random_columns(rng, widths, nrows):
 
 
 def check_rows(backend, columns, size, threads=1):
-    """backend == bitloop, into a fresh array and into a sentinel-filled wider out=."""
+    """backend == bitloop, into a fresh array, into rows back to back with sentinel bytes
+    after the last (the kernels' stores that run over the next rows must stop there), and
+    into a sentinel-filled wider out=."""
     want = BITLOOP.interleave_rows(columns, size)
     got = backend.interleave_rows(columns, size, threads=threads)
     shape = [c.shape[-1] for c in columns]
     assert np.array_equal(got, want), (shape, size)
     nrows = want.shape[0]
+    flat = np.full(nrows * size + 64, SENTINEL, dtype=np.uint8)
+    backend.interleave_rows(columns, size, out=flat[:nrows * size].reshape(nrows, size),
+                            threads=threads)
+    assert np.array_equal(flat[:nrows * size].reshape(nrows, size), want), (shape, size)
+    assert (flat[nrows * size:] == SENTINEL).all(), (shape, size)
     wide = np.full((nrows, size + 9), SENTINEL, dtype=np.uint8)
     backend.interleave_rows(columns, size, out=wide[:, :size], threads=threads)
     assert np.array_equal(wide[:, :size], want), (shape, size)

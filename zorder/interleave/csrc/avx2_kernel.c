@@ -435,7 +435,7 @@ ZAVX2_INLINE void lutblock(const int k, const __m256i *X, uint8_t *dst, ptrdiff_
                 continue;
             }
             st32n(d, r < 2 ? _mm256_permute2x128_si256(row[0], row[1], 0x20)
-                           : _mm256_permute2x128_si256(row[0], row[1], 0x31), lim, 0);
+                           : _mm256_permute2x128_si256(row[0], row[1], 0x31), lim, mode);
             if (half == 3)
                 st16m(d + 32, r < 2 ? _mm256_castsi256_si128(row[2])
                                     : _mm256_extracti128_si256(row[2], 1), lim - 32, mode);
@@ -460,8 +460,8 @@ ZAVX2_INLINE void lutblock(const int k, const __m256i *X, uint8_t *dst, ptrdiff_
 
 /* mode: ZST_NT, non-temporal stores (every block stores whole registers only where it
  * is asked: k = 7 never is), or ZST_WHOLE (above). lim: the bytes of each row's 8k to
- * store, less than 8k only with rows apart and k = 2, 4, 6, 8 (the others store whole
- * rows: the callers stage them). */
+ * store, less than 8k only with k = 2, 4, 6, 8 (the others store whole rows: the callers
+ * stage them), rows apart or back to back. */
 ZAVX2_INLINE void zblock_nt(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,
                             const int mode, const zsqueeze *sq, const ptrdiff_t lim)
 {
@@ -912,7 +912,7 @@ ZAVX2 ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t ro
  * whose stores and loads stay within the call's rows run here. The moves it replaces, a
  * load and a store per piece and row, were a quarter of 1+2+3+4 -> 10. */
 ZAVX2_INLINE ptrdiff_t assemble_n(const int n, const zorder_seg_piece *pieces, const __m256i *pick,
-                                  const ptrdiff_t size, const ptrdiff_t R, const ptrdiff_t end,
+                                  const ptrdiff_t size, const ptrdiff_t R, const ptrdiff_t last_pair,
                                   uint8_t *out)
 {
     const uint8_t *src[ZORDER_MAX_GROUP];
@@ -922,7 +922,7 @@ ZAVX2_INLINE ptrdiff_t assemble_n(const int n, const zorder_seg_piece *pieces, c
         src[p] = pieces[p].src;
         stride[p] = pieces[p].stride;
     }
-    for (r = 0; r <= end; r += 2 * R) {
+    for (r = 0; r <= last_pair; r += 2 * R) {
         __m256i v = _mm256_setzero_si256();
         for (p = 0; p < n; p++) {
             const uint8_t *a = src[p] + r * stride[p];
@@ -946,14 +946,14 @@ ZAVX2 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces
 {
     __m256i pick[ZORDER_MAX_GROUP];
     const ptrdiff_t R = size >= 1 && size <= 16 ? 16 / size : 0;
-    /* the last block pair's first row: r + 2R rows exist, and lane 1's store (16 bytes
-     * from row r + R) ends within them */
-    ptrdiff_t end = rows - 2 * R, o;
+    /* the first row of the last pair of blocks: r + 2R rows exist, and lane 1's store (16
+     * bytes from row r + R) ends within them */
+    ptrdiff_t last_pair = rows - 2 * R, o;
     int p;
     if (R < 1 || npieces < 1 || npieces > ZORDER_MAX_GROUP)
         return 0;
-    if (R * size < 16 && rows - R - (16 + size - 1) / size < end)
-        end = rows - R - (16 + size - 1) / size;
+    if (R * size < 16 && rows - R - (16 + size - 1) / size < last_pair)
+        last_pair = rows - R - (16 + size - 1) / size;
     for (p = 0; p < npieces; p++) {
         const ptrdiff_t st = pieces[p].stride, n = pieces[p].n, at = pieces[p].at;
         uint8_t ix[32];
@@ -964,17 +964,18 @@ ZAVX2 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces
             ix[o] = ix[o + 16] = i < R && b >= 0 && b < n ? (uint8_t)(i * st + b) : 0x80;
         }
         pick[p] = ld256(ix);
-        /* lane 1's load, 16 bytes from row r + R, ends within the piece's rows */
-        if (rows - R - (16 + st - 1) / st < end)
-            end = rows - R - (16 + st - 1) / st;
+        /* lane 1's load, 16 bytes from row r + R, ends within the last row's n bytes (the
+         * contract's): (r + R) st + 16 <= (rows - 1) st + n */
+        if (rows - 1 - R - (16 - n + st - 1) / st < last_pair)
+            last_pair = rows - 1 - R - (16 - n + st - 1) / st;
     }
-    if (end < 0)
+    if (last_pair < 0)
         return 0;
     switch (npieces) {
-    case 2: return assemble_n(2, pieces, pick, size, R, end, out);
-    case 3: return assemble_n(3, pieces, pick, size, R, end, out);
-    case 4: return assemble_n(4, pieces, pick, size, R, end, out);
-    default: return assemble_n(npieces, pieces, pick, size, R, end, out);
+    case 2: return assemble_n(2, pieces, pick, size, R, last_pair, out);
+    case 3: return assemble_n(3, pieces, pick, size, R, last_pair, out);
+    case 4: return assemble_n(4, pieces, pick, size, R, last_pair, out);
+    default: return assemble_n(npieces, pieces, pick, size, R, last_pair, out);
     }
 }
 
@@ -1079,15 +1080,15 @@ ZAVX2_INLINE __m256i squeeze_words(const zsqueeze_step *t, const int nchunks, co
  * output byte in cache on the gathers. */
 typedef struct {
     __m256i bswap, madd, mask, counts, pick0, pick1;
-    __m128i keep, join;
+    __m128i keep_shift, join_shift;   /* 16 - k, 2k */
 } zsq16;
 
 ZAVX2_INLINE __m256i squeeze16_groups(const zsq16 *t, __m256i x, const int odd)
 {
     __m256i r;
-    x = _mm256_srl_epi16(_mm256_shuffle_epi8(x, t->bswap), t->keep);
+    x = _mm256_srl_epi16(_mm256_shuffle_epi8(x, t->bswap), t->keep_shift);
     x = _mm256_madd_epi16(x, t->madd);
-    x = _mm256_or_si256(_mm256_and_si256(_mm256_sll_epi64(x, t->join), t->mask),
+    x = _mm256_or_si256(_mm256_and_si256(_mm256_sll_epi64(x, t->join_shift), t->mask),
                         _mm256_srli_epi64(x, 32));
     x = _mm256_sllv_epi64(x, t->counts);
     r = _mm256_shuffle_epi8(x, t->pick0);
@@ -1123,6 +1124,7 @@ ZAVX2_INLINE void squeeze16_rows(const zsq16 *t, const int odd, const uint8_t *s
             squeeze16_store(d, _mm256_extracti128_si256(r, 1), k, g + 1, limit, room);
         }
         if (g < groups) {
+            /* (one group: the upper lane is undefined and never stored) */
             const __m256i r = squeeze16_groups(
                 t, _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(s + 16 * g))),
                 odd);
@@ -1140,18 +1142,18 @@ ZAVX2 static void squeeze16(const uint8_t *src, int k, ptrdiff_t w, ptrdiff_t li
     int o;
     memset(pick, 0x80, sizeof pick);
     for (o = 0; o < 32; o++) {
-        const int lane = 16 * (o / 16), b = o % 16;
+        const int b = o % 16;   /* (vpshufb picks within each 128-bit lane) */
         if (b < half + odd)   /* the first qword's big-endian bytes */
-            pick[0][o] = (uint8_t)(lane + 7 - b);
+            pick[0][o] = (uint8_t)(7 - b);
         if (b >= half && b < k)   /* the second's from byte k / 2 (apart from the first's
                                    * only with k even) */
-            pick[odd][o] = (uint8_t)(lane + 15 - (b - half));
+            pick[odd][o] = (uint8_t)(15 - (b - half));
     }
     t.bswap = _mm256_setr_epi8(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14,
                                1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
     t.madd = _mm256_set1_epi32((int)((1u << 16) | (1u << k)));   /* words: 1 << k, 1 */
-    t.keep = _mm_cvtsi32_si128(16 - k);
-    t.join = _mm_cvtsi32_si128(2 * k);
+    t.keep_shift = _mm_cvtsi32_si128(16 - k);
+    t.join_shift = _mm_cvtsi32_si128(2 * k);
     t.mask = _mm256_set1_epi64x((long long)(((uint64_t)1 << (4 * k)) - 1));
     t.counts = _mm256_setr_epi64x(64 - 4 * k, 64 - 4 * k - 4 * odd, 64 - 4 * k, 64 - 4 * k - 4 * odd);
     t.pick0 = ld256(pick[0]);

@@ -37,8 +37,9 @@ ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces, ptrd
                                ptrdiff_t rows, uint8_t *out);
 
 /* zorder_squeeze_fn (segments.h) on AVX2: the first k bits of each of a padded interleave's
- * fields, side by side, 16 output bytes a step (the scalar squeeze where its tables do not
- * fit). Same CPU requirement. */
+ * fields, side by side: 16 padded columns to 9-14 by arithmetic on two groups a register,
+ * the others 16 output bytes a step by table gathers (the scalar squeeze where those tables
+ * do not fit). Same CPU requirement. */
 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w, ptrdiff_t limit,
                          ptrdiff_t rows, uint8_t *out, ptrdiff_t out_stride);
 

@@ -181,9 +181,9 @@ typedef struct {
     ptrdiff_t stride, n, at;
 } zorder_seg_piece;
 /* Puts the first rows of `rows` output rows (size bytes each, back to back) together from
- * their pieces, in order, writing no byte outside them; returns how many it did (the
- * rest, fewer than a block of the backend's, are left to the caller), 0 for a shape it
- * does not take. */
+ * their pieces, in order, writing no byte outside them and reading no piece byte past row
+ * rows - 1's n; returns how many it did (the rest, a few blocks of the backend's at most,
+ * are left to the caller), 0 for a shape it does not take. */
 typedef ptrdiff_t (*zorder_assemble_fn)(const zorder_seg_piece *pieces, int npieces,
                                         ptrdiff_t size, ptrdiff_t rows, uint8_t *out);
 /* The first w bytes of each of `rows` rows st bytes apart to rows back to back (any w and
