@@ -1175,6 +1175,14 @@ ZAVX2 static void squeeze16(const uint8_t *src, int k, ptrdiff_t w, ptrdiff_t li
     t.counts = _mm256_setr_epi64x(64 - 4 * k, 64 - 4 * k - 4 * odd, 64 - 4 * k, 64 - 4 * k - 4 * odd);
     t.pick0 = ld256(pick[0]);
     t.pick1 = ld256(pick[1]);
+    if (limit == k * w && out_stride == limit) {
+        /* whole rows back to back in and out: one long row, two groups a register
+         * whatever w (11x1 -> 11 ran one group a register, a row at a time) */
+        w *= rows;
+        limit *= rows;
+        out_stride = limit;
+        rows = 1;
+    }
     if (odd)
         squeeze16_rows(&t, 1, src, k, w, limit, rows, out, out_stride);
     else
