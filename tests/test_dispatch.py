@@ -19,7 +19,7 @@ SIMD_PLAN = {"uniform-8n-full": "simd", "uniform-8n-truncated-1-3": "avx2",
              "uniform-8n-truncated-4-8": "simd", "uniform-narrow": "simd",
              "ragged-full": "avx2", "ragged-truncated-first": "avx2",
              "ragged-truncated-later": "avx2", "ragged-narrow": "simd", "many-columns": "simd",
-             "uniform-8n-prefix": "avx2"}
+             "uniform-8n-prefix": "avx2", "uniform-6x8-truncated": "avx2"}
 
 
 def x86(vendor, family, model, **extra):
@@ -98,7 +98,8 @@ def test_plan_respects_what_is_built():
     ([16] * 6, 24, "uniform-8n-prefix"), ([8] * 7, 14, "uniform-8n-prefix"),
     ([8] * 5, 8, "uniform-8n-prefix"), ([8] * 7, 25, "uniform-8n-prefix"),
     ([8] * 4, 7, "uniform-8n-truncated-4-8"), ([8] * 7, 7, "uniform-8n-truncated-4-8"),
-    ([8] * 6, 13, "uniform-8n-truncated-4-8"),
+    ([8] * 6, 13, "uniform-6x8-truncated"), ([8] * 6, 40, "uniform-6x8-truncated"),
+    ([16] * 6, 70, "uniform-8n-truncated-4-8"), ([8] * 6, 24, "uniform-8n-prefix"),
     ([8] * 5, 5, "uniform-8n-prefix"), ([8] * 8, 16, "uniform-8n-truncated-4-8"),
     ([4, 4], 8, "uniform-narrow"),
     ([4, 4, 4], 10, "uniform-narrow"), ([8, 16], 24, "ragged-full"),
@@ -121,6 +122,7 @@ def test_auto_gives_bitloops_bytes_in_every_class(shape):
         "ragged-full": ([8, 24, 16], 48), "ragged-truncated-first": ([8, 24, 16], 5),
         "ragged-truncated-later": ([8, 24, 16], 30), "ragged-narrow": ([8, 24, 2], 34),
         "many-columns": ([8] * 11 + [3], 70), "uniform-8n-prefix": ([16] * 5, 10),
+        "uniform-6x8-truncated": ([8] * 6, 41),
     }
     widths, size = cases[shape]
     assert auto.shape_class_of(widths, size) == shape

@@ -217,6 +217,7 @@ SHAPE_CLASSES: Tuple[str, ...] = (
     "many-columns",                 # more than 8 columns
     "uniform-8n-prefix",            # 4-6 such columns cut to a whole 1-, 2- or 4-byte prefix
                                     # of each, or 5-7 whose rows use a 2- or 4-byte prefix
+    "uniform-6x8-truncated",        # 6 columns of 8 bytes cut inside, but not to a prefix
 )
 
 #: class -> (preference, the measurements that decided it). Intel: a Xeon (family 6 model
@@ -257,6 +258,16 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                           "5x8->8 avx2 5.2, simd 7.1; 7x8->10 avx2 5.0, simd 7.0; 7x8->14 "
                           "avx2 5.0, simd 7.2; 6x8->20 avx2 5.0, simd 6.5; 5x8->17 avx2 5.6, "
                           "simd 5.2"),
+    # Out of uniform-8n-truncated-4-8, where simd wins 4, 5, 7 and 8 columns (4x8->24 simd
+    # 2.4 ns, avx2 3.1; 5x8->30 5.7 / 7.5; 7x8->30 7.8 / 8.1; 8x8->40 4.2 / 6.1): since avx2
+    # stores rows cut inside their slab whole (its k = 6 nibble lookups write 16 + 32 bytes
+    # a row, simd computes 64 and keeps 48) avx2 is ahead on 6 columns of 8 bytes (AMD
+    # EPYC Zen 4, 1M rows, one run each, 2026-12-03 18:55 UTC; the matrix run before had
+    # auto at 1.17x avx2 on 6x8->40)
+    "uniform-6x8-truncated": (("avx2", "simd", "pdep", "table"),
+                              "AMD 6x8->40 avx2 6.0-6.6 ns (1.5-1.7x copy), simd 7.0-7.2, "
+                              "table 13.3; 6x8->30 avx2 5.6, simd 6.7; 6x8->44 6.3 / 7.2; "
+                              "6x8->13 5.4 / 5.9"),
     "uniform-narrow": (("simd", "avx2", "pdep", "table"),
                        "4+4->8: Intel simd 1.24 ns (1.3x), pdep 2.1, table 3.0; "
                        "AMD simd 1.2 (1.6x), avx2 0.63-1.3, pdep 1.5-2.6, table 3.3"),
@@ -317,6 +328,8 @@ NEON_DISPATCH: Dict[str, str] = {
     "ragged-narrow": "estimate: 3+5+8->16 neon 101 instructions a row, table 154",
     "many-columns": "estimate: 12x8->96 neon 360 instructions a row, table 1052",
     "uniform-8n-prefix": "estimate: 4x8->8 neon 49 instructions a row, table 78",
+    "uniform-6x8-truncated": "estimate: as uniform-8n-truncated-4-8 (neon's 8x8 transposes "
+                             "with zero columns; 4x8->8 neon 49 instructions a row, table 78)",
 }
 
 

@@ -19,7 +19,7 @@ from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
 name = "auto"
 
-DEF NCLASSES = 10
+DEF NCLASSES = 11
 cdef RowsKernel _kernels[NCLASSES]
 
 if len(SHAPE_CLASSES) != NCLASSES:  # pragma: no cover - a new class needs a case below
@@ -59,6 +59,8 @@ cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept
             return 9
         if 5 <= n <= 7 and (need == 2 or need == 4):
             return 9
+        if n == 6 and w0 == 8:
+            return 10
         return 2
     if narrow:
         return 7
