@@ -297,7 +297,8 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                       "simd 4.1-5.0 (3.0-3.7x), avx2 4.4-5.6; 1+2+3+4->10 simd 4.2-4.9 "
                       "(4.7-5.8x), avx2 5.2-5.4, pdep 7.1-7.6; AMD after avx2's own slices "
                       "(16:12 UTC): 3+5+8->16 simd 3.4, avx2 4.3, pdep 7.3; 1+2+3+4->10 "
-                      "simd 2.8, avx2 4.2, pdep 5.6"),
+                      "simd 2.8, avx2 4.2, pdep 5.6; after avx2's own row assembly (18:55 "
+                      "UTC): 3+5+8->16 simd 3.2, avx2 3.2; 1+2+3+4->10 simd 3.1, avx2 3.3"),
     # One class for 9-64 columns: with the staged plans of csrc/segments.h (per-backend
     # stage costs, padding and an AVX-512 squeeze for k with a prime factor above 7) simd
     # measured fastest or tied at every k of 9-64, full, truncated and narrow (AMD figures:
@@ -308,7 +309,7 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                      "84 (2.1x), avx2 261, pdep 512; 64x8->512 simd 187 (2.2x), avx2 224, "
                      "pdep 774; 16x8->128 simd 36-44, avx2 32-45 (a tie); 64x8->64 simd 158, "
                      "pdep 161; 11x8->88 (padded, squeezed) simd 16.7 (2.3x), avx2 29.7 "
-                     "(its AVX2 squeeze), pdep 94.5; Intel (before the staged plans) "
+                     "(its AVX2 squeeze; 22-23 with squeeze16, 18:55 UTC), pdep 94.5; Intel (before the staged plans) "
                      "12x8->96 simd 20.3 ns (2.0x), pdep 61.2, table 68.9"),
 }
 
