@@ -558,7 +558,7 @@ ZAVX2_INLINE void rows_packed(const int k, const zorder_column *cols, ptrdiff_t 
      * they write again; only the rows whose slab would pass the output's end store
      * exactly. Stores cut to the row (8 + 4 bytes, 32 + 8) made those shapes 1.5-2.6x
      * slower than the whole rows in cache. */
-    const int over = direct && !(whole_rows || spill) && os == lim && lim < rs;
+    const int over = !(whole_rows || spill) && os == lim && lim < rs;
     uint8_t stage[4 * 64 + 16];
     __m256i X[8];
     ptrdiff_t b = 0, i;
@@ -775,20 +775,6 @@ static ptrdiff_t prefix_any(int k, const zorder_column *cols, int need, ptrdiff_
     }
 }
 
-/* The first n <= 16 bytes of `rows` rows src_stride apart (16 readable from each) to rows
- * back to back: a 16-byte move a row, rows in order, each one's spill written again by the
- * next rows; the last rows, whose spill would pass the last row, exactly. (7x8 -> 10's
- * copy out of scratch was a sixth of its time in 8 + 2-byte moves.) */
-ZAVX2 static void copy_rows_over(uint8_t *dst, const uint8_t *src, ptrdiff_t src_stride,
-                           ptrdiff_t n, ptrdiff_t rows)
-{
-    const ptrdiff_t spill_rows = (16 + n - 1) / n;
-    ptrdiff_t r;
-    for (r = 0; r + spill_rows <= rows; r++)
-        st16(dst + r * n, _mm_loadu_si128((const __m128i *)(const void *)(src + r * src_stride)));
-    zorder_copy_rows_exact(dst + r * n, n, src + r * src_stride, src_stride, n, rows - r);
-}
-
 #define PREFIX_STAGE_ROWS 1024   /* a multiple of every block's rows (4 * 8 / need) */
 
 /* Rows that need only a 1-, 2- or 4-byte prefix of each column but keep fewer bytes than
@@ -816,10 +802,19 @@ static ptrdiff_t prefix_staged(int k, const zorder_column *cols, int need, ptrdi
         done = prefix_any(k, view, need, rows, tmp, 1);
         if (done <= 0)
             break;
-        if (out_stride == size && size <= 16)
-            copy_rows_over(out + r0 * out_stride, tmp, rs, size, done);
-        else
+        if (out_stride == size && size <= 16) {
+            /* rows back to back: 16 bytes written from each row's start (zorder_seg_copy_rows'
+             * room), the spill landing in later rows of the chunk, which write it again;
+             * the last rows, whose spill would pass the chunk, exactly. (7x8 -> 10's copy
+             * out of scratch was a sixth of its time in 8 + 2-byte moves.) */
+            const ptrdiff_t spill_rows = (16 + size - 1) / size;
+            const ptrdiff_t whole = done >= spill_rows ? done - spill_rows + 1 : 0;
+            zorder_seg_copy_rows(out + r0 * size, size, tmp, rs, size, whole, 16);
+            zorder_copy_rows_exact(out + (r0 + whole) * size, size, tmp + whole * rs, rs, size,
+                                   done - whole);
+        } else {
             zorder_copy_rows_exact(out + r0 * out_stride, out_stride, tmp, rs, size, done);
+        }
         r0 += done;
     }
     free(tmp);
