@@ -100,8 +100,10 @@ def test_narrow_widths(backend, widths):
 # (simd, avx2, and the default of pdep and table): two stages of 2-8 columns (9 = 3 x 3,
 # 10, 12, 14 = 7 x 2, 15, 16, 20, 21, 24, 25, 28, 32, 35, 40, 49 = 7 x 7, 56 = 8 x 7, 64),
 # three or four (18, 30, 42 = 3 x 7 x 2, 48 = 4 x 4 x 3, 54 = 3 x 2 x 3 x 3, 60, 63 on avx2)
-# and zero-padded to a multiple of 8 then squeezed (11, 13, 17, 22, 26, 29, 31, 37, 44, 58,
-# 61 and 30 / 60 / 63 on some tables; padded to 16, 24, 32, 40, 48 and 64).
+# zero-padded to a multiple of 8 then squeezed (11, 13, 17, 22, 26, 29, 31, 37, 44, 58,
+# 61 and 30 / 60 / 63 on some tables; padded to 16, 24, 32, 40, 48 and 64), and 8-column
+# planes whose bytes are merged (16, 24, 32, 64 on avx2, 16, 32, 64 on pdep and table, and
+# inside 48 and the padded counts).
 MANY = [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22, 24, 25, 26, 28, 29, 30, 31, 32, 35,
         37, 40, 42, 44, 48, 49, 54, 56, 58, 60, 61, 63, 64]
 

@@ -20,8 +20,9 @@ from libc.stdint cimport uint8_t
 from zorder.interleave.table cimport group_rows, table_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
-from zorder.interleave.segments cimport (AssembleFn, SegBackend, SegPiece, SliceFn, SqueezeFn,
-                                         UniformKernel, is_uniform, segments_rows, uniform_rows)
+from zorder.interleave.segments cimport (AssembleFn, MergeFn, SegBackend, SegPiece, SliceFn,
+                                         SqueezeFn, SqueezePlanesFn, UniformKernel, is_uniform,
+                                         segments_rows, uniform_rows)
 
 from zorder.cpu import usable
 from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
@@ -36,6 +37,10 @@ cdef extern from "avx2_kernel.h" nogil:
                                  Py_ssize_t w, Py_ssize_t st)
     Py_ssize_t zorder_avx2_assemble(const SegPiece* pieces, int npieces, Py_ssize_t size,
                                     Py_ssize_t rows, uint8_t* out)
+    int zorder_avx2_squeeze_planes(const uint8_t* planes, int k, int nb, Py_ssize_t w,
+                                   Py_ssize_t limit, Py_ssize_t rows, uint8_t* out,
+                                   Py_ssize_t out_stride)
+    void zorder_avx2_merge(const uint8_t* planes, int nb, Py_ssize_t n, uint8_t* out)
     void zorder_avx2_squeeze(const uint8_t* src, int k, int nb, Py_ssize_t w, Py_ssize_t limit,
                              Py_ssize_t rows, uint8_t* out, Py_ssize_t out_stride)
 
@@ -48,10 +53,21 @@ name = "avx2"
 # 29, 37, 61, the call's time less that of the padded interleave; the scalar one it
 # replaced 145-480), which picks the same plans as the 300 before for every k. cost[1], 40,
 # is added per pass: without it 32 columns ran as 2 x 8 x 2 in 79-100 ns/row at 1,000,000
-# rows, with it as 8 x 4 in 58-69 (two alternating runs each, load average 4-5).
+# rows, with it as 8 x 4 in 58-69 (two alternating runs each, load average 4-5). The merge
+# of 8-column planes (merge_cost) is set from whole calls, since its pass is short: 16
+# columns took 126 ps an output byte as planes against 150 as 8 x 2, so planes cost
+# 73 + 10 + 2 x 40 to 8 x 2's 73 + 38 + 2 x 40. 9-14 columns padded to 16 are squeezed
+# straight from the two planes (squeeze_planes, its cost 30 in place of the merge's and
+# cost[0]): 2,048 rows in cache, ps an output byte, padded against the best split: 10
+# columns 175 vs 197 (2 x 5), 14 129 vs 184 (7 x 2), 10x4 243 vs 306, 14x4 182 vs 249;
+# 12 152 vs 148 (3 x 4, a tie), 9 256 vs 159 (3 x 3). The model picks 10, 11, 13 and 14.
 cdef SegBackend _seg
 _seg.cost = [200, 40, 38, 53, 85, 144, 97, 122, 73]
+_seg.merge_cost = 10
+_seg.merge = <MergeFn>zorder_avx2_merge
 _seg.squeeze = <SqueezeFn>zorder_avx2_squeeze
+_seg.squeeze_planes = <SqueezePlanesFn>zorder_avx2_squeeze_planes
+_seg.squeeze_planes_cost = 30
 _seg.assemble = <AssembleFn>zorder_avx2_assemble
 _seg.slice = <SliceFn>zorder_avx2_slice
 

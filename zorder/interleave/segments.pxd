@@ -14,6 +14,13 @@ cdef extern from "segments.h" nogil:
                                                   Py_ssize_t w, Py_ssize_t limit,
                                                   Py_ssize_t rows, uint8_t* out,
                                                   Py_ssize_t out_stride) noexcept nogil
+    ctypedef void (*MergeFn "zorder_merge_fn")(const uint8_t* planes, int nb, Py_ssize_t n,
+                                              uint8_t* out) noexcept nogil
+    ctypedef int (*SqueezePlanesFn "zorder_squeeze_planes_fn")(const uint8_t* planes, int k,
+                                                              int nb, Py_ssize_t w,
+                                                              Py_ssize_t limit, Py_ssize_t rows,
+                                                              uint8_t* out,
+                                                              Py_ssize_t out_stride) noexcept nogil
     ctypedef struct SegPiece "zorder_seg_piece":
         const uint8_t* src
         Py_ssize_t stride, n, at
@@ -23,11 +30,15 @@ cdef extern from "segments.h" nogil:
     ctypedef Py_ssize_t (*SliceFn "zorder_slice_fn")(uint8_t* dst, const uint8_t* src,
                                                    Py_ssize_t rows, Py_ssize_t w,
                                                    Py_ssize_t st) noexcept nogil
-    # What a backend's stages cost (more than 8 columns), its squeeze, and its assembly and
-    # slices of narrow ragged rows, if any.
+    # What a backend's stages cost (more than 8 columns), its merge and squeeze, and its
+    # assembly and slices of narrow ragged rows, if any.
     ctypedef struct SegBackend "zorder_seg_backend":
         int cost[9]
+        int merge_cost
+        MergeFn merge
         SqueezeFn squeeze
+        SqueezePlanesFn squeeze_planes
+        int squeeze_planes_cost
         AssembleFn assemble
         SliceFn slice
     bint is_uniform "zorder_is_uniform"(const Column* cols, Py_ssize_t ncols)

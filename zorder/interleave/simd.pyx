@@ -19,8 +19,8 @@ from zorder.interleave.bitloop cimport bitloop_rows
 from zorder.interleave.pdep cimport pdep_rows, pdep_supported, pdep_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
-from zorder.interleave.segments cimport (AssembleFn, SegBackend, SegPiece, SliceFn,
-                                         SqueezeFn, UniformKernel, copy_rows_exact,
+from zorder.interleave.segments cimport (AssembleFn, MergeFn, SegBackend, SegPiece,
+                                         SliceFn, SqueezeFn, UniformKernel, copy_rows_exact,
                                          is_uniform, segments_rows, uniform_rows,
                                          uniform_rows_cut)
 
@@ -33,6 +33,7 @@ cdef extern from "simd_kernel.h" nogil:
     void zorder_simd_init()
     int zorder_simd_rows(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
                          Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride)
+    void zorder_simd_merge(const uint8_t* planes, int nb, Py_ssize_t n, uint8_t* out)
     void zorder_simd_squeeze(const uint8_t* src, int k, int nb, Py_ssize_t w, Py_ssize_t limit,
                              Py_ssize_t rows, uint8_t* out, Py_ssize_t out_stride)
     Py_ssize_t zorder_simd_assemble(const SegPiece* pieces, int npieces, Py_ssize_t size,
@@ -46,10 +47,17 @@ name = "simd"
 # More than 8 columns (csrc/segments.h): what one pass of an a-column stage costs this
 # kernel, ps per output byte with the data in cache (AMD EPYC, Zen 4, 2,048 rows of 8 B a
 # column, best of 200): a = 2: 22, 3: 25, 4: 20, 5: 40, 6: 49, 7: 62, 8: 32; and the
-# squeeze of a zero-padded interleave (cost[0]) 41-66 (k = 11, 13, 29, 37, 61).
+# squeeze of a zero-padded interleave (cost[0]) 41-66 (k = 11, 13, 29, 37, 61). Its 2- and
+# 4-column passes are cheap enough that 8-column planes and their merge lost everywhere
+# (16 columns 98 ps an output byte against 72 as 4 x 4, 11 padded 215 against 181), so
+# their merge is priced out (merge_cost 30).
 cdef SegBackend _seg
 _seg.cost = [50, 0, 22, 25, 20, 40, 49, 62, 32]
+_seg.merge_cost = 30
+_seg.merge = <MergeFn>zorder_simd_merge
 _seg.squeeze = <SqueezeFn>zorder_simd_squeeze
+_seg.squeeze_planes = NULL
+_seg.squeeze_planes_cost = 0
 _seg.assemble = <AssembleFn>zorder_simd_assemble
 _seg.slice = <SliceFn>zorder_simd_slice
 

@@ -1095,16 +1095,23 @@ typedef struct {
     __m128i keep_shift, join_shift;   /* 16 - k, 2k */
 } zsq16;
 
-ZAVX2_INLINE __m256i squeeze16_groups(const zsq16 *t, __m256i x, const int odd)
+/* Two groups of little-endian words (bit level 7 - i in word i, column 0 at its top). */
+ZAVX2_INLINE __m256i squeeze16_words(const zsq16 *t, __m256i x, const int odd)
 {
     __m256i r;
-    x = _mm256_srl_epi16(_mm256_shuffle_epi8(x, t->bswap), t->keep_shift);
+    x = _mm256_srl_epi16(x, t->keep_shift);
     x = _mm256_madd_epi16(x, t->madd);
     x = _mm256_or_si256(_mm256_and_si256(_mm256_sll_epi64(x, t->join_shift), t->mask),
                         _mm256_srli_epi64(x, 32));
     x = _mm256_sllv_epi64(x, t->counts);
     r = _mm256_shuffle_epi8(x, t->pick0);
     return odd ? _mm256_or_si256(r, _mm256_shuffle_epi8(x, t->pick1)) : r;
+}
+
+/* Two groups of big-endian words, as the padded interleave holds them. */
+ZAVX2_INLINE __m256i squeeze16_groups(const zsq16 *t, const __m256i x, const int odd)
+{
+    return squeeze16_words(t, _mm256_shuffle_epi8(x, t->bswap), odd);
 }
 
 /* Group g's k bytes of lane v (16 stored: the bytes past k are zeros, and written again
@@ -1145,8 +1152,63 @@ ZAVX2_INLINE void squeeze16_rows(const zsq16 *t, const int odd, const uint8_t *s
     }
 }
 
-ZAVX2 static void squeeze16(const uint8_t *src, int k, ptrdiff_t w, ptrdiff_t limit,
-                            ptrdiff_t rows, uint8_t *out, ptrdiff_t out_stride)
+/* The same from the two planes (segments.h): a group's words are byte pairs of plane 0
+ * (columns 0-7, the high byte) and plane 1 (8-15), so unpacks make them, and no pass merges
+ * the planes first. Four groups a step (the unpacks work within 128-bit lanes: groups g
+ * and g + 2 in one register, g + 1 and g + 3 in the other), stored in order; the last
+ * one to three groups of a row from copies of their bytes. */
+ZAVX2_INLINE void squeeze16_planes_rows(const zsq16 *t, const int odd, const uint8_t *p0,
+                                        const uint8_t *p1, const int k, const ptrdiff_t w,
+                                        const ptrdiff_t limit, const ptrdiff_t rows,
+                                        uint8_t *out, const ptrdiff_t out_stride)
+{
+    const ptrdiff_t groups = (limit + k - 1) / k;
+    ptrdiff_t row, g;
+    for (row = 0; row < rows; row++) {
+        const uint8_t *a = p0 + row * 8 * w, *b = p1 + row * 8 * w;
+        uint8_t *d = out + row * out_stride;
+        /* rows back to back: stores may run into the next row, which writes them again */
+        const ptrdiff_t room = out_stride == limit && row + 1 < rows ? 2 * limit : limit;
+        /* steps whose four stores all fit in room: no tests */
+        for (g = 0; g + 4 <= groups && (g + 3) * k + 16 <= room; g += 4) {
+            const __m256i va = ld256(a + 8 * g), vb = ld256(b + 8 * g);
+            const __m256i x0 = squeeze16_words(t, _mm256_unpacklo_epi8(vb, va), odd);
+            const __m256i x1 = squeeze16_words(t, _mm256_unpackhi_epi8(vb, va), odd);
+            st16(d + g * k, _mm256_castsi256_si128(x0));
+            st16(d + (g + 1) * k, _mm256_castsi256_si128(x1));
+            st16(d + (g + 2) * k, _mm256_extracti128_si256(x0, 1));
+            st16(d + (g + 3) * k, _mm256_extracti128_si256(x1, 1));
+        }
+        for (; g < groups; g += 4) {
+            __m256i va, vb, x0, x1;
+            if (g + 4 <= groups) {
+                va = ld256(a + 8 * g);
+                vb = ld256(b + 8 * g);
+            } else {
+                uint8_t ta[32], tb[32];
+                memset(ta, 0, sizeof ta);
+                memset(tb, 0, sizeof tb);
+                memcpy(ta, a + 8 * g, (size_t)(8 * (groups - g)));
+                memcpy(tb, b + 8 * g, (size_t)(8 * (groups - g)));
+                va = ld256(ta);
+                vb = ld256(tb);
+            }
+            x0 = squeeze16_words(t, _mm256_unpacklo_epi8(vb, va), odd);   /* g, g + 2 */
+            x1 = squeeze16_words(t, _mm256_unpackhi_epi8(vb, va), odd);   /* g + 1, g + 3 */
+            squeeze16_store(d, _mm256_castsi256_si128(x0), k, g, limit, room);
+            if (g + 1 < groups)
+                squeeze16_store(d, _mm256_castsi256_si128(x1), k, g + 1, limit, room);
+            if (g + 2 < groups)
+                squeeze16_store(d, _mm256_extracti128_si256(x0, 1), k, g + 2, limit, room);
+            if (g + 3 < groups)
+                squeeze16_store(d, _mm256_extracti128_si256(x1, 1), k, g + 3, limit, room);
+        }
+    }
+}
+
+/* src: the padded interleave (p1 NULL), or plane 0 (p1 plane 1). */
+ZAVX2 static void squeeze16(const uint8_t *src, const uint8_t *p1, int k, ptrdiff_t w,
+                            ptrdiff_t limit, ptrdiff_t rows, uint8_t *out, ptrdiff_t out_stride)
 {
     uint8_t pick[2][32];
     zsq16 t;
@@ -1178,10 +1240,33 @@ ZAVX2 static void squeeze16(const uint8_t *src, int k, ptrdiff_t w, ptrdiff_t li
         out_stride = limit;
         rows = 1;
     }
-    if (odd)
+    if (p1 != NULL && odd)
+        squeeze16_planes_rows(&t, 1, src, p1, k, w, limit, rows, out, out_stride);
+    else if (p1 != NULL)
+        squeeze16_planes_rows(&t, 0, src, p1, k, w, limit, rows, out, out_stride);
+    else if (odd)
         squeeze16_rows(&t, 1, src, k, w, limit, rows, out, out_stride);
     else
         squeeze16_rows(&t, 0, src, k, w, limit, rows, out, out_stride);
+}
+
+/* zorder_squeeze_planes_fn: 16 columns padded from 9-14 (squeeze16); others declined. */
+ZAVX2 int zorder_avx2_squeeze_planes(const uint8_t *planes, int k, int nb, ptrdiff_t w,
+                                     ptrdiff_t limit, ptrdiff_t rows, uint8_t *out,
+                                     ptrdiff_t out_stride)
+{
+    if (nb != 2 || k < 9 || k > 14)
+        return 0;
+    if (limit > 0 && rows > 0)
+        squeeze16(planes, planes + rows * 8 * w, k, w, limit, rows, out, out_stride);
+    return 1;
+}
+
+/* zorder_merge_fn: segments.h's loops compiled for AVX2 (vpshufb and unpacks; plain
+ * x86-64 code leaves 3, 5, 6 and 7 planes scalar). */
+ZAVX2 void zorder_avx2_merge(const uint8_t *planes, int nb, ptrdiff_t n, uint8_t *out)
+{
+    zorder_seg_merge(planes, nb, n, out);
 }
 
 ZAVX2 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
@@ -1204,7 +1289,7 @@ ZAVX2 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
     if (limit <= 0 || rows <= 0)
         return;
     if (nb == 2 && k >= 9 && k <= 14) {
-        squeeze16(src, k, w, limit, rows, out, out_stride);
+        squeeze16(src, NULL, k, w, limit, rows, out, out_stride);
         return;
     }
     tab = k > 8 && k < 64 ? (zsqueeze_step *)malloc(sizeof(zsqueeze_step) * (size_t)period) : NULL;
@@ -1370,6 +1455,18 @@ ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces, ptrd
 {
     (void)pieces; (void)npieces; (void)size; (void)rows; (void)out;
     return 0;
+}
+
+int zorder_avx2_squeeze_planes(const uint8_t *planes, int k, int nb, ptrdiff_t w,
+                               ptrdiff_t limit, ptrdiff_t rows, uint8_t *out, ptrdiff_t out_stride)
+{
+    (void)planes; (void)k; (void)nb; (void)w; (void)limit; (void)rows; (void)out; (void)out_stride;
+    return 0;
+}
+
+void zorder_avx2_merge(const uint8_t *planes, int nb, ptrdiff_t n, uint8_t *out)
+{
+    zorder_seg_merge(planes, nb, n, out);
 }
 
 void zorder_avx2_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w, ptrdiff_t limit,

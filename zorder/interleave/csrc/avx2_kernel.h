@@ -36,6 +36,14 @@ ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t rows, pt
 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces, ptrdiff_t size,
                                ptrdiff_t rows, uint8_t *out);
 
+/* zorder_squeeze_planes_fn (segments.h) on AVX2: 9-14 columns padded to two planes, as
+ * zorder_avx2_squeeze does them after a merge; 0 for others. Same CPU requirement. */
+int zorder_avx2_squeeze_planes(const uint8_t *planes, int k, int nb, ptrdiff_t w,
+                               ptrdiff_t limit, ptrdiff_t rows, uint8_t *out, ptrdiff_t out_stride);
+
+/* zorder_merge_fn (segments.h) on AVX2: the planes' bytes in turn. Same CPU requirement. */
+void zorder_avx2_merge(const uint8_t *planes, int nb, ptrdiff_t n, uint8_t *out);
+
 /* zorder_squeeze_fn (segments.h) on AVX2: the first k bits of each of a padded interleave's
  * fields, side by side: 16 padded columns to 9-14 by arithmetic on two groups a register,
  * the others 16 output bytes a step by table gathers (the scalar squeeze where those tables

@@ -9,10 +9,12 @@
  * pointers are offset by `start`, writing at an offset into each output row.
  *
  * More than 8 active columns (zorder_seg_wide): k = A * B columns are the B-column
- * interleave of A-column interleaves, so two (or more) uniform passes through scratch; k
- * with a prime factor above 7 (or where it is cheaper) as K = 8 * ceil(k / 8) columns, the
- * last K - k zero, whose zero bits are then squeezed out. The plan is the cheapest under
- * the backend's own stage costs (zorder_seg_plan).
+ * interleave of A-column interleaves, so two (or more) uniform passes through scratch;
+ * k = 8 * B columns are also B "planes" (8-column interleaves of columns 8g..8g+7) whose
+ * bytes, taken in turn, are the k-column interleave; k with a prime factor above 7 (or
+ * where it is cheaper) as K = 8 * ceil(k / 8) columns, the last K - k zero, whose zero
+ * bits are then squeezed out. The plan is the cheapest under the backend's own stage
+ * costs (zorder_seg_plan).
  *
  * Narrow ragged widths (2-8 columns of 1-8 bytes: 3+5+8, 1+2+3+4) make segments of a few
  * bytes each; all the segments of a chunk are interleaved into scratch first and each row
@@ -165,12 +167,20 @@ static inline void zorder_seg_squeeze(const uint8_t *src, int k, int nb, ptrdiff
 
 /* How a k-column interleave (k > 8) runs, for zorder_seg_wide: k = A * B in two uniform
  * stages (A columns per stage-1 block, k / A blocks; the second stage recursing when
- * B > 8), or (A = 0) padded with zero columns to K = 8 * ceil(k / 8), which always splits,
- * then squeezed (zorder_seg_squeeze). Every stage passes over all the bytes, so a plan's
+ * B > 8), or (A = 1) k = 8 * B as planes, or (A = 0) padded with zero columns to
+ * K = 8 * ceil(k / 8), which always has a plan, then squeezed (zorder_seg_squeeze). Every stage passes over all the bytes, so a plan's
  * cost per byte is the sum of its stages' costs per byte: cost[a] for an a-column pass
  * (a = 2..8, in cache, the backend's own figures) plus cost[1] for any pass (what the
  * in-cache figures miss), and for the pad path K / k times the cost of K plus cost[0],
- * the squeeze's. The cheapest plan is taken. */
+ * the squeeze's. The cheapest plan is taken.
+ *
+ * Planes (A = 1): output byte 8j + i of an 8-column interleave of columns 8g..8g+7 holds
+ * bit 7 - i of byte j of those 8 columns, and in the k-column interleave (k = 8B) those 8
+ * bits are byte (8j + i) * B + g. So B uniform 8-column passes and one pass that takes
+ * their bytes in turn (zorder_merge_fn, merge_cost): a byte shuffle where the two-stage
+ * plan's second stage is a bit interleave. avx2 in cache (AMD EPYC, Zen 4, 2,048 rows of
+ * 8 B a column): 16 columns 126 ps an output byte as planes, 150 as 8 x 2; 32 columns 103
+ * against 165 as 8 x 4; 11 and 13 (padded to 16) 283 and 249 against 307 and 269. */
 typedef void (*zorder_squeeze_fn)(const uint8_t *src, int k, int nb, ptrdiff_t w,
                                   ptrdiff_t limit, ptrdiff_t rows, uint8_t *out,
                                   ptrdiff_t out_stride);
@@ -191,19 +201,75 @@ typedef ptrdiff_t (*zorder_assemble_fn)(const zorder_seg_piece *pieces, int npie
  * left to the caller), 0 for a (w, st) it does not take. */
 typedef ptrdiff_t (*zorder_slice_fn)(uint8_t *dst, const uint8_t *src, ptrdiff_t rows,
                                      ptrdiff_t w, ptrdiff_t st);
+/* The bytes of nb planes of n bytes each (plane g at planes + g * n) taken in turn: out
+ * byte i * nb + g is plane g's byte i (nb * n bytes). */
+typedef void (*zorder_merge_fn)(const uint8_t *planes, int nb, ptrdiff_t n, uint8_t *out);
+/* zorder_squeeze_fn's output from the nb planes of a padded interleave (rows * 8 * w bytes
+ * each, back to back) without their merge; returns 0, having written nothing, for a k and
+ * nb it does not take. With rows 0 it writes nothing either way: the planner asks so. */
+typedef int (*zorder_squeeze_planes_fn)(const uint8_t *planes, int k, int nb, ptrdiff_t w,
+                                        ptrdiff_t limit, ptrdiff_t rows, uint8_t *out,
+                                        ptrdiff_t out_stride);
 typedef struct {
     int cost[9];
+    int merge_cost;              /* the planes' merge pass (cost[1] is added) */
+    zorder_merge_fn merge;       /* zorder_seg_merge's contract; NULL: that one */
     zorder_squeeze_fn squeeze;   /* zorder_seg_squeeze's contract; NULL: that one */
+    zorder_squeeze_planes_fn squeeze_planes;   /* NULL: merge, then squeeze */
+    int squeeze_planes_cost;     /* its cost, for the merge's and the squeeze's */
     zorder_assemble_fn assemble; /* narrow ragged rows (zorder_seg_narrow); NULL: moves */
     zorder_slice_fn slice;       /* their column slices; NULL: zorder_seg_slice */
 } zorder_seg_backend;
 
 /* For a backend that gives none: 2, 4 and 8 columns the cheapest passes (transposes,
- * whole-word PDEPs), 5-7 the dearest. */
-static const int ZORDER_SEG_DEFAULT_COSTS[9] = {4, 0, 2, 3, 2, 5, 6, 7, 2};
+ * whole-word PDEPs), 5-7 the dearest; its merge (zorder_seg_merge, plain C), where the
+ * compiler vectorizes it, a quarter of the cheapest pass. The scalar squeeze costs five
+ * passes, so padding runs only where no split exists (11, 13, 22 columns): 14 columns
+ * padded to 16 took 800 ps an output byte in cache on pdep, 580 as 7 x 2 (AMD EPYC,
+ * Zen 4), 16 as 2 planes 400, as 8 x 2 610. */
+static const int ZORDER_SEG_DEFAULT_COSTS[9] = {100, 0, 20, 30, 20, 50, 60, 70, 20};
+#define ZORDER_SEG_DEFAULT_MERGE_COST 5
 
-/* The cheapest plan's cost for k columns (k <= 8: one pass), its A in *split; a quotient
- * B > 8 must split again without padding (`pad` 0). Returns -1 when nothing fits. */
+/* The cost of the planes' merge for nb planes: compilers vectorize 2, 4 and 8 planes, and
+ * 3 for AVX2 (a backend's own merge); 5, 6 and 7 (and 3 in plain x86-64 code) stay scalar
+ * loops, 190 ps a byte in cache against 20-30 (AMD EPYC, Zen 4), counted as 16 times it. */
+static inline int zorder_seg_merge_cost(const zorder_seg_backend *costs, int nb)
+{
+    if ((nb & (nb - 1)) == 0 || (nb == 3 && costs->merge != NULL))
+        return costs->merge_cost;
+    return 16 * costs->merge_cost;
+}
+
+/* zorder_merge_fn in plain C: one loop per nb so that the compiler can vectorize it (it
+ * does for 2, 4 and 8 on x86-64; a backend's merge is this compiled for its target). */
+#define ZORDER_SEG_MERGE_CASE(NB) \
+    case NB: \
+        for (i = 0; i < n; i++) \
+            for (g = 0; g < NB; g++) \
+                out[i * NB + g] = planes[g * n + i]; \
+        break;
+static inline void zorder_seg_merge(const uint8_t *planes, int nb, ptrdiff_t n, uint8_t *out)
+{
+    ptrdiff_t i;
+    int g;
+    switch (nb) {
+    ZORDER_SEG_MERGE_CASE(2)
+    ZORDER_SEG_MERGE_CASE(3)
+    ZORDER_SEG_MERGE_CASE(4)
+    ZORDER_SEG_MERGE_CASE(5)
+    ZORDER_SEG_MERGE_CASE(6)
+    ZORDER_SEG_MERGE_CASE(7)
+    ZORDER_SEG_MERGE_CASE(8)
+    default:
+        for (i = 0; i < n; i++)
+            for (g = 0; g < nb; g++)
+                out[i * nb + g] = planes[g * n + i];
+    }
+}
+
+/* The cheapest plan's cost for k columns (k <= 8: one pass), its A in *split (1: planes,
+ * 0: padded); a quotient B > 8 must split again without padding (`pad` 0). Returns -1
+ * when nothing fits. */
 static inline int zorder_seg_plan(int k, const zorder_seg_backend *costs, int pad, int *split)
 {
     int a, sub, best = 0, best_cost = -1;
@@ -224,19 +290,32 @@ static inline int zorder_seg_plan(int k, const zorder_seg_backend *costs, int pa
     if (pad && k % 8 && k <= ZORDER_SEG_MAX_COLS) {
         const int kk = (k + 7) / 8 * 8;
         int c = zorder_seg_plan(kk, costs, 0, &sub);
-        if (c >= 0) {
+        if (c >= 0 && sub == 1 && costs->squeeze_planes != NULL
+            && costs->squeeze_planes(NULL, k, kk / 8, 0, 0, 0, NULL, 0))
+            /* the planes' passes, then a squeeze from them */
+            c = ((costs->cost[8] + costs->cost[1]) * kk + k - 1) / k + costs->cost[1]
+                + costs->squeeze_planes_cost;
+        else if (c >= 0)
             c = (c * kk + k - 1) / k + costs->cost[0];
+        if (c >= 0) {
             if (best_cost < 0 || c < best_cost) {
                 best_cost = c;
                 best = 0;
             }
         }
     }
+    if (k % 8 == 0 && k <= ZORDER_SEG_MAX_COLS) {   /* (padded: K = 8 * nb, above) */
+        const int c = costs->cost[8] + zorder_seg_merge_cost(costs, k / 8) + 2 * costs->cost[1];
+        if (best_cost < 0 || c < best_cost) {
+            best_cost = c;
+            best = 1;
+        }
+    }
     *split = best;
     return best_cost;
 }
 
-/* A of the cheapest plan for k > 8 columns (0: padded). */
+/* A of the cheapest plan for k > 8 columns (1: planes, 0: padded). */
 static inline int zorder_seg_split(int k, const zorder_seg_backend *costs)
 {
     int a = 0;
@@ -252,6 +331,8 @@ static inline ptrdiff_t zorder_seg_scratch(int k, ptrdiff_t w, const zorder_seg_
     if (k <= 8)
         return k * w;
     a = zorder_seg_split(k, costs);
+    if (a == 1)
+        return 2 * k * w;   /* planes, their merge when not straight to the output */
     if (a == 0) {
         const int kk = (k + 7) / 8 * 8;
         return w + kk * w + zorder_seg_scratch(kk, w, costs);   /* zeros, K-interleave */
@@ -284,15 +365,34 @@ static inline void zorder_seg_last(const zorder_column *view, int k, ptrdiff_t w
         memcpy(dst + r * out_stride, scratch + r * k * w, (size_t)limit);
 }
 
+/* The k / 8 planes of k = 8B columns (views of width w): plane g, the 8-column interleave
+ * of columns 8g..8g+7, at planes + g * rows * 8 * w, rows back to back. `staged`: the
+ * views are scratch rows back to back. */
+static inline void zorder_seg_planes(const zorder_column *view, int k, ptrdiff_t w,
+                                     ptrdiff_t rows, uint8_t *planes, zorder_uniform_fn uniform,
+                                     int staged)
+{
+    const ptrdiff_t n = rows * 8 * w;
+    int g;
+    for (g = 0; g < k / 8; g++) {
+        if (staged && w % 8 == 0)
+            zorder_seg_last(view + 8 * g, 8, w, 8 * w, rows, planes + g * n, 8 * w, uniform,
+                            NULL);
+        else
+            zorder_uniform_rows(view + 8 * g, 8, 8 * w, rows, planes + g * n, 8 * w, uniform);
+    }
+}
+
 /* k > 8 columns (views of width w), `limit` bytes of each output row.
  *
  * With k = A * B and column t = B * u + v (u < A, v < B), output bit 8kj + ki + t (bit i of
  * byte j of column t) is bit m * B + v of the stream with m = 8Aj + Ai + u: that is the
  * B-column interleave of B "columns" Y_v, where Y_v is the A-column interleave of columns
  * v, B + v, ..., (A-1)B + v. So two uniform passes (stage 2 recursing when B > 8), each at
- * the kernel's speed, with Y in scratch. Otherwise (k with a prime factor above 7, or
- * when cheaper) K = 8 * ceil(k / 8) columns, the last K - k of them zeros, and the zero
- * bits squeezed out. */
+ * the kernel's speed, with Y in scratch. k = 8B columns can also run as B planes (see
+ * zorder_seg_plan). Otherwise (k with a prime factor above 7, or when cheaper)
+ * K = 8 * ceil(k / 8) columns, the last K - k of them zeros, and the zero bits squeezed
+ * out. */
 static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w, ptrdiff_t limit,
                                    ptrdiff_t rows, uint8_t *dst, ptrdiff_t out_stride,
                                    zorder_uniform_fn uniform, const zorder_seg_backend *costs,
@@ -311,6 +411,19 @@ static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w
         return;
     }
     a = zorder_seg_split(k, costs);
+    if (a == 1) {
+        /* planes: k / 8 uniform passes of 8 columns, then their bytes in turn */
+        const zorder_merge_fn merge = costs->merge ? costs->merge : zorder_seg_merge;
+        uint8_t *merged = scratch + rows * k * w;
+        zorder_seg_planes(view, k, w, rows, scratch, uniform, staged);
+        if (limit == k * w && out_stride == limit) {
+            merge(scratch, k / 8, rows * 8 * w, dst);
+        } else {
+            merge(scratch, k / 8, rows * 8 * w, merged);
+            zorder_copy_rows_exact(dst, out_stride, merged, k * w, limit, rows);
+        }
+        return;
+    }
     if (a) {
         const int b = k / a;
         for (v = 0; v < b; v++) {
@@ -344,9 +457,20 @@ static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w
                 part[u].width = w;
             }
         }
+        if (zorder_seg_split(kk, costs) == 1) {
+            /* as planes (the scratch zorder_seg_wide would use for kk), squeezed from them
+             * where the backend can, else merged first */
+            uint8_t *planes = wide + rows * kk * w;
+            zorder_seg_planes(part, kk, w, rows, planes, uniform, 0);
+            if (costs->squeeze_planes != NULL
+                && costs->squeeze_planes(planes, k, nb, w, limit, rows, dst, out_stride))
+                return;
+            (costs->merge ? costs->merge : zorder_seg_merge)(planes, nb, rows * 8 * w, wide);
+        } else {
+            zorder_seg_wide(part, kk, w, kk * w, rows, wide, kk * w, uniform, costs,
+                            wide + rows * kk * w, 0);
+        }
         /* (the squeeze's 8-byte loads past the last row land in the scratch after it) */
-        zorder_seg_wide(part, kk, w, kk * w, rows, wide, kk * w, uniform, costs,
-                        wide + rows * kk * w, 0);
         (costs->squeeze ? costs->squeeze : zorder_seg_squeeze)(wide, k, nb, w, limit, rows, dst,
                                                                 out_stride);
     }
@@ -733,7 +857,11 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
         costs = *backend;
     } else {
         memcpy(costs.cost, ZORDER_SEG_DEFAULT_COSTS, sizeof costs.cost);
+        costs.merge_cost = ZORDER_SEG_DEFAULT_MERGE_COST;
+        costs.merge = NULL;
         costs.squeeze = NULL;
+        costs.squeeze_planes = NULL;
+        costs.squeeze_planes_cost = 0;
         costs.assemble = NULL;
         costs.slice = NULL;
     }
