@@ -168,11 +168,11 @@ static inline void zorder_seg_squeeze(const uint8_t *src, int k, int nb, ptrdiff
 /* How a k-column interleave (k > 8) runs, for zorder_seg_wide: k = A * B in two uniform
  * stages (A columns per stage-1 block, k / A blocks; the second stage recursing when
  * B > 8), or (A = 1) k = 8 * B as planes, or (A = 0) padded with zero columns to
- * K = 8 * ceil(k / 8), which always has a plan, then squeezed (zorder_seg_squeeze). Every stage passes over all the bytes, so a plan's
- * cost per byte is the sum of its stages' costs per byte: cost[a] for an a-column pass
- * (a = 2..8, in cache, the backend's own figures) plus cost[1] for any pass (what the
- * in-cache figures miss), and for the pad path K / k times the cost of K plus cost[0],
- * the squeeze's. The cheapest plan is taken.
+ * K = 8 * ceil(k / 8), which always has a plan, then squeezed (zorder_seg_squeeze).
+ * Every stage passes over all the bytes, so a plan's cost per byte is the sum of its
+ * stages' costs per byte: cost[a] for an a-column pass (a = 2..8, in cache, the backend's
+ * own figures) plus cost[1] for any pass (what the in-cache figures miss), and for the pad
+ * path K / k times the cost of K plus cost[0], the squeeze's. The cheapest plan is taken.
  *
  * Planes (A = 1): output byte 8j + i of an 8-column interleave of columns 8g..8g+7 holds
  * bit 7 - i of byte j of those 8 columns, and in the k-column interleave (k = 8B) those 8
@@ -268,8 +268,9 @@ static inline void zorder_seg_merge(const uint8_t *planes, int nb, ptrdiff_t n, 
 }
 
 /* The cheapest plan's cost for k columns (k <= 8: one pass), its A in *split (1: planes,
- * 0: padded); a quotient B > 8 must split again without padding (`pad` 0). Returns -1
- * when nothing fits. */
+ * 0: padded); a quotient B > 8 is priced without padding (`pad` 0: at run time its stage
+ * plans itself, padding included, so it costs at most that). Returns -1 when nothing
+ * fits. */
 static inline int zorder_seg_plan(int k, const zorder_seg_backend *costs, int pad, int *split)
 {
     int a, sub, best = 0, best_cost = -1;
