@@ -19,7 +19,7 @@ from zorder.interleave.bitloop cimport bitloop_rows
 from zorder.interleave.pdep cimport pdep_rows, pdep_supported, pdep_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
-from zorder.interleave.segments cimport (AssembleFn, MergeFn, SegBackend, SegPiece,
+from zorder.interleave.segments cimport (AssembleFn, SegBackend, SegPiece,
                                          SliceFn, SqueezeFn, UniformKernel, copy_rows_exact,
                                          is_uniform, segments_rows, uniform_rows,
                                          uniform_rows_cut)
@@ -33,7 +33,6 @@ cdef extern from "simd_kernel.h" nogil:
     void zorder_simd_init()
     int zorder_simd_rows(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
                          Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride)
-    void zorder_simd_merge(const uint8_t* planes, int nb, Py_ssize_t n, uint8_t* out)
     void zorder_simd_squeeze(const uint8_t* src, int k, int nb, Py_ssize_t w, Py_ssize_t limit,
                              Py_ssize_t rows, uint8_t* out, Py_ssize_t out_stride)
     Py_ssize_t zorder_simd_assemble(const SegPiece* pieces, int npieces, Py_ssize_t size,
@@ -54,7 +53,7 @@ name = "simd"
 cdef SegBackend _seg
 _seg.cost = [50, 0, 22, 25, 20, 40, 49, 62, 32]
 _seg.merge_cost = 30
-_seg.merge = <MergeFn>zorder_simd_merge
+_seg.merge = NULL   # (the plain-C one, were planes ever cheaper)
 _seg.squeeze = <SqueezeFn>zorder_simd_squeeze
 _seg.squeeze_planes = NULL
 _seg.squeeze_planes_cost = 0

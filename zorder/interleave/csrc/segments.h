@@ -267,6 +267,13 @@ static inline void zorder_seg_merge(const uint8_t *planes, int nb, ptrdiff_t n, 
     }
 }
 
+/* Whether the backend squeezes k columns padded to nb planes straight from them (asked
+ * with rows 0). */
+static inline int zorder_seg_squeezes_planes(const zorder_seg_backend *costs, int k, int nb)
+{
+    return costs->squeeze_planes != NULL && costs->squeeze_planes(NULL, k, nb, 0, 0, 0, NULL, 0);
+}
+
 /* The cheapest plan's cost for k columns (k <= 8: one pass), its A in *split (1: planes,
  * 0: padded); a quotient B > 8 is priced without padding (`pad` 0: at run time its stage
  * plans itself, padding included, so it costs at most that). Returns -1 when nothing
@@ -291,8 +298,7 @@ static inline int zorder_seg_plan(int k, const zorder_seg_backend *costs, int pa
     if (pad && k % 8 && k <= ZORDER_SEG_MAX_COLS) {
         const int kk = (k + 7) / 8 * 8;
         int c = zorder_seg_plan(kk, costs, 0, &sub);
-        if (c >= 0 && sub == 1 && costs->squeeze_planes != NULL
-            && costs->squeeze_planes(NULL, k, kk / 8, 0, 0, 0, NULL, 0))
+        if (c >= 0 && sub == 1 && zorder_seg_squeezes_planes(costs, k, kk / 8))
             /* the planes' passes, then a squeeze from them */
             c = ((costs->cost[8] + costs->cost[1]) * kk + k - 1) / k + costs->cost[1]
                 + costs->squeeze_planes_cost;
@@ -458,19 +464,16 @@ static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w
                 part[u].width = w;
             }
         }
-        if (zorder_seg_split(kk, costs) == 1) {
-            /* as planes (the scratch zorder_seg_wide would use for kk), squeezed from them
-             * where the backend can, else merged first */
+        if (zorder_seg_split(kk, costs) == 1 && zorder_seg_squeezes_planes(costs, k, nb)) {
+            /* the planes (in the scratch zorder_seg_wide would use for kk), squeezed from
+             * them without their merge */
             uint8_t *planes = wide + rows * kk * w;
             zorder_seg_planes(part, kk, w, rows, planes, uniform, 0);
-            if (costs->squeeze_planes != NULL
-                && costs->squeeze_planes(planes, k, nb, w, limit, rows, dst, out_stride))
-                return;
-            (costs->merge ? costs->merge : zorder_seg_merge)(planes, nb, rows * 8 * w, wide);
-        } else {
-            zorder_seg_wide(part, kk, w, kk * w, rows, wide, kk * w, uniform, costs,
-                            wide + rows * kk * w, 0);
+            costs->squeeze_planes(planes, k, nb, w, limit, rows, dst, out_stride);
+            return;
         }
+        zorder_seg_wide(part, kk, w, kk * w, rows, wide, kk * w, uniform, costs,
+                        wide + rows * kk * w, 0);
         /* (the squeeze's 8-byte loads past the last row land in the scratch after it) */
         (costs->squeeze ? costs->squeeze : zorder_seg_squeeze)(wide, k, nb, w, limit, rows, dst,
                                                                 out_stride);

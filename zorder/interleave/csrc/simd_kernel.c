@@ -991,12 +991,6 @@ ZSIMD static void squeeze_avx512(const uint8_t *src, int k, int nb, ptrdiff_t w,
     }
 }
 
-/* zorder_merge_fn: segments.h's loops compiled for AVX-512 BW + VBMI. */
-ZSIMD void zorder_simd_merge(const uint8_t *planes, int nb, ptrdiff_t n, uint8_t *out)
-{
-    zorder_seg_merge(planes, nb, n, out);
-}
-
 void zorder_simd_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w, ptrdiff_t limit,
                          ptrdiff_t rows, uint8_t *out, ptrdiff_t out_stride)
 {
@@ -1029,11 +1023,6 @@ int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
 {
     (void)cols; (void)ncols; (void)size; (void)nrows; (void)out; (void)out_stride;
     return 0;
-}
-
-void zorder_simd_merge(const uint8_t *planes, int nb, ptrdiff_t n, uint8_t *out)
-{
-    (void)planes; (void)nb; (void)n; (void)out;
 }
 
 void zorder_simd_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w, ptrdiff_t limit,

@@ -22,9 +22,6 @@ void zorder_simd_init(void);
 int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                      ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride);
 
-/* zorder_seg_merge (segments.h) on AVX-512 BW + VBMI. Same CPU requirement. */
-void zorder_simd_merge(const uint8_t *planes, int nb, ptrdiff_t n, uint8_t *out);
-
 /* zorder_seg_squeeze (segments.h) on AVX-512 BW + VBMI: the same contract and bytes; a
  * no-op in a build without the kernel. Same CPU condition as zorder_simd_rows. */
 void zorder_simd_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w, ptrdiff_t limit,
