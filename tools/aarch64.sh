@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # Build zorder for aarch64 on an x86-64 Linux host and test it there under emulation:
 #
-#   tools/aarch64.sh             # full: the whole test suite under qemu-user
-#   tools/aarch64.sh --quick     # what CI runs: the kernel, shape, vector and CPU tests
+#   tools/aarch64.sh             # what CI runs: the whole test suite under qemu-user
+#   tools/aarch64.sh --quick     # the kernel, shape, vector and CPU tests only
+#   tools/aarch64.sh --prepare   # only make (or check) the cached root and its test venv
 #   tools/aarch64.sh --fresh     # forget the cached root and build it again first
 #   tools/aarch64.sh -- -k table # extra arguments after -- go to pytest
 #   ZORDER_BACKEND=neon tools/aarch64.sh --quick   # the tests with one backend forced
 #
-# 1. A Debian bookworm arm64 root made with debootstrap (python3, venv, headers), kept in
-#    $ZORDER_AARCH64_CACHE (default /var/cache/zorder-aarch64) so later runs reuse it.
+# 1. A Debian bookworm arm64 root (python3, venv, headers): debootstrap's first stage, with
+#    every package unpacked on the host, so that nothing but the tests runs under emulation
+#    (about 30 s). It is kept in $ZORDER_AARCH64_CACHE (default /var/cache/zorder-aarch64).
 # 2. The wheel is cross-built on the host with aarch64-linux-gnu-gcc against that root's
 #    Python: _PYTHON_HOST_PLATFORM gives the linux_aarch64 tag and setup.py's target, and
 #    _PYTHON_SYSCONFIGDATA_NAME loads the root's sysconfigdata (so the extension suffix,
 #    flags and linker are the target's). The host Python must be the root's version (3.11).
-# 3. A venv inside the root gets the wheel and the test extra; pytest runs under qemu-user
-#    (binfmt_misc), with ZORDER_EMULATED set so tests/test_leaks.py knows.
+# 3. A venv inside the root gets the wheel and the test extra, fetched by the host's pip as
+#    aarch64 wheels; pytest runs under qemu-user (binfmt_misc) in pytest-xdist workers, with
+#    ZORDER_EMULATED set so the leak and Dask tests know.
 #
 # Needs root (debootstrap, mount, chroot) and Debian's qemu-user-static, binfmt-support,
-# debootstrap and gcc-aarch64-linux-gnu (installed with apt-get when missing). If binfmt
+# debootstrap, dpkg and gcc-aarch64-linux-gnu (installed with apt-get when missing). If binfmt
 # cannot be registered or the root cannot be mounted it says so in one line and exits 1:
 # it never skips silently.
 set -euo pipefail
@@ -32,20 +35,21 @@ PYTEST_EXTRA=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) MODE=quick ;;
+        --prepare) MODE=prepare ;;
         --full) MODE=full ;;
         --fresh) FRESH=1 ;;
         --) shift; PYTEST_EXTRA=("$@"); break ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         *) echo "aarch64.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 
-# --quick (CI, about 3 minutes of tests under emulation): the Iceberg vectors and every shape
+# --quick (about 3 minutes of tests under emulation): the Iceberg vectors and every shape
 # on every aarch64 backend (neon included), the neon kernel's own tests, the seeded
 # differential fuzz corpus, threads, the CPU facts, selection and the per-call dispatch
-# (auto picks neon there), `zorder info`, and the threaded leak check. The full mode (the whole suite;
-# 15 of its files took 10 minutes under emulation here) adds the integrations and every leak test.
+# (auto picks neon there), `zorder info`, and the threaded leak check. The full mode, the
+# whole suite, adds the integrations and every leak test.
 QUICK_TESTS=(tests/test_vectors.py tests/test_shapes.py tests/test_fuzz_harness.py
              tests/test_neon.py tests/test_dispatch.py
              tests/test_threads.py tests/test_platform.py tests/test_selection.py
@@ -88,14 +92,26 @@ mkdir -p "$CACHE"
 exec 9>"$CACHE/lock"
 flock -w 1800 9 || fail "another aarch64.sh holds $CACHE/lock"
 ROOT="$CACHE/root"
-PACKAGES=python3,python3-venv,python3-dev,ca-certificates
-STAMP="$SUITE $PACKAGES"
+PACKAGES=python3,python3-venv,python3-dev
+STAMP="$SUITE $PACKAGES unpacked"
 if [ "$FRESH" = 1 ] || [ "$(cat "$ROOT/.zorder-root" 2>/dev/null)" != "$STAMP" ]; then
-    step "creating the Debian $SUITE arm64 root in $ROOT (debootstrap under emulation: 4 to 13 minutes)"
+    step "creating the Debian $SUITE arm64 root in $ROOT (debootstrap's first stage, unpacked on the host)"
     rm -rf "$ROOT" "$ROOT.tmp"
-    debootstrap --arch=arm64 --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOT.tmp" "$MIRROR" \
+    # The first stage runs on the host: it resolves and downloads the packages and unpacks
+    # the required ones. The second stage would configure every package with its maintainer
+    # scripts under emulation, 4 to 13 minutes here, and the tests need none of that: the
+    # remaining packages are unpacked on the host as well, and the two files the scripts
+    # would have made that Python uses (passwd and group, for getpass and pwd) are copied.
+    debootstrap --foreign --arch=arm64 --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOT.tmp" "$MIRROR" \
         >"$CACHE/debootstrap.log" 2>&1 \
         || fail "debootstrap failed (see $CACHE/debootstrap.log; tail: $(tail -n1 "$CACHE/debootstrap.log"))"
+    for deb in "$ROOT.tmp"/var/cache/apt/archives/*.deb; do
+        dpkg-deb -x "$deb" "$ROOT.tmp" || fail "could not unpack $(basename "$deb") into the root"
+    done
+    cp "$ROOT.tmp/usr/share/base-passwd/passwd.master" "$ROOT.tmp/etc/passwd"
+    cp "$ROOT.tmp/usr/share/base-passwd/group.master" "$ROOT.tmp/etc/group"
+    rm -rf "$ROOT.tmp"/var/cache/apt/archives/*.deb "$ROOT.tmp/debootstrap"
+    chroot "$ROOT.tmp" /sbin/ldconfig || fail "cannot run an aarch64 binary in the new root (ldconfig under qemu-aarch64)"
     echo "$STAMP" >"$ROOT.tmp/.zorder-root"
     mv "$ROOT.tmp" "$ROOT"
 else
@@ -122,27 +138,70 @@ mount_into /proc -t proc proc
 mount_into /dev --bind /dev
 mount_into /dev/shm -t tmpfs -o mode=1777 tmpfs   # multiprocessing's semaphores (dask tests)
 mount_into /dev/pts -t devpts -o newinstance,ptmxmode=0666 devpts
-cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
-# pip in the root trusts what the host's pip trusts (a TLS-inspecting proxy's CA, say).
+# Nothing in the root reaches the network: its packages come from the host's pip.
 ROOT_ENV=(HOME=/root LANG=C.UTF-8)
-HOST_CA="${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}"
-if [ -r "$HOST_CA" ]; then
-    cp -L "$HOST_CA" "$ROOT/etc/ssl/certs/zorder-host-ca.crt"
-    ROOT_ENV+=(PIP_CERT=/etc/ssl/certs/zorder-host-ca.crt)
-fi
-for var in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY PIP_INDEX_URL; do
-    if [ -n "${!var:-}" ]; then ROOT_ENV+=("$var=${!var}"); fi
-done
 in_root() { chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" PATH=/usr/local/bin:/usr/bin:/bin "$@"; }
 in_root /bin/true 2>/dev/null || fail "cannot run an aarch64 binary in the root (binfmt registered, but qemu-aarch64 failed)"
 
 ROOT_PY="$(in_root python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 
-# ---------------------------------------------------------------- cross-build the wheel on the host
+# ---------------------------------------------------------------- the host Python
 HOST_PY="${PYTHON:-python3}"
 HOST_VER="$("$HOST_PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 [ "$HOST_VER" = "$ROOT_PY" ] \
     || fail "the host's $HOST_PY is Python $HOST_VER but the root has $ROOT_PY: the cross-build needs the same version (set PYTHON=python$ROOT_PY)"
+
+# ---------------------------------------------------------------- the test dependencies in the root
+VENV=/opt/zorder-venv
+# Both modes get the wheel's dependencies and its whole test extra. The host's pip fetches
+# their aarch64 wheels into the root's venv and the host compiles them to bytecode (pip in
+# the root, under emulation, took 3 to 12 minutes for these and then every first import
+# compiled again under emulation). pip evaluates the extra's environment markers for the
+# host, so the requirements are read from pyproject.toml and their markers evaluated for
+# linux/aarch64 first (atheris is x86-64 only).
+SITE="$VENV/lib/python$ROOT_PY/site-packages"
+host_pip_into_root() {  # host_pip_into_root <pip install args...>: aarch64 wheels only
+    "$HOST_PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-compile --upgrade \
+        --target "$ROOT$SITE" --only-binary=:all: --implementation cp \
+        --python-version "$ROOT_PY" --abi "cp${ROOT_PY/./}" \
+        --platform linux_aarch64 --platform manylinux2014_aarch64 --platform manylinux_2_28_aarch64 \
+        "$@"
+}
+aarch64_requirements() {  # the wheel's requirements and its test extra, as pip would see them on aarch64
+    "$HOST_PY" - "$SRC/pyproject.toml" <<'PY'
+import sys, tomllib
+try:
+    from packaging.requirements import Requirement
+except ImportError:  # a bare host Python: pip's own copy
+    from pip._vendor.packaging.requirements import Requirement
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+aarch64 = {"platform_machine": "aarch64", "sys_platform": "linux", "platform_system": "Linux", "extra": "test"}
+for line in project["dependencies"] + project["optional-dependencies"]["test"]:
+    requirement = Requirement(line)
+    if requirement.marker is None or requirement.marker.evaluate(aarch64):
+        requirement.marker = None
+        print(requirement)
+PY
+}
+compile_in_root() {  # bytecode for the root's venv, made on the host (same CPython minor version)
+    "$HOST_PY" -m compileall -q -j 0 -s "$ROOT" -p / "$ROOT$SITE" >/dev/null \
+        || fail "could not compile the root venv's modules to bytecode"
+}
+DEPS_STAMP="$(sha256sum "$SRC/pyproject.toml" | cut -c1-16)"
+if [ "$(cat "$ROOT$VENV/.zorder-deps" 2>/dev/null)" != "$DEPS_STAMP" ]; then
+    step "installing the test dependencies into $VENV in the root"
+    rm -rf "${ROOT:?}$VENV"
+    in_root python3 -m venv --without-pip "$VENV"
+    requirement_lines="$(aarch64_requirements)" || fail "could not read the test extra from pyproject.toml"
+    mapfile -t requirements <<<"$requirement_lines"
+    host_pip_into_root "${requirements[@]}" \
+        || fail "the host's pip could not fetch aarch64 wheels of the test extra: ${requirements[*]}"
+    compile_in_root
+    echo "$DEPS_STAMP" >"$ROOT$VENV/.zorder-deps"
+else
+    step "reusing $VENV in the root (pyproject.toml unchanged)"
+fi
+# The host venv the cross-build runs in.
 BUILD_VENV="$CACHE/host-build-$HOST_VER"
 if [ ! -x "$BUILD_VENV/bin/python" ] || ! "$BUILD_VENV/bin/python" -c 'import sys, Cython, setuptools; sys.exit(int(setuptools.__version__.split(".")[0]) < 77)' 2>/dev/null; then
     step "making the host build venv $BUILD_VENV (Cython, setuptools)"
@@ -151,7 +210,12 @@ if [ ! -x "$BUILD_VENV/bin/python" ] || ! "$BUILD_VENV/bin/python" -c 'import sy
     "$BUILD_VENV/bin/python" -m pip install -q --upgrade pip 'setuptools>=77' 'Cython>=3.0' \
         || fail "could not install Cython and setuptools into $BUILD_VENV"
 fi
+if [ "$MODE" = prepare ]; then
+    step "prepared: the root and its test dependencies are in $CACHE"
+    exit 0
+fi
 
+# ---------------------------------------------------------------- cross-build the wheel on the host
 step "cross-building the wheel with aarch64-linux-gnu-gcc against the root's Python $ROOT_PY"
 SYSCONFIG_NAME="_sysconfigdata__linux_aarch64-linux-gnu"
 mkdir -p "$WORK/sysconfig" "$WORK/include/aarch64-linux-gnu" "$WORK/src"
@@ -178,46 +242,14 @@ aarch64-linux-gnu-readelf -h "$(find "$WORK/src/build" -name 'table*.so' | head 
     || fail "the cross-built extensions are not aarch64 code"
 step "built $(basename "$WHEEL")"
 
-# ---------------------------------------------------------------- venv, wheel and tests in the root
+# ---------------------------------------------------------------- the wheel and the tests in the root
 rm -rf "$ROOT/tmp/zorder-src"
 cp -a "$WORK/src" "$ROOT/tmp/zorder-src"
 rm -rf "$ROOT/tmp/zorder-src/build"   # plain `pytest` imports the installed wheel, not the tree
 cp "$WHEEL" "$ROOT/tmp/"
-VENV=/opt/zorder-venv
-# --quick needs only what its test files import: the wheel's own dependency (numpy),
-# pytest and hypothesis, at the test extra's floors. The host's pip fetches their aarch64
-# wheels and unpacks them into the root's venv (seconds; pip under emulation took 3
-# minutes for these three). The full mode installs the whole test extra (pyarrow, pandas,
-# dask, pyiceberg...) with the root's own pip under emulation: 3 to 12 minutes.
-SITE="$VENV/lib/python$ROOT_PY/site-packages"
-host_pip_into_root() {  # host_pip_into_root <pip install args...>: aarch64 wheels only
-    "$HOST_PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-compile --upgrade \
-        --target "$ROOT$SITE" --only-binary=:all: --implementation cp \
-        --python-version "$ROOT_PY" --abi "cp${ROOT_PY/./}" \
-        --platform linux_aarch64 --platform manylinux2014_aarch64 --platform manylinux_2_28_aarch64 \
-        "$@"
-}
-DEPS_STAMP="$MODE $(sha256sum "$SRC/pyproject.toml" | cut -c1-16)"
-if [ "$(cat "$ROOT$VENV/.zorder-deps" 2>/dev/null)" != "$DEPS_STAMP" ]; then
-    step "installing the ${MODE} test dependencies into $VENV in the root"
-    rm -rf "${ROOT:?}$VENV"
-    if [ "$MODE" = quick ]; then
-        in_root python3 -m venv --without-pip "$VENV"
-        host_pip_into_root "numpy>=1.23" "pytest>=7" "hypothesis>=6.83" \
-            || fail "the host's pip could not fetch aarch64 wheels of numpy, pytest and hypothesis"
-    else
-        in_root python3 -m venv "$VENV"
-        in_root "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null \
-            || fail "pip in the root cannot reach the package index"
-        in_root "$VENV/bin/python" -m pip install -q "/tmp/$(basename "$WHEEL")[test]" \
-            || fail "pip could not install the wheel's test extra in the root"
-    fi
-    echo "$DEPS_STAMP" >"$ROOT$VENV/.zorder-deps"
-else
-    step "reusing $VENV in the root (pyproject.toml unchanged)"
-fi
 rm -rf "$ROOT$SITE"/zorder "$ROOT$SITE"/zorder-*.dist-info
 host_pip_into_root --no-deps "$WHEEL" || fail "could not install the wheel into the root's venv"
+compile_in_root
 # pip --target leaves console scripts (zorder's own, pytest's) in site-packages/bin with the
 # host's interpreter in their first line: move them to the venv's bin, pointed at its python.
 for script in "$ROOT$SITE"/bin/*; do
@@ -229,13 +261,20 @@ rm -rf "$ROOT$SITE/bin"
 in_root "$VENV/bin/python" -c 'import zorder, platform; print("zorder on", platform.machine(), "picks", zorder.backend, "of", zorder.available_backends())'
 
 if [ "$MODE" = quick ]; then TESTS=("${QUICK_TESTS[@]}"); else TESTS=(); fi
+# pytest-xdist workers, one a CPU unless ZORDER_AARCH64_JOBS says (1: one process). Each
+# test file runs in one worker, so a file's module-scoped fixtures (the Dask clusters)
+# start once. Emulated, the whole suite took 13 minutes in one process and 7.7 in two.
+JOBS="${ZORDER_AARCH64_JOBS:-$(nproc)}"
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || fail "ZORDER_AARCH64_JOBS must be a positive number of workers, not '$JOBS'"
+WORKERS=()
+if [ "$JOBS" -gt 1 ]; then WORKERS=(-n "$JOBS" --dist loadfile); fi
 # ZORDER_BACKEND, when set, goes through to the tests (zorder's own setting, nothing else).
 TEST_ENV=()
 if [ -n "${ZORDER_BACKEND:-}" ]; then TEST_ENV+=("ZORDER_BACKEND=$ZORDER_BACKEND"); fi
-step "running pytest (${MODE}${ZORDER_BACKEND:+, ZORDER_BACKEND=$ZORDER_BACKEND}) under qemu-user"
+step "running pytest (${MODE}, $JOBS worker(s)${ZORDER_BACKEND:+, ZORDER_BACKEND=$ZORDER_BACKEND}) under qemu-user"
 chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" "${TEST_ENV[@]}" PATH="$VENV/bin:/usr/bin:/bin" \
     ZORDER_EMULATED=qemu-user ZORDER_LEAK_SECONDS="$LEAK_SECONDS" \
     HYPOTHESIS_STORAGE_DIRECTORY=/tmp/zorder-hypothesis \
     /bin/sh -c 'cd /tmp/zorder-src && exec python -P -m pytest -q -p no:cacheprovider --durations=10 "$@"' pytest \
-    "${TESTS[@]}" "${PYTEST_EXTRA[@]}"
+    "${WORKERS[@]}" "${TESTS[@]}" "${PYTEST_EXTRA[@]}"
 step "done"
