@@ -14,6 +14,7 @@ from pathlib import Path
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 IS_MSVC = sys.platform == "win32"
 # A cross-build names its target in _PYTHON_HOST_PLATFORM (e.g. linux-aarch64, as
@@ -22,6 +23,24 @@ _HOST_PLATFORM = os.environ.get("_PYTHON_HOST_PLATFORM", "")
 MACHINE = (_HOST_PLATFORM.rsplit("-", 1)[-1] if _HOST_PLATFORM else platform.machine()).lower()
 IS_X86_64 = MACHINE in ("x86_64", "amd64", "x64")
 IS_AARCH64 = MACHINE in ("aarch64", "arm64")
+
+# Cython and the C compiler run one job a CPU unless ZORDER_BUILD_JOBS says (1: one at a
+# time). pip's build runs build_ext without -j, which compiled the 15 extensions one after
+# another.
+_JOBS_SETTING = os.environ.get("ZORDER_BUILD_JOBS", "").strip()
+if _JOBS_SETTING and not _JOBS_SETTING.isdigit():
+    sys.exit(f"setup.py: ZORDER_BUILD_JOBS must be a number of jobs, not {_JOBS_SETTING!r}")
+BUILD_JOBS = int(_JOBS_SETTING or "0") or os.cpu_count() or 1
+
+
+class ParallelBuildExt(build_ext):
+    """build_ext whose default for -j (parallel) is BUILD_JOBS."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = BUILD_JOBS
+
 
 # ZORDER_SANITIZE=address builds every extension with AddressSanitizer (tools/asan.sh).
 SANITIZE = os.environ.get("ZORDER_SANITIZE", "")
@@ -93,6 +112,7 @@ setup(
     ext_modules=cythonize(
         extensions,
         compiler_directives={"language_level": 3, "embedsignature": True},
-        nthreads=int(os.environ.get("ZORDER_BUILD_JOBS", "0")) or None,
+        nthreads=BUILD_JOBS if BUILD_JOBS > 1 else None,
     ),
+    cmdclass={"build_ext": ParallelBuildExt},
 )

@@ -3,7 +3,7 @@
 #
 #   tools/aarch64.sh             # what CI runs: the whole test suite under qemu-user
 #   tools/aarch64.sh --quick     # the kernel, shape, vector and CPU tests only
-#   tools/aarch64.sh --prepare   # only make (or check) the cached root and its test venv
+#   tools/aarch64.sh --prepare   # everything but the tests: the root, its venv, the wheel
 #   tools/aarch64.sh --fresh     # forget the cached root and build it again first
 #   tools/aarch64.sh -- -k table # extra arguments after -- go to pytest
 #   ZORDER_BACKEND=neon tools/aarch64.sh --quick   # the tests with one backend forced
@@ -23,7 +23,10 @@
 # debootstrap, dpkg and gcc-aarch64-linux-gnu (installed with apt-get when missing). If binfmt
 # cannot be registered or the root cannot be mounted it says so in one line and exits 1:
 # it never skips silently.
-set -euo pipefail
+set -Eeuo pipefail
+# A command that fails outside an `if` or `||` ends the script: say which, in one line
+# (once: not again from the subshells of $(...)).
+trap 'status=$?; if [ "$BASHPID" = "$$" ]; then echo "aarch64.sh: line $LINENO failed (exit $status): $BASH_COMMAND" >&2; fi' ERR
 
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${ZORDER_AARCH64_CACHE:-/var/cache/zorder-aarch64}"
@@ -161,7 +164,8 @@ VENV=/opt/zorder-venv
 # linux/aarch64 first (atheris is x86-64 only).
 SITE="$VENV/lib/python$ROOT_PY/site-packages"
 host_pip_into_root() {  # host_pip_into_root <pip install args...>: aarch64 wheels only
-    "$HOST_PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-compile --upgrade \
+    "$HOST_PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-warn-conflicts \
+        --no-compile --upgrade \
         --target "$ROOT$SITE" --only-binary=:all: --implementation cp \
         --python-version "$ROOT_PY" --abi "cp${ROOT_PY/./}" \
         --platform linux_aarch64 --platform manylinux2014_aarch64 --platform manylinux_2_28_aarch64 \
@@ -210,43 +214,57 @@ if [ ! -x "$BUILD_VENV/bin/python" ] || ! "$BUILD_VENV/bin/python" -c 'import sy
     "$BUILD_VENV/bin/python" -m pip install -q --upgrade pip 'setuptools>=77' 'Cython>=3.0' \
         || fail "could not install Cython and setuptools into $BUILD_VENV"
 fi
+# ---------------------------------------------------------------- cross-build the wheel on the host
+mkdir -p "$WORK/sysconfig" "$WORK/include/aarch64-linux-gnu" "$WORK/src"
+# A clean copy of the tree (tracked and new files; no in-place .so, build/ or generated C).
+(cd "$SRC" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf - 2>/dev/null) | tar -xf - -C "$WORK/src"
+# The wheel is kept in the cache with a digest of the tree it was built from, so that
+# --prepare can build it ahead (in CI, while the host tests run) and the test run reuse it.
+TREE_DIGEST="$(cd "$WORK/src" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-32) python$ROOT_PY${ZORDER_SANITIZE:+ sanitize=$ZORDER_SANITIZE}"
+WHEEL_CACHE="$CACHE/wheel"
+WHEEL="$(find "$WHEEL_CACHE" -maxdepth 1 -name 'zorder-*-linux_aarch64.whl' 2>/dev/null | head -n1 || true)"
+if [ -n "$WHEEL" ] && [ "$(cat "$WHEEL_CACHE/.zorder-tree" 2>/dev/null)" = "$TREE_DIGEST" ]; then
+    step "reusing $(basename "$WHEEL"), cross-built from this same tree"
+else
+    step "cross-building the wheel with aarch64-linux-gnu-gcc against the root's Python $ROOT_PY"
+    SYSCONFIG_NAME="_sysconfigdata__linux_aarch64-linux-gnu"
+    cp "$ROOT/usr/lib/python$ROOT_PY/$SYSCONFIG_NAME.py" "$WORK/sysconfig/" \
+        || fail "the root has no $SYSCONFIG_NAME.py"
+    # The root's pyconfig.h includes <aarch64-linux-gnu/python3.X/pyconfig.h>: give it only that.
+    ln -s "$ROOT/usr/include/aarch64-linux-gnu/python$ROOT_PY" "$WORK/include/aarch64-linux-gnu/python$ROOT_PY"
+    mkdir -p "$WORK/build-src"
+    cp -a "$WORK/src/." "$WORK/build-src/"
+    (
+        cd "$WORK/build-src"
+        export CC=aarch64-linux-gnu-gcc LDSHARED="aarch64-linux-gnu-gcc -shared"
+        export CFLAGS="-I$ROOT/usr/include/python$ROOT_PY -I$WORK/include"
+        export _PYTHON_HOST_PLATFORM=linux-aarch64 _PYTHON_SYSCONFIGDATA_NAME="$SYSCONFIG_NAME"
+        export PYTHONPATH="$WORK/sysconfig" ZORDER_BUILD_JOBS="$(nproc)"
+        # build_ext compiles the extensions in parallel; pip wheel then finds them built.
+        { "$BUILD_VENV/bin/python" setup.py -q build_ext \
+            && "$BUILD_VENV/bin/python" -m pip wheel -q --no-build-isolation --no-deps -w "$WORK/dist" .
+        } >"$WORK/build.log" 2>&1
+    ) || { tail -n 30 "$WORK/build.log" >&2; fail "the cross-build failed (log above)"; }
+    built="$(find "$WORK/dist" -maxdepth 1 -name 'zorder-*-linux_aarch64.whl' 2>/dev/null | head -n1 || true)"
+    [ -n "$built" ] || fail "the cross-build made no linux_aarch64 wheel: $(ls "$WORK/dist")"
+    aarch64-linux-gnu-readelf -h "$(find "$WORK/build-src/build" -name 'table*.so' | head -n1)" | grep -q AArch64 \
+        || fail "the cross-built extensions are not aarch64 code"
+    rm -rf "$WHEEL_CACHE"
+    mkdir -p "$WHEEL_CACHE"
+    cp "$built" "$WHEEL_CACHE/"
+    echo "$TREE_DIGEST" >"$WHEEL_CACHE/.zorder-tree"
+    WHEEL="$WHEEL_CACHE/$(basename "$built")"
+    step "built $(basename "$WHEEL")"
+fi
 if [ "$MODE" = prepare ]; then
-    step "prepared: the root and its test dependencies are in $CACHE"
+    step "prepared: the root, its test dependencies and the wheel are in $CACHE"
     exit 0
 fi
 
-# ---------------------------------------------------------------- cross-build the wheel on the host
-step "cross-building the wheel with aarch64-linux-gnu-gcc against the root's Python $ROOT_PY"
-SYSCONFIG_NAME="_sysconfigdata__linux_aarch64-linux-gnu"
-mkdir -p "$WORK/sysconfig" "$WORK/include/aarch64-linux-gnu" "$WORK/src"
-cp "$ROOT/usr/lib/python$ROOT_PY/$SYSCONFIG_NAME.py" "$WORK/sysconfig/" \
-    || fail "the root has no $SYSCONFIG_NAME.py"
-# The root's pyconfig.h includes <aarch64-linux-gnu/python3.X/pyconfig.h>: give it only that.
-ln -s "$ROOT/usr/include/aarch64-linux-gnu/python$ROOT_PY" "$WORK/include/aarch64-linux-gnu/python$ROOT_PY"
-# A clean copy of the tree (tracked and new files; no in-place .so, build/ or generated C).
-(cd "$SRC" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf - 2>/dev/null) | tar -xf - -C "$WORK/src"
-(
-    cd "$WORK/src"
-    export CC=aarch64-linux-gnu-gcc LDSHARED="aarch64-linux-gnu-gcc -shared"
-    export CFLAGS="-I$ROOT/usr/include/python$ROOT_PY -I$WORK/include"
-    export _PYTHON_HOST_PLATFORM=linux-aarch64 _PYTHON_SYSCONFIGDATA_NAME="$SYSCONFIG_NAME"
-    export PYTHONPATH="$WORK/sysconfig" ZORDER_BUILD_JOBS="$(nproc)"
-    # build_ext -j compiles the extensions in parallel; pip wheel then finds them built.
-    { "$BUILD_VENV/bin/python" setup.py -q build_ext -j "$(nproc)" \
-        && "$BUILD_VENV/bin/python" -m pip wheel -q --no-build-isolation --no-deps -w "$WORK/dist" .
-    } >"$WORK/build.log" 2>&1
-) || { tail -n 30 "$WORK/build.log" >&2; fail "the cross-build failed (log above)"; }
-WHEEL="$(ls "$WORK"/dist/zorder-*-linux_aarch64.whl 2>/dev/null | head -n1)"
-[ -n "$WHEEL" ] || fail "the cross-build made no linux_aarch64 wheel: $(ls "$WORK/dist")"
-aarch64-linux-gnu-readelf -h "$(find "$WORK/src/build" -name 'table*.so' | head -n1)" | grep -q AArch64 \
-    || fail "the cross-built extensions are not aarch64 code"
-step "built $(basename "$WHEEL")"
-
 # ---------------------------------------------------------------- the wheel and the tests in the root
+# The tests run from the clean copy (plain `pytest` imports the installed wheel, not the tree).
 rm -rf "$ROOT/tmp/zorder-src"
 cp -a "$WORK/src" "$ROOT/tmp/zorder-src"
-rm -rf "$ROOT/tmp/zorder-src/build"   # plain `pytest` imports the installed wheel, not the tree
-cp "$WHEEL" "$ROOT/tmp/"
 rm -rf "$ROOT$SITE"/zorder "$ROOT$SITE"/zorder-*.dist-info
 host_pip_into_root --no-deps "$WHEEL" || fail "could not install the wheel into the root's venv"
 compile_in_root
