@@ -7,6 +7,7 @@ and on other architectures those kernels are simply not built. The Advanced SIMD
 kernel is built only for aarch64, where every CPU has it.
 """
 
+import multiprocessing
 import os
 import platform
 import sys
@@ -30,7 +31,13 @@ IS_AARCH64 = MACHINE in ("aarch64", "arm64")
 _JOBS_SETTING = os.environ.get("ZORDER_BUILD_JOBS", "").strip()
 if _JOBS_SETTING and not _JOBS_SETTING.isdigit():
     sys.exit(f"setup.py: ZORDER_BUILD_JOBS must be a number of jobs, not {_JOBS_SETTING!r}")
-BUILD_JOBS = int(_JOBS_SETTING or "0") or os.cpu_count() or 1
+_USABLE_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+# MSVC's compiler object is set up lazily, which parallel threads can race on: serial there.
+BUILD_JOBS = int(_JOBS_SETTING or "0") or (1 if IS_MSVC else _USABLE_CPUS) or 1
+# Cython's parallel cythonize uses worker processes. Where they are spawned rather than
+# forked (macOS, Windows, Linux from Python 3.14), each re-runs this unguarded script, so
+# cythonize runs its files one after another there.
+CYTHON_JOBS = BUILD_JOBS if BUILD_JOBS > 1 and multiprocessing.get_start_method() == "fork" else None
 
 
 class ParallelBuildExt(build_ext):
@@ -112,7 +119,7 @@ setup(
     ext_modules=cythonize(
         extensions,
         compiler_directives={"language_level": 3, "embedsignature": True},
-        nthreads=BUILD_JOBS if BUILD_JOBS > 1 else None,
+        nthreads=CYTHON_JOBS,
     ),
     cmdclass={"build_ext": ParallelBuildExt},
 )

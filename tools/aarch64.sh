@@ -9,7 +9,7 @@
 #   ZORDER_BACKEND=neon tools/aarch64.sh --quick   # the tests with one backend forced
 #
 # 1. A Debian bookworm arm64 root (python3, venv, headers): debootstrap's first stage, with
-#    every package unpacked on the host, so that nothing but the tests runs under emulation
+#    every package unpacked on the host, so that no package's scripts run under emulation
 #    (about 30 s). It is kept in $ZORDER_AARCH64_CACHE (default /var/cache/zorder-aarch64).
 # 2. The wheel is cross-built on the host with aarch64-linux-gnu-gcc against that root's
 #    Python: _PYTHON_HOST_PLATFORM gives the linux_aarch64 tag and setup.py's target, and
@@ -26,7 +26,7 @@
 set -Eeuo pipefail
 # A command that fails outside an `if` or `||` ends the script: say which, in one line
 # (once: not again from the subshells of $(...)).
-trap 'status=$?; if [ "$BASHPID" = "$$" ]; then echo "aarch64.sh: line $LINENO failed (exit $status): $BASH_COMMAND" >&2; fi' ERR
+trap 'status=$?; if [ "$BASHPID" = "$$" ]; then echo "aarch64.sh: line $LINENO${FUNCNAME[0]:+ (in ${FUNCNAME[0]}, called from line ${BASH_LINENO[0]})} failed (exit $status): $BASH_COMMAND" >&2; fi' ERR
 
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${ZORDER_AARCH64_CACHE:-/var/cache/zorder-aarch64}"
@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
         --full) MODE=full ;;
         --fresh) FRESH=1 ;;
         --) shift; PYTEST_EXTRA=("$@"); break ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "aarch64.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -93,26 +93,41 @@ update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
 # ---------------------------------------------------------------- the arm64 root (cached)
 mkdir -p "$CACHE"
 exec 9>"$CACHE/lock"
-flock -w 1800 9 || fail "another aarch64.sh holds $CACHE/lock"
+if ! flock -n 9; then
+    step "waiting (at most 30 minutes) for another aarch64.sh, which holds $CACHE/lock"
+    flock -w 1800 9 || fail "another aarch64.sh still holds $CACHE/lock after 30 minutes"
+fi
+# A run killed outright leaves its mounts (/proc, a bind of the host's /dev) in the root:
+# take them down before anything under the root is deleted.
+unmount_under() {  # unmount_under <dir>: every mount at or below it, deepest first
+    local target
+    for target in $(awk -v dir="$1" '$2 == dir || index($2, dir "/") == 1 { print $2 }' /proc/mounts | sort -r); do
+        umount -l "$target" || fail "cannot unmount $target, left mounted in the aarch64 root"
+    done
+}
+unmount_under "$CACHE"
 ROOT="$CACHE/root"
 PACKAGES=python3,python3-venv,python3-dev
-STAMP="$SUITE $PACKAGES unpacked"
+STAMP="$SUITE $PACKAGES unpacked-merged-usr"
 if [ "$FRESH" = 1 ] || [ "$(cat "$ROOT/.zorder-root" 2>/dev/null)" != "$STAMP" ]; then
     step "creating the Debian $SUITE arm64 root in $ROOT (debootstrap's first stage, unpacked on the host)"
-    rm -rf "$ROOT" "$ROOT.tmp"
+    rm -rf --one-file-system "$ROOT" "$ROOT.tmp"
     # The first stage runs on the host: it resolves and downloads the packages and unpacks
     # the required ones. The second stage would configure every package with its maintainer
     # scripts under emulation, 4 to 13 minutes here, and the tests need none of that: the
-    # remaining packages are unpacked on the host as well, and the two files the scripts
-    # would have made that Python uses (passwd and group, for getpass and pwd) are copied.
+    # remaining packages are unpacked on the host as well (through tar, as debootstrap does,
+    # keeping the merged /usr's /bin, /lib and /sbin links), and the files the scripts would
+    # have made that the tests use are written: passwd and group (getpass, pwd) and hosts.
     debootstrap --foreign --arch=arm64 --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOT.tmp" "$MIRROR" \
         >"$CACHE/debootstrap.log" 2>&1 \
         || fail "debootstrap failed (see $CACHE/debootstrap.log; tail: $(tail -n1 "$CACHE/debootstrap.log"))"
     for deb in "$ROOT.tmp"/var/cache/apt/archives/*.deb; do
-        dpkg-deb -x "$deb" "$ROOT.tmp" || fail "could not unpack $(basename "$deb") into the root"
+        dpkg-deb --fsys-tarfile "$deb" | tar -x --keep-directory-symlink -C "$ROOT.tmp" \
+            || fail "could not unpack $(basename "$deb") into the root"
     done
     cp "$ROOT.tmp/usr/share/base-passwd/passwd.master" "$ROOT.tmp/etc/passwd"
     cp "$ROOT.tmp/usr/share/base-passwd/group.master" "$ROOT.tmp/etc/group"
+    printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$ROOT.tmp/etc/hosts"
     rm -rf "$ROOT.tmp"/var/cache/apt/archives/*.deb "$ROOT.tmp/debootstrap"
     chroot "$ROOT.tmp" /sbin/ldconfig || fail "cannot run an aarch64 binary in the new root (ldconfig under qemu-aarch64)"
     echo "$STAMP" >"$ROOT.tmp/.zorder-root"
@@ -163,13 +178,15 @@ VENV=/opt/zorder-venv
 # host, so the requirements are read from pyproject.toml and their markers evaluated for
 # linux/aarch64 first (atheris is x86-64 only).
 SITE="$VENV/lib/python$ROOT_PY/site-packages"
+# Every manylinux tag the root's glibc (2.36, bookworm) runs: pip does not widen them itself.
+PLATFORM_TAGS=(--platform linux_aarch64 --platform manylinux2014_aarch64)
+for minor in $(seq 17 36); do PLATFORM_TAGS+=(--platform "manylinux_2_${minor}_aarch64"); done
 host_pip_into_root() {  # host_pip_into_root <pip install args...>: aarch64 wheels only
     "$HOST_PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-warn-conflicts \
         --no-compile --upgrade \
         --target "$ROOT$SITE" --only-binary=:all: --implementation cp \
         --python-version "$ROOT_PY" --abi "cp${ROOT_PY/./}" \
-        --platform linux_aarch64 --platform manylinux2014_aarch64 --platform manylinux_2_28_aarch64 \
-        "$@"
+        "${PLATFORM_TAGS[@]}" "$@"
 }
 aarch64_requirements() {  # the wheel's requirements and its test extra, as pip would see them on aarch64
     "$HOST_PY" - "$SRC/pyproject.toml" <<'PY'
@@ -187,11 +204,12 @@ for line in project["dependencies"] + project["optional-dependencies"]["test"]:
         print(requirement)
 PY
 }
-compile_in_root() {  # bytecode for the root's venv, made on the host (same CPython minor version)
-    "$HOST_PY" -m compileall -q -j 0 -s "$ROOT" -p / "$ROOT$SITE" >/dev/null \
-        || fail "could not compile the root venv's modules to bytecode"
+compile_in_root() {  # compile_in_root <dir in the root>: its bytecode, made on the host (same CPython minor)
+    # A module that does not compile is left to Python, as pip leaves it (said, not fatal).
+    "$HOST_PY" -m compileall -q -j 0 -s "$ROOT" -p / "$ROOT$1" \
+        || echo "aarch64.sh: some modules in $1 did not compile to bytecode (above); they compile, or fail, at import"
 }
-DEPS_STAMP="$(sha256sum "$SRC/pyproject.toml" | cut -c1-16)"
+DEPS_STAMP="host-pip-2 $(sha256sum "$SRC/pyproject.toml" | cut -c1-16)"
 if [ "$(cat "$ROOT$VENV/.zorder-deps" 2>/dev/null)" != "$DEPS_STAMP" ]; then
     step "installing the test dependencies into $VENV in the root"
     rm -rf "${ROOT:?}$VENV"
@@ -200,7 +218,10 @@ if [ "$(cat "$ROOT$VENV/.zorder-deps" 2>/dev/null)" != "$DEPS_STAMP" ]; then
     mapfile -t requirements <<<"$requirement_lines"
     host_pip_into_root "${requirements[@]}" \
         || fail "the host's pip could not fetch aarch64 wheels of the test extra: ${requirements[*]}"
-    compile_in_root
+    # The standard library too: the root's packages were unpacked without their scripts,
+    # which would have compiled it, so every emulated process would compile its imports.
+    compile_in_root "/usr/lib/python$ROOT_PY"
+    compile_in_root "$SITE"
     echo "$DEPS_STAMP" >"$ROOT$VENV/.zorder-deps"
 else
     step "reusing $VENV in the root (pyproject.toml unchanged)"
@@ -267,25 +288,33 @@ rm -rf "$ROOT/tmp/zorder-src"
 cp -a "$WORK/src" "$ROOT/tmp/zorder-src"
 rm -rf "$ROOT$SITE"/zorder "$ROOT$SITE"/zorder-*.dist-info
 host_pip_into_root --no-deps "$WHEEL" || fail "could not install the wheel into the root's venv"
-compile_in_root
-# pip --target leaves console scripts (zorder's own, pytest's) in site-packages/bin with the
-# host's interpreter in their first line: move them to the venv's bin, pointed at its python.
+compile_in_root "$SITE/zorder"
+# pip --target leaves the wheel's console script (zorder) in site-packages/bin with the
+# host's interpreter in its first line: move it to the venv's bin, pointed at its python.
+# (The dependencies' scripts are dropped by that --target --upgrade; pytest runs as -m.)
 for script in "$ROOT$SITE"/bin/*; do
     [ -f "$script" ] || continue
     sed "1s|^#!.*|#!$VENV/bin/python|" "$script" >"$ROOT$VENV/bin/$(basename "$script")"
     chmod 755 "$ROOT$VENV/bin/$(basename "$script")"
 done
 rm -rf "$ROOT$SITE/bin"
-in_root "$VENV/bin/python" -c 'import zorder, platform; print("zorder on", platform.machine(), "picks", zorder.backend, "of", zorder.available_backends())'
+in_root "$VENV/bin/python" -c 'import zorder, platform; print("zorder on", platform.machine(), "picks", zorder.backend, "of", zorder.available_backends())' \
+    || fail "zorder does not import in the root"
+# The integration tests skip where their package does not import; here every one of them
+# must, so that a wheel that does not load in this root fails the run instead of skipping.
+in_root "$VENV/bin/python" -c 'import pyarrow.parquet, pandas, dask.dataframe, distributed, matplotlib, pyiceberg, sqlalchemy, hypothesis, xdist' \
+    || fail "a package of the test extra does not import in the root (above): its tests would skip"
 
 if [ "$MODE" = quick ]; then TESTS=("${QUICK_TESTS[@]}"); else TESTS=(); fi
-# pytest-xdist workers, one a CPU unless ZORDER_AARCH64_JOBS says (1: one process). Each
-# test file runs in one worker, so a file's module-scoped fixtures (the Dask clusters)
-# start once. Emulated, the whole suite took 13 minutes in one process and 7.7 in two.
+# pytest-xdist workers, one a CPU unless ZORDER_AARCH64_JOBS says (1: one process). Tests
+# go to whichever worker is free (loadgroup), but test_dask's, marked as one group, stay
+# together so that its cluster starts once. (--dist loadfile, a file a worker, handed out
+# the files with the most tests first, which left the few slow ones (Dask, leaks, Iceberg)
+# for last, on one worker.)
 JOBS="${ZORDER_AARCH64_JOBS:-$(nproc)}"
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || fail "ZORDER_AARCH64_JOBS must be a positive number of workers, not '$JOBS'"
 WORKERS=()
-if [ "$JOBS" -gt 1 ]; then WORKERS=(-n "$JOBS" --dist loadfile); fi
+if [ "$JOBS" -gt 1 ]; then WORKERS=(-n "$JOBS" --dist loadgroup); fi
 # ZORDER_BACKEND, when set, goes through to the tests (zorder's own setting, nothing else).
 TEST_ENV=()
 if [ -n "${ZORDER_BACKEND:-}" ]; then TEST_ENV+=("ZORDER_BACKEND=$ZORDER_BACKEND"); fi
