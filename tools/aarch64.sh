@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build zorder for aarch64 on an x86-64 Linux host and test it there under emulation:
 #
-#   tools/aarch64.sh             # what CI runs: the whole test suite under qemu-user
-#   tools/aarch64.sh --quick     # the kernel, shape, vector and CPU tests only
+#   tools/aarch64.sh             # the whole test suite under qemu-user
+#   tools/aarch64.sh --quick     # what CI runs: all but the Dask/Iceberg/child-process/leak files
 #   tools/aarch64.sh --prepare   # everything but the tests: the root, its venv, the wheel
 #   tools/aarch64.sh --fresh     # forget the cached root and build it again first
 #   tools/aarch64.sh -- -k table # extra arguments after -- go to pytest
@@ -48,17 +48,23 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-# --quick (about 3 minutes of tests under emulation): the Iceberg vectors and every shape
-# on every aarch64 backend (neon included), the neon kernel's own tests, the seeded
-# differential fuzz corpus, threads, the CPU facts, selection and the per-call dispatch
-# (auto picks neon there), `zorder info`, and the threaded leak check. The full mode, the
-# whole suite, adds the integrations and every leak test.
-QUICK_TESTS=(tests/test_vectors.py tests/test_shapes.py tests/test_fuzz_harness.py
-             tests/test_neon.py tests/test_dispatch.py
-             tests/test_threads.py tests/test_platform.py tests/test_selection.py
-             tests/test_env.py
-             tests/test_leaks.py::test_assert_flat_catches_leaks
-             tests/test_leaks.py::test_interleave_rows_threaded_flat)
+# --quick (what CI runs; 4 to 6 minutes of tests in two workers under emulation): the whole
+# suite but the four files that spend it in Dask clusters, Iceberg catalogs, child
+# processes and per-function leak windows, whose code is the same Python on every
+# platform: test_dask, test_iceberg and test_hardening are left out, and of test_leaks only
+# the check of the checker, the emulation detection and the threaded check stay. Emulated,
+# those four took about 465 of the whole suite's 957 CPU-seconds here, and the whole suite
+# did not fit in CI's 20 minutes beside the host tests and ASan on this 2-vCPU machine
+# (19.4 and 18.8 minutes). The full mode, the whole suite, runs them too.
+QUICK_TESTS=(tests --ignore=tests/test_dask.py --ignore=tests/test_iceberg.py
+             --ignore=tests/test_hardening.py
+             --deselect=tests/test_leaks.py::test_interleave_bits_flat
+             --deselect=tests/test_leaks.py::test_interleave_bits_errors_flat
+             --deselect=tests/test_leaks.py::test_interleave_rows_flat
+             --deselect=tests/test_leaks.py::test_interleave_rows_errors_flat
+             --deselect=tests/test_leaks.py::test_failing_calls_release_column_exports
+             --deselect=tests/test_leaks.py::test_successful_calls_release_exports
+             --deselect=tests/test_leaks.py::test_other_public_functions_flat)
 # Emulated code runs several times slower: the leak checks get longer windows so that they
 # still make enough calls to see a leak (tests/test_leaks.py asserts a minimum).
 LEAK_SECONDS="${ZORDER_LEAK_SECONDS:-1.5}"
@@ -108,7 +114,7 @@ unmount_under() {  # unmount_under <dir>: every mount at or below it, deepest fi
 unmount_under "$CACHE"
 ROOT="$CACHE/root"
 PACKAGES=python3,python3-venv,python3-dev
-STAMP="$SUITE $PACKAGES unpacked-merged-usr"
+STAMP="$SUITE $PACKAGES unpacked-merged-usr-2"
 if [ "$FRESH" = 1 ] || [ "$(cat "$ROOT/.zorder-root" 2>/dev/null)" != "$STAMP" ]; then
     step "creating the Debian $SUITE arm64 root in $ROOT (debootstrap's first stage, unpacked on the host)"
     rm -rf --one-file-system "$ROOT" "$ROOT.tmp"
@@ -124,6 +130,12 @@ if [ "$FRESH" = 1 ] || [ "$(cat "$ROOT/.zorder-root" 2>/dev/null)" != "$STAMP" ]
     for deb in "$ROOT.tmp"/var/cache/apt/archives/*.deb; do
         dpkg-deb --fsys-tarfile "$deb" | tar -x --keep-directory-symlink -C "$ROOT.tmp" \
             || fail "could not unpack $(basename "$deb") into the root"
+    done
+    # Without a mounted /proc, the first stage links the root's proc to the host's /proc, and
+    # keeping directory links kept that one too: the mount points must be directories.
+    for dir in proc sys dev; do
+        if [ -L "$ROOT.tmp/$dir" ]; then rm "$ROOT.tmp/$dir"; fi
+        mkdir -p "$ROOT.tmp/$dir"
     done
     cp "$ROOT.tmp/usr/share/base-passwd/passwd.master" "$ROOT.tmp/etc/passwd"
     cp "$ROOT.tmp/usr/share/base-passwd/group.master" "$ROOT.tmp/etc/group"
@@ -148,6 +160,8 @@ cleanup() {
 trap cleanup EXIT
 mount_into() {  # mount_into <target inside the root> <mount args...>
     local target="$ROOT$1"; shift
+    # A link there would put the mount on the host's own directory.
+    [ ! -L "$target" ] || fail "$target is a symbolic link, not a directory of the root: remake the root with --fresh"
     mkdir -p "$target"
     mount "$@" "$target" 2>/dev/null || fail "cannot mount $target in the aarch64 root (mount $*)"
     MOUNTED+=("$target")
