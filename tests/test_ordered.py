@@ -596,12 +596,14 @@ def double_key(x):
 
 NAN_BITS = st.sampled_from([0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001,
                             0xFFF0000000000001, 0x7FF4000000000000, 0xFFFFFFFFFFFFFFFF])
+# Doubles of every kind, subnormals and NaNs of every sign and payload included.
+DOUBLE_LISTS = st.lists(st.one_of(st.floats(allow_nan=True, allow_subnormal=True),
+                                  NAN_BITS.map(lambda b: struct.unpack(">d", b.to_bytes(8, "big"))[0])),
+                        max_size=40)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.floats(allow_nan=True, allow_subnormal=True),
-                          NAN_BITS.map(lambda b: struct.unpack(">d", b.to_bytes(8, "big"))[0])),
-                max_size=40))
+@given(DOUBLE_LISTS)
 # Same top 32 bits: the pair an emulated aarch64 run drew, which the default (1.11) misorders.
 @example([-1.1754943508222875e-38, -1.175494351e-38])
 def test_double_order_main(values):
@@ -613,9 +615,7 @@ def test_double_order_main(values):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.floats(allow_nan=True, allow_subnormal=True),
-                          NAN_BITS.map(lambda b: struct.unpack(">d", b.to_bytes(8, "big"))[0])),
-                max_size=40))
+@given(DOUBLE_LISTS)
 def test_double_legacy_keeps_main_top_32_bits(values):
     # 1.11 and earlier: the top 32 bits are main's, so the order is right among values
     # that differ there; only the low 32 bits are mixed (test_legacy_order_is_wrong_...).
