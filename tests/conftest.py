@@ -18,6 +18,35 @@ def load_jsonl(name):
         return [json.loads(line) for line in f if line.strip()]
 
 
+# Test files whose tests share an expensive module fixture and so must run in one
+# pytest-xdist worker under --dist loadgroup (tools/aarch64.sh): test_dask's LocalCluster
+# takes 10 s to start natively and up to 90 s under qemu-user. The xdist_group mark would
+# say this, but pytest 9.2 ignores the node-id suffix through which pytest-xdist (3.8 and
+# earlier) carries the mark to its scheduler, so marked tests are spread over every worker
+# with nothing said (pytest-xdist#1386). The scheduler below groups by file name instead.
+ONE_WORKER_FILES = frozenset({"test_dask.py"})
+
+
+def xdist_scope(nodeid):
+    """The unit of work a test belongs to under --dist loadgroup: its file, for the files
+    above, else whatever pytest-xdist's own loadgroup makes of it (None: leave it to xdist)."""
+    path = nodeid.split("::", 1)[0]
+    return path if os.path.basename(path) in ONE_WORKER_FILES else None
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class FileGroupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid):
+            return xdist_scope(nodeid) or super()._split_scope(nodeid)
+
+    return FileGroupScheduling(config, log)
+
+
 #: The backends of this machine's architecture (neon is not a test case on x86-64, nor
 #: pdep, avx2 and simd on aarch64: tools/aarch64.sh runs those).
 ARCH_BACKENDS = [name for name in zorder.BACKEND_NAMES

@@ -31,11 +31,6 @@ from zorder.engines import dask_stages as engine  # noqa: E402
 from zorder.values import codec  # noqa: E402
 from zorder.__main__ import main  # noqa: E402
 
-# One Dask cluster for the module (the `client` fixture): under pytest-xdist's loadgroup
-# (tools/aarch64.sh) these tests stay in one worker, so it starts once; emulated, a start
-# takes up to a minute.
-pytestmark = pytest.mark.xdist_group("dask-cluster")
-
 ROWS = 2_000_000
 FILES = 8
 COLUMNS = ["a", "b", "s"]

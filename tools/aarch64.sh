@@ -321,8 +321,10 @@ in_root "$VENV/bin/python" -c 'import pyarrow.parquet, pandas, dask.dataframe, d
 
 if [ "$MODE" = quick ]; then TESTS=("${QUICK_TESTS[@]}"); else TESTS=(); fi
 # pytest-xdist workers, one a CPU unless ZORDER_AARCH64_JOBS says (1: one process). Tests
-# go to whichever worker is free (loadgroup), but test_dask's, marked as one group, stay
-# together so that its cluster starts once. (--dist loadfile, a file a worker, handed out
+# go to whichever worker is free (loadgroup), but test_dask's stay together so that its
+# cluster starts once (tests/conftest.py's scheduler: with pytest 9.2, xdist's own
+# xdist_group mark no longer groups, and the cluster started in both workers, 309
+# CPU-seconds for test_dask instead of 168). (--dist loadfile, a file a worker, handed out
 # the files with the most tests first, which left the few slow ones (Dask, leaks, Iceberg)
 # for last, on one worker.)
 JOBS="${ZORDER_AARCH64_JOBS:-$(nproc)}"
