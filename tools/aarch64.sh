@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build zorder for aarch64 on an x86-64 Linux host and test it there under emulation:
 #
-#   tools/aarch64.sh             # the whole test suite under qemu-user
-#   tools/aarch64.sh --quick     # what CI runs: all but the Dask/Iceberg/child-process/leak files
+#   tools/aarch64.sh             # the whole test suite under qemu-user (what CI runs)
+#   tools/aarch64.sh --quick     # all but the Dask/Iceberg/child-process/leak files
 #   tools/aarch64.sh --prepare   # everything but the tests: the root, its venv, the wheel
 #   tools/aarch64.sh --fresh     # forget the cached root and build it again first
 #   tools/aarch64.sh -- -k table # extra arguments after -- go to pytest
@@ -48,14 +48,13 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-# --quick (what CI runs; 4 to 6 minutes of tests in two workers under emulation): the whole
-# suite but the four files that spend it in Dask clusters, Iceberg catalogs, child
-# processes and per-function leak windows, whose code is the same Python on every
-# platform: test_dask, test_iceberg and test_hardening are left out, and of test_leaks only
-# the check of the checker, the emulation detection and the threaded check stay. Emulated,
-# those four took about 465 of the whole suite's 957 CPU-seconds here, and the whole suite
-# did not fit in CI's 20 minutes beside the host tests and ASan on this 2-vCPU machine
-# (19.4 and 18.8 minutes). The full mode, the whole suite, runs them too.
+# --quick (4 to 6 minutes of tests in two workers under emulation, where the whole suite
+# takes 8 to 9): the whole suite but the four files that spend it in Dask clusters, Iceberg
+# catalogs, child processes and per-function leak windows, whose code is the same Python
+# on every platform: test_dask, test_iceberg and test_hardening are left out, and of
+# test_leaks only the check of the checker, the emulation detection and the threaded check
+# stay. CI ran it while test_dask's cluster started in every worker and the whole suite did
+# not fit in 20 minutes; CI now runs the whole suite (the full mode).
 QUICK_TESTS=(tests --ignore=tests/test_dask.py --ignore=tests/test_iceberg.py
              --ignore=tests/test_hardening.py
              --deselect=tests/test_leaks.py::test_interleave_bits_flat
