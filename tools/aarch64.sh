@@ -17,7 +17,7 @@
 #    flags and linker are the target's). The host Python must be the root's version (3.11).
 # 3. A venv inside the root gets the wheel and the test extra, fetched by the host's pip as
 #    aarch64 wheels; pytest runs under qemu-user (binfmt_misc) in pytest-xdist workers, with
-#    ZORDER_EMULATED set so the leak and Dask tests know.
+#    ZORDER_EMULATED set so the leak, Dask and child-process tests know.
 #
 # Needs root (debootstrap, mount, chroot) and Debian's qemu-user-static, binfmt-support,
 # debootstrap, dpkg and gcc-aarch64-linux-gnu (installed with apt-get when missing). If binfmt
