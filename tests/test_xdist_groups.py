@@ -14,6 +14,8 @@ import zorder
 
 pytest.importorskip("xdist")
 
+HARNESS = pathlib.Path(__file__).with_name("conftest.py")   # the scheduler's home
+
 
 class _Config:
     """What the scheduler reads of pytest's config."""
@@ -27,9 +29,8 @@ class _Config:
 
 @pytest.fixture
 def harness(request):
-    path = pathlib.Path(__file__).with_name("conftest.py")
-    plugin = request.config.pluginmanager.get_plugin(str(path))
-    assert plugin is not None, f"{path} is not loaded as a plugin"
+    plugin = request.config.pluginmanager.get_plugin(str(HARNESS))
+    assert plugin is not None, f"{HARNESS} is not loaded as a plugin"
     return plugin
 
 
@@ -61,10 +62,9 @@ def test_other_distributions_are_left_to_xdist(harness):
 def test_a_real_run_keeps_a_test_dask_file_in_one_worker(tmp_path):
     """pytest-xdist really schedules by the hook: two workers, a test_dask.py and another
     file of 8 tests each; every test_dask test runs in one worker."""
-    harness = pathlib.Path(__file__).with_name("conftest.py")
     (tmp_path / "conftest.py").write_text(textwrap.dedent(f"""
         import importlib.util
-        spec = importlib.util.spec_from_file_location("zorder_tests_harness", {str(harness)!r})
+        spec = importlib.util.spec_from_file_location("zorder_tests_harness", {str(HARNESS)!r})
         harness = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(harness)
         pytest_xdist_make_scheduler = harness.pytest_xdist_make_scheduler
