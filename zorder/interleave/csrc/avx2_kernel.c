@@ -923,9 +923,9 @@ ZAVX2 ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t ro
  * block's R * size bytes they run over the next rows, which write them again; only blocks
  * whose stores and loads stay within the call's rows run here. The moves it replaces, a
  * load and a store per piece and row, were a quarter of 1+2+3+4 -> 10. */
-ZAVX2_INLINE ptrdiff_t assemble_n(const int n, const zorder_seg_piece *pieces, const __m256i *pick,
-                                  const ptrdiff_t size, const ptrdiff_t R, const ptrdiff_t last_pair,
-                                  uint8_t *out)
+ZAVX2_INLINE ptrdiff_t assemble_n(const int n, const int one_load, const zorder_seg_piece *pieces,
+                                  const __m256i *pick, const ptrdiff_t size, const ptrdiff_t R,
+                                  const ptrdiff_t last_pair, uint8_t *out)
 {
     const uint8_t *src[ZORDER_MAX_GROUP];
     ptrdiff_t stride[ZORDER_MAX_GROUP], r;
@@ -938,9 +938,11 @@ ZAVX2_INLINE ptrdiff_t assemble_n(const int n, const zorder_seg_piece *pieces, c
         __m256i v = _mm256_setzero_si256();
         for (p = 0; p < n; p++) {
             const uint8_t *a = src[p] + r * stride[p];
-            const __m256i x = _mm256_inserti128_si256(
-                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)a)),
-                _mm_loadu_si128((const __m128i *)(const void *)(a + R * stride[p])), 1);
+            const __m256i x = one_load
+                ? _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)a))
+                : _mm256_inserti128_si256(
+                      _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)a)),
+                      _mm_loadu_si128((const __m128i *)(const void *)(a + R * stride[p])), 1);
             v = _mm256_or_si256(v, _mm256_shuffle_epi8(x, pick[p]));
         }
         if (R * size == 16) {
@@ -961,19 +963,28 @@ ZAVX2 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces
     /* the first row of the last pair of blocks: r + 2R rows exist, and lane 1's store (16
      * bytes from row r + R) ends within them */
     ptrdiff_t last_pair = rows - 2 * R, o;
-    int p;
+    int p, one_load = 1;
     if (R < 1 || npieces < 1 || npieces > ZORDER_MAX_GROUP)
         return 0;
     if (R * size < 16 && rows - R - (16 + size - 1) / size < last_pair)
         last_pair = rows - R - (16 + size - 1) / size;
     for (p = 0; p < npieces; p++) {
         const ptrdiff_t st = pieces[p].stride, n = pieces[p].n, at = pieces[p].at;
-        uint8_t ix[32];
         if (st < 1 || n < 1 || at < 0 || (R - 1) * st + n > 16)
             return 0;
+        one_load &= (2 * R - 1) * st + n <= 16;
+    }
+    /* Where every piece's bytes of both blocks lie within 16 bytes, one load broadcast
+     * to both lanes serves both (lane 1 picks from R rows on), not two loads and an
+     * insert: 1+2+3+4 -> 10, four pieces of strides 2-4. */
+    for (p = 0; p < npieces; p++) {
+        const ptrdiff_t st = pieces[p].stride, n = pieces[p].n, at = pieces[p].at;
+        uint8_t ix[32];
         for (o = 0; o < 16; o++) {
             const ptrdiff_t i = o / size, b = o % size - at;
-            ix[o] = ix[o + 16] = i < R && b >= 0 && b < n ? (uint8_t)(i * st + b) : 0x80;
+            const int in_row = i < R && b >= 0 && b < n;
+            ix[o] = in_row ? (uint8_t)(i * st + b) : 0x80;
+            ix[o + 16] = in_row ? (uint8_t)((one_load ? R * st : 0) + i * st + b) : 0x80;
         }
         pick[p] = ld256(ix);
         /* lane 1's load, 16 bytes from row r + R, ends within the last row's n bytes (the
@@ -983,11 +994,19 @@ ZAVX2 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces
     }
     if (last_pair < 0)
         return 0;
+    if (one_load) {
+        switch (npieces) {
+        case 2: return assemble_n(2, 1, pieces, pick, size, R, last_pair, out);
+        case 3: return assemble_n(3, 1, pieces, pick, size, R, last_pair, out);
+        case 4: return assemble_n(4, 1, pieces, pick, size, R, last_pair, out);
+        default: return assemble_n(npieces, 1, pieces, pick, size, R, last_pair, out);
+        }
+    }
     switch (npieces) {
-    case 2: return assemble_n(2, pieces, pick, size, R, last_pair, out);
-    case 3: return assemble_n(3, pieces, pick, size, R, last_pair, out);
-    case 4: return assemble_n(4, pieces, pick, size, R, last_pair, out);
-    default: return assemble_n(npieces, pieces, pick, size, R, last_pair, out);
+    case 2: return assemble_n(2, 0, pieces, pick, size, R, last_pair, out);
+    case 3: return assemble_n(3, 0, pieces, pick, size, R, last_pair, out);
+    case 4: return assemble_n(4, 0, pieces, pick, size, R, last_pair, out);
+    default: return assemble_n(npieces, 0, pieces, pick, size, R, last_pair, out);
     }
 }
 
