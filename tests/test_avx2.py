@@ -136,6 +136,30 @@ def test_streamed_outputs(k, offset):
         avx2._stream_min(old)
 
 
+@pytest.mark.parametrize("widths", [[1, 2, 3, 4], [3, 5, 8], [1, 1, 2], [2, 6]],
+                         ids=lambda w: "+".join(map(str, w)))
+def test_streamed_narrow_rows(widths):
+    # Narrow ragged rows assembled in a stage and streamed out 32 aligned bytes at a time:
+    # every output size (blocks of 1-16 rows), output starts at every offset from a 32-byte
+    # boundary (the bytes before the first boundary and after the last are stored plainly),
+    # rows for one and for several stages and chunks. The same bytes, none outside them.
+    old = avx2._stream_min(0)
+    try:
+        for nrows in (200, 3001, 9000):
+            cols = columns(nrows + len(widths), nrows, widths)
+            for size in range(1, sum(widths) + 1):
+                want = bitloop.interleave_rows(cols, size)
+                for offset in (0, 1, 16, 31) if size in (3, sum(widths)) else (5,):
+                    buf = np.full(nrows * size + 96, 0xEE, np.uint8)
+                    start = (-buf.ctypes.data) % 32 + offset
+                    out = buf[start:start + nrows * size].reshape(nrows, size)
+                    avx2.interleave_rows(cols, size, out=out)
+                    np.testing.assert_array_equal(out, want, err_msg=f"{size} {offset} {nrows}")
+                    assert (buf[:start] == 0xEE).all() and (buf[start + out.size:] == 0xEE).all()
+    finally:
+        avx2._stream_min(old)
+
+
 def test_threads_split_rows_identically():
     cols = columns(7, 10_001, [8, 8, 8])
     np.testing.assert_array_equal(avx2.interleave_rows(cols, 24, threads=2),

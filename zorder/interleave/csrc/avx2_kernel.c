@@ -923,41 +923,91 @@ ZAVX2 ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t ro
  * block's R * size bytes they run over the next rows, which write them again; only blocks
  * whose stores and loads stay within the call's rows run here. The moves it replaces, a
  * load and a store per piece and row, were a quarter of 1+2+3+4 -> 10. */
+ZAVX2_INLINE void assemble_pair(const int n, const int one_load, const uint8_t *const *src,
+                                const ptrdiff_t *stride, const __m256i *pick, const ptrdiff_t size,
+                                const ptrdiff_t R, const ptrdiff_t r, uint8_t *o)
+{
+    __m256i v = _mm256_setzero_si256();
+    int p;
+    for (p = 0; p < n; p++) {
+        const uint8_t *a = src[p] + r * stride[p];
+        const __m256i x = one_load
+            ? _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)a))
+            : _mm256_inserti128_si256(
+                  _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)a)),
+                  _mm_loadu_si128((const __m128i *)(const void *)(a + R * stride[p])), 1);
+        v = _mm256_or_si256(v, _mm256_shuffle_epi8(x, pick[p]));
+    }
+    if (R * size == 16) {
+        _mm256_storeu_si256((__m256i *)(void *)o, v);
+    } else {
+        st16(o, _mm256_castsi256_si128(v));
+        st16(o + R * size, _mm256_extracti128_si256(v, 1));
+    }
+}
+
+/* Streamed: rows put together in a stage of 64 R rows (64 R size bytes, a multiple of 32)
+ * in the cache, whose 32-byte pieces go out with non-temporal stores, aligned as the
+ * output is: the output lines are then not read for ownership first (a third of the
+ * memory traffic of rows this narrow). The stage holds the output's bytes from the 32-byte
+ * boundary at or before its block's first row; the q = out mod 32 bytes before that row
+ * are the last block's, carried over, and the first block's first piece and the last
+ * block's carry are stored plainly, as they share 32 bytes with what is not ours. */
+#define ASSEMBLE_STAGE_ROWS(R) (64 * (R))
+ZAVX2_INLINE ptrdiff_t assemble_streamed(const int n, const int one_load,
+                                         const uint8_t *const *src, const ptrdiff_t *stride,
+                                         const __m256i *pick, const ptrdiff_t size,
+                                         const ptrdiff_t R, const ptrdiff_t last_pair, uint8_t *out)
+{
+    uint8_t stage[64 * 16 + 32 + 32] __attribute__((aligned(32)));   /* (the last pair's spill past it too) */
+    const ptrdiff_t block = ASSEMBLE_STAGE_ROWS(R), bytes = block * size;
+    const ptrdiff_t q = (ptrdiff_t)((uintptr_t)out & 31);
+    ptrdiff_t r, i, j;
+    for (r = 0; r + block - 2 * R <= last_pair; r += block) {
+        uint8_t *const base = out + r * size - q;   /* 32-byte aligned */
+        if (r > 0)
+            memcpy(stage, stage + bytes, (size_t)q);   /* the last block's carry */
+        for (i = 0; i < block; i += 2 * R)
+            assemble_pair(n, one_load, src, stride, pick, size, R, r + i, stage + q + i * size);
+        j = 0;
+        if (r == 0 && q > 0) {
+            memcpy(out, stage + q, (size_t)(32 - q));
+            j = 32;
+        }
+        for (; j < bytes; j += 32)
+            _mm256_stream_si256((__m256i *)(void *)(base + j),
+                                _mm256_load_si256((const __m256i *)(const void *)(stage + j)));
+    }
+    if (r > 0) {
+        _mm_sfence();   /* before the plain stores after them, ours or the caller's */
+        memcpy(out + r * size - q, stage + bytes, (size_t)q);
+    }
+    return r;
+}
+
 ZAVX2_INLINE ptrdiff_t assemble_n(const int n, const int one_load, const zorder_seg_piece *pieces,
                                   const __m256i *pick, const ptrdiff_t size, const ptrdiff_t R,
-                                  const ptrdiff_t last_pair, uint8_t *out)
+                                  const ptrdiff_t last_pair, uint8_t *out, const int stream)
 {
     const uint8_t *src[ZORDER_MAX_GROUP];
-    ptrdiff_t stride[ZORDER_MAX_GROUP], r;
+    ptrdiff_t stride[ZORDER_MAX_GROUP], r = 0;
     int p;
     for (p = 0; p < n; p++) {
         src[p] = pieces[p].src;
         stride[p] = pieces[p].stride;
     }
-    for (r = 0; r <= last_pair; r += 2 * R) {
-        __m256i v = _mm256_setzero_si256();
-        for (p = 0; p < n; p++) {
-            const uint8_t *a = src[p] + r * stride[p];
-            const __m256i x = one_load
-                ? _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)a))
-                : _mm256_inserti128_si256(
-                      _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)a)),
-                      _mm_loadu_si128((const __m128i *)(const void *)(a + R * stride[p])), 1);
-            v = _mm256_or_si256(v, _mm256_shuffle_epi8(x, pick[p]));
-        }
-        if (R * size == 16) {
-            _mm256_storeu_si256((__m256i *)(void *)(out + r * size), v);
-        } else {
-            st16(out + r * size, _mm256_castsi256_si128(v));
-            st16(out + (r + R) * size, _mm256_extracti128_si256(v, 1));
-        }
-    }
+    if (stream)
+        r = assemble_streamed(n, one_load, src, stride, pick, size, R, last_pair, out);
+    for (; r <= last_pair; r += 2 * R)
+        assemble_pair(n, one_load, src, stride, pick, size, R, r, out + r * size);
     return r;
 }
 
 ZAVX2 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces,
-                                     ptrdiff_t size, ptrdiff_t rows, uint8_t *out)
+                                     ptrdiff_t size, ptrdiff_t rows, uint8_t *out,
+                                     ptrdiff_t total)
 {
+    const int stream = total >= zorder_avx2_stream_min;
     __m256i pick[ZORDER_MAX_GROUP];
     const ptrdiff_t R = size >= 1 && size <= 16 ? 16 / size : 0;
     /* the first row of the last pair of blocks: r + 2R rows exist, and lane 1's store (16
@@ -996,17 +1046,17 @@ ZAVX2 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces
         return 0;
     if (one_load) {
         switch (npieces) {
-        case 2: return assemble_n(2, 1, pieces, pick, size, R, last_pair, out);
-        case 3: return assemble_n(3, 1, pieces, pick, size, R, last_pair, out);
-        case 4: return assemble_n(4, 1, pieces, pick, size, R, last_pair, out);
-        default: return assemble_n(npieces, 1, pieces, pick, size, R, last_pair, out);
+        case 2: return assemble_n(2, 1, pieces, pick, size, R, last_pair, out, stream);
+        case 3: return assemble_n(3, 1, pieces, pick, size, R, last_pair, out, stream);
+        case 4: return assemble_n(4, 1, pieces, pick, size, R, last_pair, out, stream);
+        default: return assemble_n(npieces, 1, pieces, pick, size, R, last_pair, out, stream);
         }
     }
     switch (npieces) {
-    case 2: return assemble_n(2, 0, pieces, pick, size, R, last_pair, out);
-    case 3: return assemble_n(3, 0, pieces, pick, size, R, last_pair, out);
-    case 4: return assemble_n(4, 0, pieces, pick, size, R, last_pair, out);
-    default: return assemble_n(npieces, 0, pieces, pick, size, R, last_pair, out);
+    case 2: return assemble_n(2, 0, pieces, pick, size, R, last_pair, out, stream);
+    case 3: return assemble_n(3, 0, pieces, pick, size, R, last_pair, out, stream);
+    case 4: return assemble_n(4, 0, pieces, pick, size, R, last_pair, out, stream);
+    default: return assemble_n(npieces, 0, pieces, pick, size, R, last_pair, out, stream);
     }
 }
 
@@ -1470,9 +1520,9 @@ ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t rows, pt
 }
 
 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces, ptrdiff_t size,
-                               ptrdiff_t rows, uint8_t *out)
+                               ptrdiff_t rows, uint8_t *out, ptrdiff_t total)
 {
-    (void)pieces; (void)npieces; (void)size; (void)rows; (void)out;
+    (void)pieces; (void)npieces; (void)size; (void)rows; (void)out; (void)total;
     return 0;
 }
 
