@@ -145,7 +145,7 @@ def test_streamed_narrow_rows(widths):
     # rows for one and for several stages and chunks. The same bytes, none outside them.
     old = avx2._stream_min(0)
     try:
-        for nrows in (200, 3001, 9000):
+        for nrows in (200, 3001, 40_000):
             cols = columns(nrows + len(widths), nrows, widths)
             for size in range(1, sum(widths) + 1):
                 want = bitloop.interleave_rows(cols, size)
@@ -153,7 +153,8 @@ def test_streamed_narrow_rows(widths):
                     buf = np.full(nrows * size + 96, 0xEE, np.uint8)
                     start = (-buf.ctypes.data) % 32 + offset
                     out = buf[start:start + nrows * size].reshape(nrows, size)
-                    avx2.interleave_rows(cols, size, out=out)
+                    # (two threads: each streams its half, sharing a line where they meet)
+                    avx2.interleave_rows(cols, size, out=out, threads=1 + (nrows > 3001))
                     np.testing.assert_array_equal(out, want, err_msg=f"{size} {offset} {nrows}")
                     assert (buf[:start] == 0xEE).all() and (buf[start + out.size:] == 0xEE).all()
     finally:
