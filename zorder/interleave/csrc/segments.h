@@ -377,7 +377,8 @@ static inline void zorder_seg_last(const zorder_column *view, int k, ptrdiff_t w
 
 /* The k / 8 planes of k = 8B columns (views of width w): plane g, the 8-column interleave
  * of columns 8g..8g+7, at planes + g * rows * 8 * w, rows back to back. `staged`: the
- * views are scratch rows back to back. */
+ * views are scratch rows back to back. Not staged, w may be less than the views' width:
+ * the planes of the columns' first w bytes. */
 static inline void zorder_seg_planes(const zorder_column *view, int k, ptrdiff_t w,
                                      ptrdiff_t rows, uint8_t *planes, zorder_uniform_fn uniform,
                                      int staged)
@@ -422,15 +423,20 @@ static inline void zorder_seg_wide(const zorder_column *view, int k, ptrdiff_t w
     }
     a = zorder_seg_split(k, costs);
     if (a == 1) {
-        /* planes: k / 8 uniform passes of 8 columns, then their bytes in turn */
+        /* planes: k / 8 uniform passes of 8 columns, then their bytes in turn. Output
+         * byte (8j + i) B + g holds bits of byte j, so rows cut to `limit` bytes need
+         * only the first ceil(limit / k) bytes of each column: planes of those prefixes
+         * where the views are the columns themselves (16x8 -> 64 computed all 8 bytes
+         * of each and kept 4; a kernel cut to a 1-, 2- or 4-byte prefix reads only it) */
         const zorder_merge_fn merge = costs->merge ? costs->merge : zorder_seg_merge;
-        uint8_t *merged = scratch + rows * k * w;
-        zorder_seg_planes(view, k, w, rows, scratch, uniform, staged);
-        if (limit == k * w && out_stride == limit) {
-            merge(scratch, k / 8, rows * 8 * w, dst);
+        const ptrdiff_t need = (limit + k - 1) / k, wp = !staged && need < w ? need : w;
+        uint8_t *merged = scratch + rows * k * wp;
+        zorder_seg_planes(view, k, wp, rows, scratch, uniform, staged);
+        if (limit == k * wp && out_stride == limit) {
+            merge(scratch, k / 8, rows * 8 * wp, dst);
         } else {
-            merge(scratch, k / 8, rows * 8 * w, merged);
-            zorder_copy_rows_exact(dst, out_stride, merged, k * w, limit, rows);
+            merge(scratch, k / 8, rows * 8 * wp, merged);
+            zorder_copy_rows_exact(dst, out_stride, merged, k * wp, limit, rows);
         }
         return;
     }
