@@ -19,7 +19,8 @@ SIMD_PLAN = {"uniform-8n-full": "simd", "uniform-8n-truncated-1-3": "avx2",
              "uniform-8n-truncated-4-8": "simd", "uniform-narrow": "simd",
              "ragged-full": "avx2", "ragged-truncated-first": "avx2",
              "ragged-truncated-later": "avx2", "ragged-narrow": "simd", "many-columns": "simd",
-             "uniform-8n-prefix": "avx2", "uniform-6x8-truncated": "avx2"}
+             "uniform-8n-prefix": "avx2", "uniform-6x8-truncated": "avx2",
+             "many-columns-8n-prefix": "avx2"}
 
 
 def x86(vendor, family, model, **extra):
@@ -105,6 +106,13 @@ def test_plan_respects_what_is_built():
     ([4, 4, 4], 10, "uniform-narrow"), ([8, 16], 24, "ragged-full"),
     ([8, 16], 16, "ragged-truncated-first"), ([8, 16], 17, "ragged-truncated-later"),
     ([3, 5, 8], 16, "ragged-narrow"), ([3, 5, 8], 4, "ragged-narrow"), ([8, 12], 20, "ragged-narrow"), ([8] * 9, 72, "many-columns"), ([1] * 64, 3, "many-columns"),
+    ([8] * 16, 64, "many-columns-8n-prefix"), ([8] * 16, 60, "many-columns-8n-prefix"),
+    ([8] * 64, 128, "many-columns-8n-prefix"), ([16] * 24, 96, "many-columns-8n-prefix"),
+    ([16] * 16, 32, "many-columns-8n-prefix"), ([8] * 16, 16, "many-columns"),
+    ([8] * 16, 48, "many-columns"), ([8] * 16, 100, "many-columns"),
+    ([8] * 16, 128, "many-columns"), ([8] * 48, 96, "many-columns"),
+    ([8] * 40, 80, "many-columns"), ([8] * 15 + [16], 64, "many-columns"),
+    ([4] * 16, 32, "many-columns"), ([16] * 16, 128, "many-columns"),
 ])
 def test_shape_classes(widths, size, shape):
     assert auto.shape_class_of(widths, size) == shape
@@ -122,7 +130,7 @@ def test_auto_gives_bitloops_bytes_in_every_class(shape):
         "ragged-full": ([8, 24, 16], 48), "ragged-truncated-first": ([8, 24, 16], 5),
         "ragged-truncated-later": ([8, 24, 16], 30), "ragged-narrow": ([8, 24, 2], 34),
         "many-columns": ([8] * 11 + [3], 70), "uniform-8n-prefix": ([16] * 5, 10),
-        "uniform-6x8-truncated": ([8] * 6, 41),
+        "uniform-6x8-truncated": ([8] * 6, 41), "many-columns-8n-prefix": ([16] * 16, 60),
     }
     widths, size = cases[shape]
     assert auto.shape_class_of(widths, size) == shape

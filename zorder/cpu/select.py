@@ -218,6 +218,8 @@ SHAPE_CLASSES: Tuple[str, ...] = (
     "uniform-8n-prefix",            # 4-6 such columns cut to a whole 1-, 2- or 4-byte prefix
                                     # of each, or 5-7 whose rows use a 2- or 4-byte prefix
     "uniform-6x8-truncated",        # 6 columns of 8 bytes cut inside, but not to a prefix
+    "many-columns-8n-prefix",       # 16, 24, 32 or 64 columns of one width, a multiple of 8,
+                                    # whose rows use a 2- or 4-byte prefix of each
 )
 
 #: class -> (preference, the measurements that decided it). Intel: a Xeon (family 6 model
@@ -311,6 +313,20 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                      "pdep 161; 11x8->88 (padded, squeezed) simd 16.7 (2.3x), avx2 29.7 "
                      "(its AVX2 squeeze; 22-23 with squeeze16, 18:55 UTC), pdep 94.5; Intel (before the staged plans) "
                      "12x8->96 simd 20.3 ns (2.0x), pdep 61.2, table 68.9"),
+    # Out of many-columns since avx2's planes interleave only the column prefixes that the
+    # kept bytes come from (0c8cfa5): AMD EPYC Zen 4, 1M rows, one run each, 2026-12-04
+    # 12:49 UTC, ns/row. avx2 led at every such shape measured but one, 16x16->32 (avx2
+    # 33.1, simd 37.8, pdep 16.9). Left in many-columns, where avx2 did not lead: 1-byte
+    # prefixes (16x8->16 avx2 14.0, simd 12.3, pdep 10.3; 64x8->64 65.1 / 60.8 / 54.2), 3
+    # bytes (16x8->48 14.4 / 13.7), 5-7 (16x8->100 22.3 / 19.7), and 40, 48 and 56 columns,
+    # which avx2 does not run as planes (48x8->96 94.3 / 61.5; 40x8->80 84.8 / 42.6)
+    "many-columns-8n-prefix": (("avx2", "simd", "pdep", "table"),
+                               "AMD 16x8->64 avx2 12.6 ns (1.2x copy), simd 15.6, pdep 27.3, "
+                               "table 29.9; 16x8->32 avx2 8.2, simd 13.0, pdep 15.2; "
+                               "24x8->48 avx2 14.4, simd 19.8; 32x8->64 avx2 22.3, simd "
+                               "34.6; 32x8->128 avx2 25.1, simd 36.6; 64x8->128 avx2 46.2, "
+                               "simd 62.9; 64x8->256 avx2 53.8, simd 78.8; 16x16->64 avx2 "
+                               "15.8, simd 42.5; 32x16->128 avx2 34.7, simd 77.2"),
 }
 
 #: aarch64: class -> why neon comes first there. Not measured (no aarch64 machine here, and
@@ -331,6 +347,8 @@ NEON_DISPATCH: Dict[str, str] = {
     "uniform-8n-prefix": "estimate: 4x8->8 neon 49 instructions a row, table 78",
     "uniform-6x8-truncated": "estimate: as uniform-8n-truncated-4-8 (neon's 8x8 transposes "
                              "with zero columns; 4x8->8 neon 49 instructions a row, table 78)",
+    "many-columns-8n-prefix": "estimate: as many-columns, whose planes these are (12x8->96 "
+                              "neon 360 instructions a row, table 1052)",
 }
 
 

@@ -19,7 +19,7 @@ from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
 name = "auto"
 
-DEF NCLASSES = 11
+DEF NCLASSES = 12
 cdef RowsKernel _kernels[NCLASSES]
 
 if len(SHAPE_CLASSES) != NCLASSES:  # pragma: no cover - a new class needs a case below
@@ -38,6 +38,13 @@ cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept
     cdef bint uniform = 1
     cdef bint narrow = 0
     if n > 8:
+        if n == 16 or n == 24 or n == 32 or n == 64:
+            for c in range(1, n):
+                if cols[c].width != w0:
+                    return 8
+            need = (size + n - 1) // n
+            if w0 % 8 == 0 and need < w0 and (need == 2 or need == 4):
+                return 11
         return 8
     for c in range(n):
         total += cols[c].width
