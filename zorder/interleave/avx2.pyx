@@ -36,7 +36,7 @@ cdef extern from "avx2_kernel.h" nogil:
     Py_ssize_t zorder_avx2_slice(uint8_t* dst, const uint8_t* src, Py_ssize_t rows,
                                  Py_ssize_t w, Py_ssize_t st)
     Py_ssize_t zorder_avx2_assemble(const SegPiece* pieces, int npieces, Py_ssize_t size,
-                                    Py_ssize_t rows, uint8_t* out)
+                                    Py_ssize_t rows, uint8_t* out, Py_ssize_t total)
     int zorder_avx2_squeeze_planes(const uint8_t* planes, int k, int nb, Py_ssize_t w,
                                    Py_ssize_t limit, Py_ssize_t rows, uint8_t* out,
                                    Py_ssize_t out_stride)

@@ -26,7 +26,8 @@ cdef extern from "segments.h" nogil:
         Py_ssize_t stride, n, at
     ctypedef Py_ssize_t (*AssembleFn "zorder_assemble_fn")(const SegPiece* pieces, int npieces,
                                                          Py_ssize_t size, Py_ssize_t rows,
-                                                         uint8_t* out) noexcept nogil
+                                                         uint8_t* out,
+                                                         Py_ssize_t total) noexcept nogil
     ctypedef Py_ssize_t (*SliceFn "zorder_slice_fn")(uint8_t* dst, const uint8_t* src,
                                                    Py_ssize_t rows, Py_ssize_t w,
                                                    Py_ssize_t st) noexcept nogil

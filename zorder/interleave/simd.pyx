@@ -36,7 +36,7 @@ cdef extern from "simd_kernel.h" nogil:
     void zorder_simd_squeeze(const uint8_t* src, int k, int nb, Py_ssize_t w, Py_ssize_t limit,
                              Py_ssize_t rows, uint8_t* out, Py_ssize_t out_stride)
     Py_ssize_t zorder_simd_assemble(const SegPiece* pieces, int npieces, Py_ssize_t size,
-                                    Py_ssize_t rows, uint8_t* out)
+                                    Py_ssize_t rows, uint8_t* out, Py_ssize_t total)
     Py_ssize_t zorder_simd_slice(uint8_t* dst, const uint8_t* src, Py_ssize_t rows,
                                  Py_ssize_t w, Py_ssize_t st)
 

@@ -954,17 +954,20 @@ ZAVX2_INLINE void assemble_pair(const int n, const int one_load, const uint8_t *
  * are the last block's, carried over, and the first block's first piece and the last
  * block's carry are stored plainly, as they share 32 bytes with what is not ours. */
 #define ASSEMBLE_STAGE_ROWS(R) (64 * (R))
+/* R * size <= 16: the stage's rows, the carry before them, the last lane store's spill */
+#define ASSEMBLE_STAGE_BYTES (ASSEMBLE_STAGE_ROWS(16) + 32 + 16)
 ZAVX2_INLINE ptrdiff_t assemble_streamed(const int n, const int one_load,
                                          const uint8_t *const *src, const ptrdiff_t *stride,
                                          const __m256i *pick, const ptrdiff_t size,
                                          const ptrdiff_t R, const ptrdiff_t last_pair, uint8_t *out)
 {
-    uint8_t stage[64 * 16 + 32 + 32] __attribute__((aligned(32)));   /* (the last pair's spill past it too) */
+    uint8_t stage[ASSEMBLE_STAGE_BYTES] __attribute__((aligned(32)));
     const ptrdiff_t block = ASSEMBLE_STAGE_ROWS(R), bytes = block * size;
     const ptrdiff_t q = (ptrdiff_t)((uintptr_t)out & 31);
     ptrdiff_t r, i, j;
     for (r = 0; r + block - 2 * R <= last_pair; r += block) {
-        uint8_t *const base = out + r * size - q;   /* 32-byte aligned */
+        /* stage byte j is output byte j - q of the block (32-byte aligned for j % 32 == 0) */
+        uint8_t *const block_out = out + r * size;
         if (r > 0)
             memcpy(stage, stage + bytes, (size_t)q);   /* the last block's carry */
         for (i = 0; i < block; i += 2 * R)
@@ -975,7 +978,7 @@ ZAVX2_INLINE ptrdiff_t assemble_streamed(const int n, const int one_load,
             j = 32;
         }
         for (; j < bytes; j += 32)
-            _mm256_stream_si256((__m256i *)(void *)(base + j),
+            _mm256_stream_si256((__m256i *)(void *)(block_out + (j - q)),
                                 _mm256_load_si256((const __m256i *)(const void *)(stage + j)));
     }
     if (r > 0) {
