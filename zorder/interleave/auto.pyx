@@ -42,8 +42,8 @@ cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept
             for c in range(1, n):
                 if cols[c].width != w0:
                     return 8
-            need = (size + n - 1) // n
-            if w0 % 8 == 0 and need < w0 and (need == 2 or need == 4):
+            need = (size + n - 1) // n   # (below any width that is a multiple of 8)
+            if w0 % 8 == 0 and (need == 2 or need == 4):
                 return 11
         return 8
     for c in range(n):

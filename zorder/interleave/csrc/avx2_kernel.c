@@ -1006,6 +1006,21 @@ ZAVX2_INLINE ptrdiff_t assemble_n(const int n, const int one_load, const zorder_
     return r;
 }
 
+/* assemble_n with the piece count a constant where it is common (the pieces' pointers then
+ * stay in registers), one_load a constant in each of the callers below */
+ZAVX2_INLINE ptrdiff_t assemble_npieces(const int one_load, const int npieces,
+                                        const zorder_seg_piece *pieces, const __m256i *pick,
+                                        const ptrdiff_t size, const ptrdiff_t R,
+                                        const ptrdiff_t last_pair, uint8_t *out, const int stream)
+{
+    switch (npieces) {
+    case 2: return assemble_n(2, one_load, pieces, pick, size, R, last_pair, out, stream);
+    case 3: return assemble_n(3, one_load, pieces, pick, size, R, last_pair, out, stream);
+    case 4: return assemble_n(4, one_load, pieces, pick, size, R, last_pair, out, stream);
+    default: return assemble_n(npieces, one_load, pieces, pick, size, R, last_pair, out, stream);
+    }
+}
+
 ZAVX2 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces,
                                      ptrdiff_t size, ptrdiff_t rows, uint8_t *out,
                                      ptrdiff_t total)
@@ -1047,20 +1062,9 @@ ZAVX2 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces
     }
     if (last_pair < 0)
         return 0;
-    if (one_load) {
-        switch (npieces) {
-        case 2: return assemble_n(2, 1, pieces, pick, size, R, last_pair, out, stream);
-        case 3: return assemble_n(3, 1, pieces, pick, size, R, last_pair, out, stream);
-        case 4: return assemble_n(4, 1, pieces, pick, size, R, last_pair, out, stream);
-        default: return assemble_n(npieces, 1, pieces, pick, size, R, last_pair, out, stream);
-        }
-    }
-    switch (npieces) {
-    case 2: return assemble_n(2, 0, pieces, pick, size, R, last_pair, out, stream);
-    case 3: return assemble_n(3, 0, pieces, pick, size, R, last_pair, out, stream);
-    case 4: return assemble_n(4, 0, pieces, pick, size, R, last_pair, out, stream);
-    default: return assemble_n(npieces, 0, pieces, pick, size, R, last_pair, out, stream);
-    }
+    return one_load
+        ? assemble_npieces(1, npieces, pieces, pick, size, R, last_pair, out, stream)
+        : assemble_npieces(0, npieces, pieces, pick, size, R, last_pair, out, stream);
 }
 
 /* ---- squeeze: zero columns out of a padded many-column interleave ------------------ */
