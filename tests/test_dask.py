@@ -88,11 +88,20 @@ def dataset(tmp_path_factory):
     return {"path": path, "table": whole, "checksum": _row_checksum(whole)}
 
 
+# A worker fetching data from a killed peer gives up after 5 s, not 30. The nannies start
+# their workers, and the killed one's replacement, from a forkserver that has imported
+# distributed and its optional packages once (pandas, pyarrow...), as Dask's own test suite
+# does. Each spawned worker imported them anew: seconds natively, tens of CPU-seconds
+# under qemu-user, whose translated code a forked process keeps. The workers are still
+# separate processes that get every task pickled over TCP.
+CLUSTER_CONFIG = {"distributed.comm.timeouts.connect": "5s",
+                  "distributed.worker.multiprocessing-method": "forkserver"}
+
+
 @pytest.fixture(scope="module")
 def client():
-    # A worker fetching data from a killed peer gives up after 5 s, not 30.
-    with dask.config.set({"distributed.comm.timeouts.connect": "5s"}), distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster:
+    with dask.config.set(CLUSTER_CONFIG), distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         with distributed.Client(cluster) as c:
             yield c
 
