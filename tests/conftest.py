@@ -19,7 +19,8 @@ def load_jsonl(name):
 
 
 # Test files whose tests share an expensive module fixture and so must run in one
-# pytest-xdist worker under --dist loadgroup (tools/aarch64.sh): test_dask's LocalCluster
+# pytest-xdist worker under --dist loadgroup (pyproject.toml's addopts, for `pytest -n`
+# and tools/aarch64.sh): test_dask's LocalCluster
 # takes 7-13 s to set up natively and up to 90 s under qemu-user. The xdist_group mark would
 # say this, but pytest 9.2 ignores the node-id suffix through which pytest-xdist (3.8 and
 # earlier) carries the mark to its scheduler, so marked tests are spread over every worker

@@ -320,7 +320,8 @@ in_root "$VENV/bin/python" -c 'import pyarrow.parquet, pandas, dask.dataframe, d
 
 if [ "$MODE" = quick ]; then TESTS=("${QUICK_TESTS[@]}"); else TESTS=(); fi
 # pytest-xdist workers, one a CPU unless ZORDER_AARCH64_JOBS says (1: one process). Tests
-# go to whichever worker is free (loadgroup), but test_dask's stay together so that its
+# go to whichever worker is free (--dist loadgroup, in pyproject.toml's addopts), but
+# test_dask's stay together so that its
 # cluster starts once (tests/conftest.py's scheduler: with pytest 9.2, xdist's own
 # xdist_group mark no longer groups, and the cluster started in both workers, 309
 # CPU-seconds for test_dask instead of 168). (--dist loadfile, a file a worker, handed out
@@ -329,7 +330,7 @@ if [ "$MODE" = quick ]; then TESTS=("${QUICK_TESTS[@]}"); else TESTS=(); fi
 JOBS="${ZORDER_AARCH64_JOBS:-$(nproc)}"
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || fail "ZORDER_AARCH64_JOBS must be a positive number of workers, not '$JOBS'"
 WORKERS=()
-if [ "$JOBS" -gt 1 ]; then WORKERS=(-n "$JOBS" --dist loadgroup); fi
+if [ "$JOBS" -gt 1 ]; then WORKERS=(-n "$JOBS"); fi
 # ZORDER_BACKEND, when set, goes through to the tests (zorder's own setting, nothing else).
 TEST_ENV=()
 if [ -n "${ZORDER_BACKEND:-}" ]; then TEST_ENV+=("ZORDER_BACKEND=$ZORDER_BACKEND"); fi
