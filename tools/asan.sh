@@ -123,16 +123,37 @@ esac
 EXISTING=()
 for t in "${TESTS[@]}"; do [ -e "$t" ] || [ "${t#-}" != "$t" ] && EXISTING+=("$t"); done
 
+# atheris is one process: it runs beside the tests (and the seeded corpus after them), so
+# that on two CPUs it never runs alone with the other CPU idle, as it did after them.
+fuzz_pid=
+if [ "$FUZZ_SECONDS" != 0 ]; then
+    echo "asan.sh: atheris for $FUZZ_SECONDS s, beside the tests (log: $WORK/atheris.log)"
+    "$PYTHON" tests/fuzz/fuzz_interleave.py --seconds "$FUZZ_SECONDS" >"$WORK/atheris.log" 2>&1 &
+    fuzz_pid=$!
+fi
+stop_fuzz() { if [ -n "$fuzz_pid" ]; then kill "$fuzz_pid" 2>/dev/null || true; fi; }
+
 echo "asan.sh: pytest ${EXISTING[*]} ${PYTEST_EXTRA[*]:-}"
 # -p no:cacheprovider: nothing is written back to the copy.
-"$PYTHON" -m pytest -q -p no:cacheprovider "${EXISTING[@]}" "${PYTEST_EXTRA[@]}"
+if ! "$PYTHON" -m pytest -q -p no:cacheprovider "${EXISTING[@]}" "${PYTEST_EXTRA[@]}"; then
+    stop_fuzz
+    echo "asan.sh: the tests failed under ASan (above)" >&2
+    exit 1
+fi
 
 echo "asan.sh: fuzz corpus, $CORPUS seeded cases on every backend"
-"$PYTHON" tests/fuzz/fuzz_interleave.py --corpus "$CORPUS"
-
-if [ "$FUZZ_SECONDS" != 0 ]; then
-    echo "asan.sh: atheris for $FUZZ_SECONDS s"
-    "$PYTHON" tests/fuzz/fuzz_interleave.py --seconds "$FUZZ_SECONDS"
+if ! "$PYTHON" tests/fuzz/fuzz_interleave.py --corpus "$CORPUS"; then
+    stop_fuzz
+    echo "asan.sh: the fuzz corpus failed (above)" >&2
+    exit 1
+fi
+if [ -n "$fuzz_pid" ]; then
+    if ! wait "$fuzz_pid"; then
+        cat "$WORK/atheris.log" >&2
+        echo "asan.sh: atheris failed under ASan (its log is above)" >&2
+        exit 1
+    fi
+    tail -n 3 "$WORK/atheris.log"
 fi
 echo "asan.sh: clean"
 if [ -n "${ZORDER_ASAN_DIR:-}" ]; then
