@@ -21,8 +21,8 @@ from zorder.interleave.table cimport group_rows, table_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
 from zorder.interleave.segments cimport (AssembleFn, MergeFn, SegBackend, SegPiece, SliceFn,
-                                         SqueezeFn, SqueezePlanesFn, UniformKernel, is_uniform,
-                                         segments_rows, uniform_rows)
+                                         SqueezeFn, SqueezePlanesFn, UniformKernel, call_assemble,
+                                         is_uniform, segments_rows, uniform_rows)
 
 from zorder.cpu import usable
 from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
@@ -136,3 +136,12 @@ def _stream_min(value=None):
 
 interleave_bits.__doc__ = INTERLEAVE_BITS_DOC
 interleave_rows.__doc__ = INTERLEAVE_ROWS_DOC
+
+
+def _assemble(pieces, Py_ssize_t size, Py_ssize_t rows, uint8_t[::1] out, Py_ssize_t total):
+    """Test hook (tests/test_assemble_bounds.py): the avx2 kernel's assembly of narrow
+    ragged rows (csrc/segments.h's zorder_assemble_fn) on the given buffers; returns the
+    rows it assembled. Refused, never run, where this CPU cannot run the kernel."""
+    if not _supported:
+        raise RuntimeError(UNSUPPORTED_REASON)
+    return call_assemble(<AssembleFn>zorder_avx2_assemble, pieces, size, rows, out, total)

@@ -60,3 +60,43 @@ cdef extern from "segments.h" nogil:
     void copy_rows_exact "zorder_copy_rows_exact"(uint8_t* dst, Py_ssize_t dst_stride,
                                                   const uint8_t* src, Py_ssize_t src_stride,
                                                   Py_ssize_t n, Py_ssize_t rows)
+
+
+# A backend's assembly hook called on caller-given buffers (the backends' `_assemble`, for
+# tests/test_assemble_bounds.py, which puts the buffers against guard pages): pieces is a
+# sequence of (src, stride, n, at). The buffers must hold what the hook's contract lets it
+# touch (each src its rows' bytes up to the last row's n, out rows * size bytes), so that
+# any byte it reads or writes past them is the hook's own fault. total is only its hint
+# of the whole output's size (large: streamed stores). Returns the rows it assembled.
+cdef inline Py_ssize_t call_assemble(AssembleFn assemble, object pieces, Py_ssize_t size,
+                                     Py_ssize_t rows, uint8_t[::1] out,
+                                     Py_ssize_t total) except -1:
+    cdef SegPiece cpieces[8]
+    cdef const uint8_t[::1] src
+    cdef Py_ssize_t npieces = len(pieces), p, r
+    if not 1 <= npieces <= 8:
+        raise ValueError(f"pieces: 1 to 8 pieces, not {npieces}")
+    if size < 1 or rows < 0:
+        raise ValueError(f"size must be positive and rows not negative, not {size}, {rows}")
+    if out.shape[0] != rows * size:
+        raise ValueError(f"out: must be exactly rows * size = {rows * size} bytes, "
+                         f"not {out.shape[0]}")
+    sources = []   # keeps each src buffer while the hook runs
+    for p, (src_obj, stride, n, at) in enumerate(pieces):
+        src = src_obj
+        sources.append(src)
+        if stride < 1 or n < 1 or at < 0 or at + n > size:
+            raise ValueError(f"pieces[{p}]: stride {stride}, n {n}, at {at} do not fit "
+                             f"a row of {size} bytes")
+        if rows and src.shape[0] != (rows - 1) * stride + n:
+            raise ValueError(f"pieces[{p}]: src must be exactly (rows - 1) * stride + n = "
+                             f"{(rows - 1) * stride + n} bytes, not {src.shape[0]}")
+        cpieces[p].src = &src[0] if src.shape[0] else NULL
+        cpieces[p].stride = stride
+        cpieces[p].n = n
+        cpieces[p].at = at
+    if rows == 0:
+        return 0
+    with nogil:
+        r = assemble(cpieces, <int>npieces, size, rows, &out[0], total)
+    return r

@@ -19,10 +19,10 @@ from zorder.interleave.bitloop cimport bitloop_rows
 from zorder.interleave.pdep cimport pdep_rows, pdep_supported, pdep_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.kernel cimport Column
-from zorder.interleave.segments cimport (AssembleFn, SegBackend, SegPiece,
-                                         SliceFn, SqueezeFn, UniformKernel, copy_rows_exact,
-                                         is_uniform, segments_rows, uniform_rows,
-                                         uniform_rows_cut)
+from zorder.interleave.segments cimport (AssembleFn, SegBackend, SegPiece, SliceFn,
+                                         SqueezeFn, UniformKernel, call_assemble,
+                                         copy_rows_exact, is_uniform, segments_rows,
+                                         uniform_rows, uniform_rows_cut)
 
 from zorder.cpu import facts, simd_verdict, usable
 from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
@@ -198,3 +198,12 @@ def _stream_min(value=None):
 
 interleave_bits.__doc__ = INTERLEAVE_BITS_DOC
 interleave_rows.__doc__ = INTERLEAVE_ROWS_DOC
+
+
+def _assemble(pieces, Py_ssize_t size, Py_ssize_t rows, uint8_t[::1] out, Py_ssize_t total):
+    """Test hook (tests/test_assemble_bounds.py): the simd kernel's assembly of narrow
+    ragged rows (csrc/segments.h's zorder_assemble_fn) on the given buffers; returns the
+    rows it assembled. Refused, never run, where this CPU cannot run the kernel."""
+    if not _supported:
+        raise RuntimeError(UNSUPPORTED_REASON)
+    return call_assemble(<AssembleFn>zorder_simd_assemble, pieces, size, rows, out, total)
