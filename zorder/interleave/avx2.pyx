@@ -140,8 +140,7 @@ interleave_rows.__doc__ = INTERLEAVE_ROWS_DOC
 
 def _assemble(pieces, Py_ssize_t size, Py_ssize_t rows, uint8_t[::1] out, Py_ssize_t total):
     """Test hook (tests/test_assemble_bounds.py): the avx2 kernel's assembly of narrow
-    ragged rows (csrc/segments.h's zorder_assemble_fn) on the given buffers; returns the
-    rows it assembled. Refused, never run, where this CPU cannot run the kernel."""
-    if not _supported:
-        raise RuntimeError(UNSUPPORTED_REASON)
-    return call_assemble(<AssembleFn>zorder_avx2_assemble, pieces, size, rows, out, total)
+    ragged rows (the hook its segments use, csrc/segments.h's zorder_assemble_fn) on the
+    given buffers; returns the rows it assembled. Refused, never run, where this CPU
+    cannot run the kernel."""
+    return call_assemble(&_seg, _supported, UNSUPPORTED_REASON, pieces, size, rows, out, total)

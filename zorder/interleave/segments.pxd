@@ -68,12 +68,17 @@ cdef extern from "segments.h" nogil:
 # touch (each src its rows' bytes up to the last row's n, out rows * size bytes), so that
 # any byte it reads or writes past them is the hook's own fault. total is only its hint
 # of the whole output's size (large: streamed stores). Returns the rows it assembled.
-cdef inline Py_ssize_t call_assemble(AssembleFn assemble, object pieces, Py_ssize_t size,
+# Refused (RuntimeError with `unsupported`), never run, where the CPU cannot run it.
+cdef inline Py_ssize_t call_assemble(const SegBackend* backend, bint supported,
+                                     str unsupported, object pieces, Py_ssize_t size,
                                      Py_ssize_t rows, uint8_t[::1] out,
                                      Py_ssize_t total) except -1:
     cdef SegPiece cpieces[8]
     cdef const uint8_t[::1] src
     cdef Py_ssize_t npieces = len(pieces), p, r
+    cdef AssembleFn assemble = backend.assemble
+    if not supported or assemble == NULL:
+        raise RuntimeError(unsupported or "this backend has no assembly of narrow rows")
     if not 1 <= npieces <= 8:
         raise ValueError(f"pieces: 1 to 8 pieces, not {npieces}")
     if size < 1 or rows < 0:
