@@ -10,11 +10,12 @@ process dies, failing the run. The rows the hook says it assembled must be exact
 """
 
 import ctypes
-import importlib
 import mmap
 
 import numpy as np
 import pytest
+
+import zorder
 
 PAGE = mmap.PAGESIZE
 PROT_NONE = 0
@@ -72,14 +73,10 @@ def random_case(rng):
 @pytest.fixture(params=["avx2", "simd"])
 def assemble(request):
     """A backend's assembly hook; skipped, saying why, where it cannot run."""
-    name = request.param
     try:
-        module = importlib.import_module(f"zorder.interleave.{name}")
-    except ImportError as exc:   # not built here (aarch64)
-        pytest.skip(f"{name} is not built here: {exc}")
-    if not module.SUPPORTED:
-        pytest.skip(f"{name}: {module.UNSUPPORTED_REASON}")
-    return module._assemble
+        return zorder.get_backend(request.param)._assemble
+    except zorder.BackendError as exc:   # not built here (aarch64), or not this CPU's
+        pytest.skip(str(exc))
 
 
 @pytest.mark.parametrize("guard", ["after", "before"])
