@@ -210,3 +210,110 @@ def test_cluster_apart_output_still_works(cluster_dir, capsys):
                   "sync", "--quiet", "--no-report", "--overwrite")
     assert rc == 0, err
     assert [n for n in os.listdir(cluster_dir) if ".zorder-" in n] == []
+
+
+# ---------------------------------------------------------------------------------------
+# --plot: a second output, held to the same rules and checked before any work
+
+
+def plot_refused(rc, err):
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc not in (0, None), f"the command was not refused: {err!r}"
+    assert len(lines) == 1 and lines[0].startswith("error: --plot"), err
+    return lines[0]
+
+
+SORT_PLOT_CASES = {
+    # name: (--plot, the words of the error)
+    "the input": ("in.parquet", "is the input"),
+    "a symlink to the input": ("link.parquet", "is the input"),
+    "a hard link to the input": ("hard.parquet", "is the input"),
+    "the input through a symlinked folder": ("same/in.parquet", "is the input"),
+    "the output": ("out.parquet", "is the output"),
+    "the output, spelled otherwise": ("sub/../out.parquet", "is the output"),
+}
+
+
+@pytest.mark.parametrize("overwrite", [False, True], ids=["plain", "overwrite"])
+@pytest.mark.parametrize("case", list(SORT_PLOT_CASES))
+def test_sort_plot_is_never_the_input_or_the_output(sort_dir, capsys, case, overwrite):
+    pytest.importorskip("matplotlib")
+    plot, words = SORT_PLOT_CASES[case]
+    before = snapshot(sort_dir / "in.parquet")
+    rc, err = cli(capsys, "sort", "in.parquet", "out.parquet", "--columns", "a,b",
+                  "--plot", plot, *(["--overwrite"] if overwrite else []))
+    assert words in plot_refused(rc, err)
+    assert snapshot(sort_dir / "in.parquet") == before
+    assert not os.path.exists(sort_dir / "out.parquet"), "the sort ran before the refusal"
+
+
+CLUSTER_PLOT_CASES = {
+    "inside the input": ("data/p.png", "is inside the input"),
+    "inside the input through a symlink": ("d_link/p.png", "is inside the input"),
+    "a symlink to an input file": ("in_file.png", "is inside the input"),
+    "inside OUT_DIR": ("fresh/p.png", "is inside OUT_DIR"),
+    "OUT_DIR itself": ("fresh", "is OUT_DIR"),
+}
+
+
+@pytest.mark.parametrize("case", list(CLUSTER_PLOT_CASES))
+def test_cluster_plot_is_never_in_the_input_or_out_dir(cluster_dir, capsys, case):
+    pytest.importorskip("matplotlib")
+    os.symlink("data/part-0.parquet", cluster_dir / "in_file.png")
+    plot, words = CLUSTER_PLOT_CASES[case]
+    before = snapshot(cluster_dir / "data")
+    rc, err = cli(capsys, "cluster", "data", "fresh", "--columns", "a", "--scheduler", "sync",
+                  "--quiet", "--overwrite", "--plot", plot)
+    assert words in plot_refused(rc, err)
+    assert snapshot(cluster_dir / "data") == before
+    assert not os.path.exists(cluster_dir / "fresh"), "the cluster ran before the refusal"
+    assert os.path.islink(cluster_dir / "in_file.png")
+
+
+def test_plot_problems_are_found_before_the_work(sort_dir, capsys):
+    pytest.importorskip("matplotlib")
+    (sort_dir / "taken.png").write_bytes(b"someone's picture")
+    for plot, words in (("missing/p.png", "does not exist"),
+                        ("p.txt", "cannot write .txt"),
+                        ("taken.png", "exists; pass"),
+                        ("sub", "a folder")):
+        rc, err = cli(capsys, "sort", "in.parquet", "out.parquet", "--columns", "a",
+                      "--plot", plot)
+        assert words in plot_refused(rc, err), plot
+        assert not os.path.exists(sort_dir / "out.parquet"), plot
+    assert (sort_dir / "taken.png").read_bytes() == b"someone's picture"
+
+
+def test_plot_is_written_whole_and_replaced_only_with_overwrite(sort_dir, capsys):
+    pytest.importorskip("matplotlib")
+    rc, err = cli(capsys, "sort", "in.parquet", "out.parquet", "--columns", "a,b",
+                  "--plot", "p.png")
+    assert rc == 0, err
+    assert (sort_dir / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rc, err = cli(capsys, "sort", "in.parquet", "out.parquet", "--columns", "a,b",
+                  "--plot", "p.svg", "--overwrite")
+    assert rc == 0, err
+    assert b"<svg" in (sort_dir / "p.svg").read_bytes()[:400]
+    assert [n for n in os.listdir(sort_dir) if ".zorder-" in n] == []
+
+
+def test_empty_paths_are_named(sort_dir, capsys):
+    rc, err = cli(capsys, "sort", "in.parquet", "", "--columns", "a", "--no-report")
+    assert rc not in (0, None) and err.strip() == "error: output is an empty path"
+    rc, err = cli(capsys, "sort", "", "out.parquet", "--columns", "a", "--no-report")
+    assert rc not in (0, None) and err.strip() == "error: the input is an empty path"
+
+
+@pytest.mark.parametrize("row_group_size", [0, -5, 1.5, True])
+def test_sort_parquet_checks_row_group_size_before_the_output(sort_dir, row_group_size):
+    """A row group size of 0 or less wrote an empty file over the output (overwrite=True)."""
+    from zorder.parquet.sort import sort_parquet
+
+    write_table(sort_dir / "old.parquet", seed=5)
+    before = snapshot(sort_dir / "old.parquet")
+    with pytest.raises(ValueError, match="row_group_size must be a positive int"):
+        sort_parquet("in.parquet", "old.parquet", ["a"], row_group_size=row_group_size,
+                     overwrite=True, report=False)
+    with pytest.raises(ValueError, match="predicates must be a positive int"):
+        sort_parquet("in.parquet", "old.parquet", ["a"], predicates=0, overwrite=True)
+    assert snapshot(sort_dir / "old.parquet") == before

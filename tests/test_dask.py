@@ -288,8 +288,12 @@ def test_cli_end_to_end_with_report_and_plot(tmp_path, capsys):
     assert tables[0].column_names == ["id", "a", "b", "s", "payload"]
     if zd_has_matplotlib():
         assert os.path.getsize(png) > 1000
-    # A second run into the now non-empty OUT_DIR refuses, then --overwrite replaces it.
-    assert main(argv) == 2
+    # A second run into the now non-empty OUT_DIR refuses (first for the existing plot,
+    # checked before any work), then --overwrite replaces both.
+    if zd_has_matplotlib():
+        assert main(argv) == 2
+        assert f"--plot {png!r} exists" in capsys.readouterr().err
+    assert main([a for a in argv if a not in ("--plot", png)]) == 2
     assert "not empty" in capsys.readouterr().err
     assert main(argv + ["--overwrite", "--quiet"]) == 0
     assert capsys.readouterr().err == ""

@@ -1,6 +1,7 @@
 """zorder.parquet.safety: an output is never the input, and every exit leaves it old or complete."""
 
 import os
+import re
 import sys
 import signal
 import threading
@@ -93,12 +94,29 @@ def test_check_file_output_refuses_non_regular_files(tmp_path):
 
 def test_check_folder_output(tmp_path):
     (tmp_path / "f").write_bytes(b"x")
-    with pytest.raises(ValueError, match="not a folder"):
+    with pytest.raises(ValueError, match="exists and is a file, not a folder"):
         _safety.check_folder_output(str(tmp_path / "f"), overwrite=True)
     with pytest.raises(ValueError, match="not empty"):
         _safety.check_folder_output(str(tmp_path), overwrite=False)
     _safety.check_folder_output(str(tmp_path), overwrite=True)
     _safety.check_folder_output(str(tmp_path / "new"), overwrite=False)
+
+
+def test_check_side_output_keeps_a_second_output_apart(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.parquet").write_bytes(b"data")
+    (tmp_path / "d").mkdir()
+    apart = [("in.parquet", "the input"), ("d", "OUT_DIR")]
+    for path, words in (("in.parquet", "'in.parquet' is the input ('in.parquet')"),
+                        ("d/../in.parquet", "is the input"), ("d/p.png", "is inside OUT_DIR"),
+                        ("", "--plot is an empty path")):
+        with pytest.raises(ValueError, match=re.escape(words)):
+            _safety.check_side_output(path, "--plot", apart, overwrite=True)
+    (tmp_path / "p.png").write_bytes(b"old")
+    with pytest.raises(FileExistsError, match="--plot 'p.png' exists"):
+        _safety.check_side_output("p.png", "--plot", apart, overwrite=False)
+    _safety.check_side_output("p.png", "--plot", apart, overwrite=True)
+    _safety.check_side_output("new.png", "--plot", apart, overwrite=False)
 
 
 # ---------------------------------------------------------------------------------------

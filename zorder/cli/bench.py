@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 import zorder
-from zorder.cli.plot import plot_bench, require_matplotlib
+from zorder.cli.plot import plot_bench, plot_format, require_matplotlib
 from zorder.cli.bench_matrix import MATRIX_ROWS, format_matrix, run_matrix
 from zorder.cli.progress import Progress
 
@@ -433,6 +433,11 @@ def run(args: argparse.Namespace) -> int:
                 return 2
     if args.plot:
         require_matplotlib("python -m zorder bench: --plot")   # fail before the timing
+        try:
+            plot_format(args.plot, "--plot")
+        except ValueError as exc:
+            print(f"python -m zorder bench: {exc}", file=sys.stderr)
+            return 2
         folder = os.path.dirname(os.path.abspath(args.plot))
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
             print(f"python -m zorder bench: cannot write --plot {args.plot!r}: "

@@ -9,7 +9,7 @@ from zorder.cli.args import (
     add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, columns_arg,
     iceberg_options, load_boundaries, positive_int, size_arg,
 )
-from zorder.cli.plot import plot_skipping, require_matplotlib
+from zorder.cli.plot import check_plot_output, plot_skipping
 from zorder.values.codec import HVALUE_COLUMN, ZVALUE_COLUMN
 
 __all__ = ["add_arguments", "run"]
@@ -45,10 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-zvalue", action="store_true",
                         help=f"keep the curve values as a binary column ({ZVALUE_COLUMN}, or "
                              f"{HVALUE_COLUMN} for --curve hilbert)")
-    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty OUT_DIR")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace a non-empty OUT_DIR (and an existing --plot file)")
     parser.add_argument("--no-report", action="store_true", help="skip the skipping report")
     parser.add_argument("--plot", metavar="FILE.png", default=None,
-                        help="draw the skipping report (needs matplotlib)")
+                        help="draw the skipping report (needs matplotlib; an existing FILE "
+                             "is replaced only with --overwrite)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -59,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
 
     require_dask("zorder cluster")
     if args.plot:
-        require_matplotlib("zorder cluster: --plot")  # before the work, not after it
+        # before the work, not after it: never the input or OUT_DIR under any name
+        check_plot_output(args.plot, "--plot", [(args.in_dir, "the input"),
+                                                (args.out_dir, "OUT_DIR")], args.overwrite)
     result = cluster(
         args.in_dir, args.out_dir, args.columns, options=iceberg_options(args),
         target_file_size=args.target_file_size, row_group_size=args.row_group_size,
@@ -75,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
         report = skipping_report(args.in_dir, result.out_dir, args.columns)
         print(format_report(report))
         if args.plot:
-            plot_skipping(report, args.plot)
+            try:
+                plot_skipping(report, args.plot)
+            except OSError as exc:
+                raise OSError(f"{result.out_dir} was written, but not the plot: {exc}") from None
             print(f"plot: {args.plot}")
     return 0

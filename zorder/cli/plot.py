@@ -3,7 +3,8 @@ figures the commands draw (needs the ``plot`` extra)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict
+import os
+from typing import Any, Dict, Sequence, Tuple
 
 
 def require_matplotlib(what: str) -> None:
@@ -14,6 +15,41 @@ def require_matplotlib(what: str) -> None:
         raise SystemExit(
             f"{what} needs matplotlib, which is not installed (pip install 'zorder[plot]')"
         ) from None
+
+
+def plot_format(path: str, what: str) -> str:
+    """The file format matplotlib writes ``path`` in (its extension; png without one), or
+    ValueError naming ``what`` if it writes no such format. Needs matplotlib."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    ext = os.path.splitext(path)[1][1:].lower()
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if ext and ext not in formats:
+        raise ValueError(f"{what} {path!r}: matplotlib cannot write .{ext} files (it writes "
+                         f"{', '.join(sorted(formats))})")
+    return ext or "png"
+
+
+def check_plot_output(path: str, what: str, apart_from: Sequence[Tuple[str, str]],
+                      overwrite: bool) -> None:
+    """Everything about a command's ``--plot FILE`` that can be refused before its work:
+    matplotlib missing, a format it cannot write, and the output checks of
+    ``zorder.parquet.safety.check_side_output`` (never the input or the main output under
+    any name; an existing file only with ``overwrite``)."""
+    from zorder.parquet.safety import check_side_output
+
+    require_matplotlib(what)
+    check_side_output(path, what, apart_from, overwrite)
+    plot_format(path, what)
+
+
+def save_figure(fig: Any, path: str, dpi: int) -> None:
+    """Write ``fig`` to ``path`` whole or not at all (beside it first, then renamed over
+    it, as the commands write their data)."""
+    from zorder.parquet.safety import atomic_file
+
+    with atomic_file(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=plot_format(path, "plot"))
 
 
 def pyplot() -> Any:
@@ -51,18 +87,8 @@ def plot_bench(report: Dict[str, Any], path: str) -> None:
     cpu = report["cpu"]
     fig.suptitle(f"zorder {report['zorder_version']}: {cpu['brand']}, {report['date']}")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, 120)
     plt.close(fig)
-
-
-def _require_matplotlib() -> None:
-    try:
-        import matplotlib  # noqa: F401  (only whether it imports)
-    except ImportError:
-        raise SystemExit(
-            "python -m zorder bench: --plot needs matplotlib, which is not installed "
-            "(pip install 'zorder[plot]')"
-        ) from None
 
 
 def plot_skipping(report: Dict[str, Any], path: str) -> None:
@@ -96,5 +122,5 @@ def plot_skipping(report: Dict[str, Any], path: str) -> None:
     axes[0].legend()
     fig.suptitle("min/max statistics skipping, before and after clustering")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path, 100)
     plt.close(fig)

@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_encoding_arguments(parser)
     parser.add_argument("--plot", metavar="FILE.png", default=None,
                         help="draw the skipping report, every layout side by side (needs "
-                             "matplotlib)")
+                             "matplotlib; an existing FILE is replaced only with --overwrite)")
     parser.add_argument("--compare", type=compare_arg, default=(), metavar="encoding,curve",
                         help="the report also shows every other encoding and/or curve on "
                              "the same rows (written to memory only), side by side")
@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output compression, e.g. zstd, snappy, none "
                              "(default: the input's)")
     parser.add_argument("--overwrite", action="store_true",
-                        help="replace OUT.parquet if it exists")
+                        help="replace OUT.parquet (and the --plot file) if it exists")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="progress bar on stderr: auto (default) shows it for files of "
                              f"{LARGE_FILE_ROWS:,}+ rows when stderr is a terminal")
@@ -77,11 +77,13 @@ def run(args: argparse.Namespace) -> int:
 
     options = iceberg_options(args)
     if args.plot:
-        from zorder.cli.plot import require_matplotlib
+        from zorder.cli.plot import check_plot_output
 
-        require_matplotlib("zorder sort: --plot")   # before the work, not after it
         if args.no_report:
             raise ValueError("--plot draws the report: leave out --no-report")
+        # before the work, not after it: never the input or the output under any name
+        check_plot_output(args.plot, "--plot", [(args.input, "the input"),
+                                                (args.output, "the output")], args.overwrite)
     bar: Optional[Progress] = Progress("zorder sort") if _wants_progress(args) else None
     try:
         result = sort_parquet(
@@ -105,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
         if args.plot:
             from zorder.cli.plot import plot_skipping
 
-            plot_skipping(result["report"], args.plot)
+            try:
+                plot_skipping(result["report"], args.plot)
+            except OSError as exc:
+                raise OSError(f"{args.output} was written, but not the plot: {exc}") from None
             print(f"plot: {args.plot}")
     return 0

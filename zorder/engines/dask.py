@@ -61,7 +61,7 @@ from zorder.parquet.safety import (
     check_apart, check_folder_output, check_no_shared_files, physical, replace_folder,
     sibling, sigterm_as_exception,
 )
-from zorder.parquet.sort import check_compression
+from zorder.parquet.sort import check_compression, check_row_group_size
 from zorder.parquet.sizes import parse_size
 from zorder.values.codec import HVALUE_COLUMN, ZVALUE_COLUMN
 from zorder.values.table import Ordering, check_column_names
@@ -212,10 +212,7 @@ def cluster(
                              timestamp=timestamp)
     target = parse_size(target_file_size, "target_file_size")
     group_bytes = parse_size(row_group_bytes, "row_group_bytes")
-    if row_group_size is not None and (isinstance(row_group_size, bool) or
-                                       not isinstance(row_group_size, (int, np.integer)) or
-                                       row_group_size <= 0):
-        raise ValueError(f"row_group_size must be a positive int (rows), got {row_group_size!r}")
+    check_row_group_size(row_group_size)
     if not isinstance(sample_rows, (int, np.integer)) or isinstance(sample_rows, bool) or sample_rows < 1:
         raise ValueError(f"sample_rows must be a positive int, got {sample_rows!r}")
     ordering = Ordering(opts, curve, encoding, rank_bits, boundaries)

@@ -32,7 +32,7 @@ import stat
 import threading
 import uuid
 from types import FrameType
-from typing import Callable, Iterator, List, NoReturn, Optional, Tuple
+from typing import Callable, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 __all__ = [
     "FOLDER_STEPS",
@@ -44,6 +44,7 @@ __all__ = [
     "check_file_output",
     "check_folder_output",
     "check_no_shared_files",
+    "check_side_output",
     "overlap",
     "physical",
     "replace_folder",
@@ -165,6 +166,9 @@ def physical(path: str) -> str:
 def check_apart(output: str, input: str, output_name: str = "output",
                 input_name: str = "the input") -> None:
     """ValueError unless ``output`` and ``input`` are apart (see :func:`overlap`)."""
+    for path, name in ((input, input_name), (output, output_name)):
+        if not path:   # ('' would be the current folder to some calls, no file to others)
+            raise ValueError(f"{name} is an empty path")
     how = overlap(output, input)
     if how is not None:
         real = os.path.realpath(input)
@@ -181,7 +185,7 @@ def _kind(mode: int) -> str:
                        (stat.S_ISSOCK, "a socket")):
         if test(mode):
             return name
-    return "not a regular file"
+    return "a file" if stat.S_ISREG(mode) else "a special file"
 
 
 def check_file_output(path: str, overwrite: bool, name: str = "output") -> None:
@@ -200,6 +204,22 @@ def check_file_output(path: str, overwrite: bool, name: str = "output") -> None:
     if not overwrite:
         raise FileExistsError(f"{name} {path!r} exists; pass overwrite=True "
                               "(--overwrite on the command line) to replace it")
+
+
+def check_side_output(path: str, name: str, apart_from: Sequence[Tuple[str, str]],
+                      overwrite: bool) -> None:
+    """Refuse, before any work, a command's second output (``--plot``, ``--report-json``)
+    that is, holds or lies inside any of ``apart_from`` (``(path, what)`` pairs: the
+    input, the main output), or that :func:`check_file_output` refuses: its folder
+    missing, an existing path of another kind, an existing file without ``overwrite``."""
+    if not path:
+        raise ValueError(f"{name} is an empty path")
+    for other, what in apart_from:
+        how = overlap(path, other)
+        if how is not None:
+            raise ValueError(f"{name} {path!r} {how.replace('the input', what)} "
+                             f"({other!r}); write it somewhere else")
+    check_file_output(path, overwrite, name)
 
 
 def check_folder_output(path: str, overwrite: bool, name: str = "out_dir") -> None:

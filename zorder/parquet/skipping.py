@@ -28,6 +28,7 @@ from zorder.parquet.files import Where, parquet_files
 __all__ = [
     "RowGroupStats",
     "can_skip",
+    "check_report_arguments",
     "format_report",
     "parquet_files",
     "range_predicates",
@@ -208,6 +209,13 @@ def _tally(groups: Sequence[RowGroupStats], predicates: Sequence[Tuple[Any, Any]
     result["row_groups_skipped"] = skipped_groups / p / len(groups)
     result["files_skipped"] = skipped_files / p / max(1, nfiles)
     return result
+
+
+def check_report_arguments(predicates: Any, fraction: Any) -> None:
+    """ValueError unless ``predicates`` is a positive int and ``fraction`` in (0, 1), as
+    the reports need them (for callers that check before their work)."""
+    _check_count(predicates)
+    _check_fraction(fraction)
 
 
 def _check_fraction(fraction: Any) -> None:

@@ -18,12 +18,12 @@ from zorder.parquet.files import require_pyarrow
 from zorder.parquet.safety import (
     atomic_file, check_apart, check_file_output, physical, sigterm_as_exception,
 )
-from zorder.parquet.skipping import skipping_report
+from zorder.parquet.skipping import check_report_arguments, skipping_report
 from zorder.values import sort_indices, zorder_widths
 from zorder.values.rank import ENCODINGS, check_encoding, check_rank_bits
 from zorder.values.table import CURVES
 
-__all__ = ["ProgressCallback", "check_compression", "sort_parquet"]
+__all__ = ["ProgressCallback", "check_compression", "check_row_group_size", "sort_parquet"]
 
 #: ``progress(stage, done, total, unit)``: how far the rewrite is.
 ProgressCallback = Callable[[str, int, int, str], None]
@@ -40,6 +40,14 @@ def check_compression(compression: str, schema: Any) -> None:
     except (pa.ArrowException, ValueError, TypeError) as exc:
         raise ValueError(f"compression {compression!r} is not a Parquet codec pyarrow can "
                          f"write ({exc}); use e.g. zstd, snappy, gzip, lz4 or none") from None
+
+
+def check_row_group_size(row_group_size: Any) -> None:
+    """ValueError unless ``row_group_size`` is None or a positive int (rows per group)."""
+    if row_group_size is not None and (isinstance(row_group_size, bool) or
+                                       not hasattr(row_group_size, "__index__") or
+                                       row_group_size <= 0):
+        raise ValueError(f"row_group_size must be a positive int (rows), got {row_group_size!r}")
 
 
 def _in_memory_layout(table: Any, perm: Any, row_group_size: int, compression: str) -> Any:
@@ -108,6 +116,11 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
 
     if curve not in CURVES + ("both",):
         raise ValueError(f"curve must be 'zorder', 'hilbert' or 'both', got {curve!r}")
+    # Every argument is checked before the output is touched (a row group size of 0 or
+    # less wrote an empty file over it).
+    check_row_group_size(row_group_size)
+    if report:
+        check_report_arguments(predicates, fraction)
     check_encoding(encoding)
     if rank_bits is not None:
         check_rank_bits(rank_bits)
