@@ -753,3 +753,47 @@ def test_files_are_cut_where_the_curve_enters_a_new_cell():
     cuts = aligned_cuts(4000, 1.0, 4000 / 3, bits, tolerance=0.01)
     assert len(cuts) == 4 and all(abs(c - i * 4000 / 3) <= 4000 / 24 for i, c in enumerate(cuts))
     assert aligned_cuts(1, 1.0, 10, bits) == [0, 1]
+
+
+def test_cli_checks_its_report_file_before_the_commit_and_says_what_was_done(
+        catalog, tmp_path, capsys, monkeypatch):
+    """--report-json is checked before the catalog is opened; if it still cannot be
+    written after the commit, the error says the rewrite was committed (exit 1)."""
+    from zorder.cli import main
+    from zorder.parquet import safety
+
+    make_table(catalog, name="cli_rj", appends=2, rows=50)
+    flags = ["--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db",
+             "--warehouse", f"file://{tmp_path}/wh", "--quiet", "--no-report"]
+    before = catalog.load_table("db.cli_rj").current_snapshot().snapshot_id
+    missing = str(tmp_path / "missing" / "r.json")
+    assert main(["iceberg", "rewrite", "db.cli_rj", "--columns", "l", "--report-json",
+                 missing, *flags]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: --report-json: the folder for {missing!r} does not exist: "
+        f"{str(tmp_path / 'missing')!r}")
+    assert catalog.load_table("db.cli_rj").current_snapshot().snapshot_id == before
+
+    def full_disk(step):
+        if step == "replace":
+            raise OSError(28, "No space left on device")
+    monkeypatch.setattr(safety, "fault_hook", full_disk)
+    report = tmp_path / "r.json"
+    assert main(["iceberg", "rewrite", "db.cli_rj", "--columns", "l", "--report-json",
+                 str(report), *flags]) == 1
+    after = catalog.load_table("db.cli_rj").current_snapshot().snapshot_id
+    assert after != before
+    assert capsys.readouterr().err.startswith(
+        f"error: the rewrite was committed as snapshot {after}, but --report-json "
+        f"{str(report)!r} could not be written: ")
+    assert not report.exists() and [n for n in os.listdir(tmp_path) if ".zorder-" in n] == []
+
+
+def test_cli_names_a_catalog_it_cannot_open_in_one_line(tmp_path, capsys):
+    from zorder.cli import main
+
+    code = main(["iceberg", "rewrite", "db.t", "--columns", "a", "--quiet",
+                 "--uri", f"sqlite:///{tmp_path}/no/such/folder/x.db"])
+    err = capsys.readouterr().err
+    assert code == 1 and len(err.splitlines()) == 1, err
+    assert err.startswith("error: cannot ") and "OperationalError" in err

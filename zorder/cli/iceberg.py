@@ -77,6 +77,14 @@ def load_catalog(args: argparse.Namespace) -> Any:
     return pyiceberg_load_catalog(args.catalog or "default", **properties)
 
 
+def _cannot(what: str, exc: Exception) -> int:
+    """One line for a catalog's own error (its class and first line), exit status 1."""
+    text = str(exc).strip()
+    print(f"error: cannot {what} ({type(exc).__name__}: {text.splitlines()[0] if text else ''})",
+          file=sys.stderr)
+    return 1
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``zorder iceberg rewrite`` with parsed ``args``; returns the exit status."""
     from zorder.engines.iceberg import IcebergRewriteError, _require_pyiceberg, rewrite, skipping
@@ -89,11 +97,26 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--timestamp does not apply: the Iceberg schema says which columns are "
                          "timestamp (microseconds) and which timestamptz (seconds)")
     options = iceberg_options(args)
-    catalog = load_catalog(args)
+    if args.report_json:
+        from zorder.parquet.safety import check_side_output
+
+        # before the commit, not after it (an earlier report is replaced: that is its use)
+        check_side_output(args.report_json, "--report-json", (), overwrite=True)
+    boundaries = load_boundaries(args.boundaries)
+    try:
+        catalog = load_catalog(args)
+    except (ValueError, TypeError, ImportError):
+        raise
+    except Exception as exc:   # a database driver's or HTTP client's own error
+        return _cannot("open the catalog", exc)
     try:
         table = catalog.load_table(args.table)
     except NoSuchTableError as exc:
         raise ValueError(f"no table {args.table!r} in catalog {catalog.name!r}: {exc}") from None
+    except (ValueError, TypeError, ImportError):
+        raise
+    except Exception as exc:
+        return _cannot(f"load table {args.table!r}", exc)
     bar = Progress("zorder iceberg", enabled=not args.quiet)
 
     def progress(done: int, total: int, entry: Dict[str, Any]) -> None:
@@ -107,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
                          case_sensitive=args.case_sensitive,
                          max_file_group_size=args.max_file_group_size, progress=progress,
                          encoding=args.encoding, rank_bits=args.rank_bits,
-                         boundaries=load_boundaries(args.boundaries))
+                         boundaries=boundaries)
     except IcebergRewriteError as exc:
         bar.close()
         print(f"error: {exc}", file=sys.stderr)
@@ -117,9 +140,19 @@ def run(args: argparse.Namespace) -> int:
     groups = result.report["groups"]
     out = sys.stdout
     if args.report_json:
-        with open(args.report_json, "w", encoding="utf-8") as fh:
-            json.dump({**result.report, "snapshot_id": result.snapshot_id,
-                       "previous_snapshot_id": result.previous_snapshot_id}, fh, indent=1)
+        from zorder.parquet.safety import atomic_file
+
+        try:
+            with atomic_file(args.report_json) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+                json.dump({**result.report, "snapshot_id": result.snapshot_id,
+                           "previous_snapshot_id": result.previous_snapshot_id}, fh, indent=1)
+        except OSError as exc:
+            done = ("nothing was committed (dry run)" if args.dry_run
+                    else "nothing was committed" if result.snapshot_id is None
+                    else f"the rewrite was committed as snapshot {result.snapshot_id}")
+            print(f"error: {done}, but --report-json {args.report_json!r} could not be "
+                  f"written: {exc}", file=sys.stderr)
+            return 1
     if args.dry_run:
         print(f"dry run: would rewrite {result.rewritten_files} data files "
               f"({result.rewritten_bytes} bytes) in {len(groups)} file groups on "
