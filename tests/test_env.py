@@ -2,6 +2,7 @@
 
 import json
 import os
+import pathlib
 
 import pytest
 
@@ -30,6 +31,31 @@ def test_unknown_backend_fails_at_import_listing_valid_names(run_python):
     assert "BackendError" in done.stderr and "'fastest'" in done.stderr
     for name in ("auto",) + zorder.BACKEND_NAMES:
         assert name in done.stderr
+
+
+def test_the_command_ends_a_bad_backend_with_one_line(run_python):
+    """The zorder command imports the package before its own code runs: a bad
+    ZORDER_BACKEND still ends it with one error line and the usage status, no traceback."""
+    for command in (("-m", "zorder", "info"), ("-m", "zorder", "sort", "a", "b", "--columns", "x")):
+        done = run_python(*command, env={"ZORDER_BACKEND": "fastest"})
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.splitlines() == [
+            f"error: ZORDER_BACKEND='fastest' is not a zorder backend; valid values: "
+            f"{', '.join(('auto',) + zorder.BACKEND_NAMES)}"], done.stderr
+
+
+def test_an_unbuilt_source_folder_says_so(run_python, tmp_path):
+    """Importing the source folder (no compiled modules) names the problem, not a missing
+    name deep in the package."""
+    import shutil
+
+    src = pathlib.Path(zorder.__file__).resolve().parent
+    shutil.copytree(src, tmp_path / "tree" / "zorder",
+                    ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
+    done = run_python("-c", "import zorder", env={"PYTHONPATH": str(tmp_path / "tree")})
+    assert done.returncode == 1
+    assert "zorder's compiled kernels are missing from" in done.stderr.splitlines()[-1], \
+        done.stderr
 
 
 def test_backend_error_is_import_and_value_error():

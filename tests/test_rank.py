@@ -171,6 +171,14 @@ def test_boundaries_round_trip_through_json():
     assert np.array_equal(z1, z2) and z1.shape == (5000, 2)
 
 
+def test_a_boundaries_file_that_is_not_text_names_the_option(tmp_path):
+    from zorder.cli.args import load_boundaries
+
+    (tmp_path / "data.parquet").write_bytes(b"PAR1\x15\x80\x04\xff")
+    with pytest.raises(ValueError, match="--boundaries: cannot read .* as JSON"):
+        load_boundaries(str(tmp_path / "data.parquet"))
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda d: d.update(format="other"), "not a zorder.rank-boundaries"),
     (lambda d: d.update(version=99), "unknown version"),

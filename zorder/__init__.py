@@ -20,13 +20,19 @@ is built in floors, each importing only the ones below it::
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 try:
     from zorder.cpu import _facts  # noqa: F401  (the first compiled module)
-except ModuleNotFoundError as _exc:  # pragma: no cover - only in an unbuilt source tree
-    if _exc.name != "zorder.cpu._facts":
-        raise
+except ImportError as _exc:  # pragma: no cover - only in an unbuilt source tree
+    # (Python reports a missing extension module of a package that imports it as "cannot
+    # import name", a plain ImportError: look for the file itself.)
+    from importlib.machinery import EXTENSION_SUFFIXES as _SUFFIXES
+
+    if any(os.path.exists(os.path.join(os.path.dirname(__file__), "cpu", "_facts" + _suffix))
+           for _suffix in _SUFFIXES):
+        raise   # built, but it does not load: that error says why
     raise ImportError(
         f"zorder's compiled kernels are missing from {os.path.dirname(__file__)}: this looks "
         "like the source folder, which Python finds first when run from it. Run from another "
@@ -78,8 +84,24 @@ def _select() -> Tuple[str, str]:
     return _interleave.resolve(os.environ.get(ENV_VAR, "auto"), source=ENV_VAR)
 
 
-_wish, backend_reason = _select()
-_backend_module = _interleave.use(_wish)
+def _run_as_command() -> bool:
+    """Whether this process is the zorder command (its console script, or ``python -m
+    zorder``), which ends a bad ZORDER_BACKEND with one line, not a traceback: it imports
+    this package before its own code can catch anything."""
+    if os.path.basename(sys.argv[0]) == "zorder":
+        return True
+    argv = list(getattr(sys, "orig_argv", ()))
+    return any(a == "-m" and b == "zorder" for a, b in zip(argv, argv[1:]))
+
+
+try:
+    _wish, backend_reason = _select()
+    _backend_module = _interleave.use(_wish)
+except BackendError as _error:
+    if not _run_as_command():
+        raise
+    print(f"error: {_error}", file=sys.stderr)
+    raise SystemExit(2) from None   # (the command's status for a bad argument)
 #: What runs: a backend name (forced), or ``auto (simd; pdep for ...)``: the per-call
 #: dispatch, its main backend and the shape classes that go elsewhere.
 backend = _interleave.describe()

@@ -103,8 +103,8 @@ def load_boundaries(path: Optional[str]) -> Any:
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"--boundaries: cannot read {path!r} ({exc})") from None
+    except (OSError, ValueError) as exc:   # (ValueError: not JSON, or not text at all)
+        raise ValueError(f"--boundaries: cannot read {path!r} as JSON ({exc})") from None
     recorded = None
     if isinstance(data, dict):
         recorded = data.get("zorder", {}).get("rank_boundaries") \
