@@ -92,6 +92,13 @@ def test_check_file_output_refuses_non_regular_files(tmp_path):
         _safety.check_file_output(str(tmp_path / "missing" / "f"), overwrite=True)
 
 
+def test_check_file_output_sees_a_link_to_nothing(tmp_path):
+    os.symlink(tmp_path / "missing", tmp_path / "dangling")
+    with pytest.raises(FileExistsError, match="symbolic link to a missing file"):
+        _safety.check_file_output(str(tmp_path / "dangling"), overwrite=False)
+    _safety.check_file_output(str(tmp_path / "dangling"), overwrite=True)
+
+
 def test_check_folder_output(tmp_path):
     (tmp_path / "f").write_bytes(b"x")
     with pytest.raises(ValueError, match="exists and is a file, not a folder"):

@@ -197,6 +197,10 @@ def check_file_output(path: str, overwrite: bool, name: str = "output") -> None:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
+        if os.path.islink(path) and not overwrite:   # a link to nothing is still there
+            raise FileExistsError(f"{name} {path!r} exists (a symbolic link to a missing "
+                                  "file); pass overwrite=True (--overwrite on the command "
+                                  "line) to replace the link") from None
         return
     if not stat.S_ISREG(mode):
         raise ValueError(f"{name} {path!r} exists and is {_kind(mode)}; "
