@@ -51,3 +51,38 @@ def test_shape(benchmark, shape, name):
     benchmark(fn, cols, size, out=out)
     np.testing.assert_array_equal(out[:50], zorder.get_backend("bitloop").interleave_rows(
         [c[:50] for c in cols], size))
+
+
+#: Columns that are not rows back to back: views of wider rows (every column its own
+#: array), or cut side by side from one block. simd gathered such rows until 2026-12-04.
+STRIDED = {"8x8, rows 16 apart": (8, 16), "4x8, rows 16 apart": (4, 16),
+           "2x8, rows 16 apart": (2, 16), "3x8 cut from one block": (3, 0)}
+
+
+@functools.lru_cache(maxsize=None)
+def strided_columns(layout):
+    k, stride = STRIDED[layout]
+    rng = np.random.default_rng(k)
+    if stride:
+        wide = rng.integers(0, 256, (ROWS, k, stride), np.uint8)
+        return wide, [wide[:, i, :8] for i in range(k)]
+    block = rng.integers(0, 256, (ROWS, 8 * k), np.uint8)
+    return block, [block[:, 8 * i:8 * i + 8] for i in range(k)]
+
+
+@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("layout", list(STRIDED))
+def test_strided_columns(benchmark, layout, name):
+    """Against a copy of the arrays the columns are views of (the bytes the rows span)."""
+    source, cols = strided_columns(layout)
+    benchmark.group = f"strided {layout}"
+    if name == "memcpy":
+        copy = np.empty_like(source)
+        benchmark(np.copyto, copy, source)
+        return
+    fn = zorder.interleave_rows if name == "auto" else zorder.get_backend(name).interleave_rows
+    size = 8 * len(cols)
+    out = np.empty((ROWS, size), np.uint8)
+    benchmark(fn, cols, size, out=out)
+    np.testing.assert_array_equal(out[:50], zorder.get_backend("bitloop").interleave_rows(
+        [c[:50] for c in cols], size))

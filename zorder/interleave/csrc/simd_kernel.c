@@ -191,6 +191,13 @@ typedef struct {
     long long offset[8][8];
 } zsource;
 
+ZSIMD_INLINE long long ld64s(const uint8_t *p)
+{
+    long long v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
 /* 8 rows (R valid) of one column's 8 bytes at byte `off`, row i in qword i. */
 ZSIMD_INLINE __m512i load_column(const zsource *col, ptrdiff_t r0, int R, ptrdiff_t off)
 {
@@ -201,6 +208,26 @@ ZSIMD_INLINE __m512i load_column(const zsource *col, ptrdiff_t r0, int R, ptrdif
         base = col->data + 64 * b + off;  /* = q * step + offset[t][0] */
         return R == 8 ? (prefetch(base + PREFETCH_AHEAD), _mm512_loadu_si512((const void *)base))
                       : _mm512_maskz_loadu_epi64(k, (const void *)base);
+    }
+    if (R == 8) {
+        /* eight plain loads, not a gather: on Zen 4 a gather of rows 16 bytes apart ran at
+         * half of avx2's time or worse (benchmarks/NOTES.md, "simd on strided columns") */
+        const long long *o = col->offset[t];
+        const __m128i r01 = _mm_insert_epi64(
+            _mm_loadl_epi64((const __m128i *)(const void *)(base + o[0])),
+            ld64s(base + o[1]), 1);
+        const __m128i r23 = _mm_insert_epi64(
+            _mm_loadl_epi64((const __m128i *)(const void *)(base + o[2])),
+            ld64s(base + o[3]), 1);
+        const __m128i r45 = _mm_insert_epi64(
+            _mm_loadl_epi64((const __m128i *)(const void *)(base + o[4])),
+            ld64s(base + o[5]), 1);
+        const __m128i r67 = _mm_insert_epi64(
+            _mm_loadl_epi64((const __m128i *)(const void *)(base + o[6])),
+            ld64s(base + o[7]), 1);
+        return _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_inserti128_si256(_mm256_castsi128_si256(r01), r23, 1)),
+            _mm256_inserti128_si256(_mm256_castsi128_si256(r45), r67, 1), 1);
     }
     return _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), k,
                                        _mm512_loadu_si512((const void *)col->offset[t]),
