@@ -279,7 +279,7 @@ def test_cli_end_to_end_with_report_and_plot(tmp_path, capsys):
     assert main(argv) == 0
     captured = capsys.readouterr()
     printed = captured.out
-    assert "wrote 60000 rows" in printed and "files before" in printed
+    assert "wrote 60,000 rows" in printed and "files before" in printed
     assert "sampling Z-values of 3 partitions" in captured.err and "100% Completed" in captured.err
     files, tables = _read_files(out)
     assert len(files) > 1

@@ -3,12 +3,13 @@
 One module per command (``info``, ``bench``, ``sort``, ``cluster``, ``iceberg``), each with
 ``add_arguments(parser)`` and ``run(args) -> int``, imported only when used, so ``info``
 never pays for pyarrow, dask or matplotlib. Shared pieces: ``args`` (flags), ``progress``
-(the progress line), ``plot`` (figures). The top floor: it may import every other one.
+(the progress line), ``plot`` (figures), and here ``counted`` (counts in the commands'
+lines). The top floor: it may import every other one.
 
 Every command ends with one line saying what was wrong and a non-zero exit status:
 2 for a usage error (argparse's convention: a bad flag, a bad value, a missing input, an
 output that may not be written), 1 for a failure while working (an I/O error), 130 when
-interrupted.
+interrupted (Ctrl-C), 143 when terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ COMMANDS = {
 
 #: Exit statuses.
 USAGE, FAILURE, INTERRUPTED = 2, 1, 130
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 row group``, ``12,000 rows``: a count as the commands print it."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -412,15 +412,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.rows < 1 or args.calls < 1 or args.repeat < 1 or args.threads < 1 or \
-            args.matrix_rows < 0:
-        print("python -m zorder bench: --rows, --calls, --repeat and --threads must be >= 1",
-              file=sys.stderr)
-        return 2
+    for flag, value, least in (("--rows", args.rows, 1), ("--calls", args.calls, 1),
+                               ("--repeat", args.repeat, 1), ("--threads", args.threads, 1),
+                               ("--matrix-rows", args.matrix_rows, 0)):
+        if value < least:
+            print(f"error: {flag} must be >= {least}, got {value}", file=sys.stderr)
+            return 2
     try:
         check_shapes_fit(args.shapes, args.rows)
     except ValueError as exc:
-        print(f"python -m zorder bench: {exc}", file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     backends = None
     if args.backends:
@@ -429,18 +430,18 @@ def run(args: argparse.Namespace) -> int:
             try:
                 zorder.get_backend(b)
             except zorder.BackendError as exc:
-                print(f"python -m zorder bench: {exc}", file=sys.stderr)
+                print(f"error: {exc}", file=sys.stderr)
                 return 2
     if args.plot:
-        require_matplotlib("python -m zorder bench: --plot")   # fail before the timing
+        require_matplotlib("--plot")   # fail before the timing
         try:
             plot_format(args.plot, "--plot")
         except ValueError as exc:
-            print(f"python -m zorder bench: {exc}", file=sys.stderr)
+            print(f"error: {exc}", file=sys.stderr)
             return 2
         folder = os.path.dirname(os.path.abspath(args.plot))
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-            print(f"python -m zorder bench: cannot write --plot {args.plot!r}: "
+            print(f"error: cannot write --plot {args.plot!r}: "
                   f"{folder!r} is not a writable folder", file=sys.stderr)
             return 2
     report = run_bench(shapes=args.shapes, rows=args.rows, repeat=args.repeat,

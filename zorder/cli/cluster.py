@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from zorder.cli import counted
 from zorder.cli.args import (
     add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, columns_arg,
     iceberg_options, load_boundaries, positive_int, size_arg,
@@ -73,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
         rank_bits=args.rank_bits, boundaries=load_boundaries(args.boundaries),
         progress=not args.quiet,
     )
-    print(f"wrote {result.rows} rows in {len(result.files)} files ({result.ranges} Z-ranges) "
-          f"to {result.out_dir}")
+    print(f"wrote {counted(result.rows, 'row')} in {counted(len(result.files), 'file')} "
+          f"({counted(result.ranges, 'Z-range')}) to {result.out_dir}")
     if not args.no_report or args.plot:
         report = skipping_report(args.in_dir, result.out_dir, args.columns)
         print(format_report(report))

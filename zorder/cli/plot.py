@@ -8,11 +8,12 @@ from typing import Any, Dict, Sequence, Tuple
 
 
 def require_matplotlib(what: str) -> None:
-    """Stop with one line naming the extra if matplotlib is missing, before any work."""
+    """ImportError naming the extra if matplotlib is missing (the commands' one error
+    line, exit status 2), so that a command can stop before any work."""
     try:
         import matplotlib  # noqa: F401  (only whether it imports)
     except ImportError:
-        raise SystemExit(
+        raise ImportError(
             f"{what} needs matplotlib, which is not installed (pip install 'zorder[plot]')"
         ) from None
 

@@ -11,6 +11,7 @@ from zorder.cli.args import (
     add_encoding_arguments, add_iceberg_arguments, columns_arg, compare_arg, fraction,
     iceberg_options, positive_int,
 )
+from zorder.cli import counted
 from zorder.cli.progress import Progress
 from zorder.parquet.files import require_pyarrow
 
@@ -97,11 +98,11 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    print(f"wrote {result['rows']:,} rows in {result['row_groups_out']} row groups to "
-          f"{args.output}, {'Hilbert' if args.curve == 'hilbert' else 'Z'}-ordered by "
-          f"{', '.join(args.columns)} ({result['zvalue_bytes']}-byte "
-          f"{'Hilbert' if args.curve == 'hilbert' else 'Z'}-values; input had {result['row_groups_in']} "
-          f"row groups)")
+    curve = "Hilbert" if args.curve == "hilbert" else "Z"
+    print(f"wrote {counted(result['rows'], 'row')} in "
+          f"{counted(result['row_groups_out'], 'row group')} to {args.output}, {curve}-ordered "
+          f"by {', '.join(args.columns)} ({result['zvalue_bytes']}-byte {curve}-values; input "
+          f"had {counted(result['row_groups_in'], 'row group')})")
     if result["report"] is not None:
         print(format_report(result["report"]))
         if args.plot:
