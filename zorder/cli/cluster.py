@@ -10,7 +10,7 @@ from zorder.cli.args import (
     add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, columns_arg,
     iceberg_options, load_boundaries, positive_int, size_arg,
 )
-from zorder.cli.plot import check_plot_output, plot_skipping
+from zorder.cli.plot import check_plot_output, plot_after
 from zorder.values.codec import HVALUE_COLUMN, ZVALUE_COLUMN
 
 __all__ = ["add_arguments", "run"]
@@ -80,9 +80,5 @@ def run(args: argparse.Namespace) -> int:
         report = skipping_report(args.in_dir, result.out_dir, args.columns)
         print(format_report(report))
         if args.plot:
-            try:
-                plot_skipping(report, args.plot)
-            except OSError as exc:
-                raise OSError(f"{result.out_dir} was written, but not the plot: {exc}") from None
-            print(f"plot: {args.plot}")
+            plot_after(report, args.plot, result.out_dir)
     return 0

@@ -92,6 +92,16 @@ def plot_bench(report: Dict[str, Any], path: str) -> None:
     plt.close(fig)
 
 
+def plot_after(report: Dict[str, Any], path: str, written: str) -> None:
+    """A command's ``--plot``: the skipping report drawn to ``path`` once its output,
+    ``written``, is complete; an error then says that the output was written."""
+    try:
+        plot_skipping(report, path)
+    except OSError as exc:
+        raise OSError(f"{written} was written, but not the plot: {exc}") from None
+    print(f"plot: {path}")
+
+
 def plot_skipping(report: Dict[str, Any], path: str) -> None:
     """Bar chart of a skipping report (``zorder.parquet.skipping``): before, and each
     layout after (one, or several side by side: curves, encodings)."""

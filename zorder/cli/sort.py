@@ -106,11 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if result["report"] is not None:
         print(format_report(result["report"]))
         if args.plot:
-            from zorder.cli.plot import plot_skipping
+            from zorder.cli.plot import plot_after
 
-            try:
-                plot_skipping(result["report"], args.plot)
-            except OSError as exc:
-                raise OSError(f"{args.output} was written, but not the plot: {exc}") from None
-            print(f"plot: {args.plot}")
+            plot_after(result["report"], args.plot, args.output)
     return 0

@@ -191,11 +191,12 @@ typedef struct {
     long long offset[8][8];
 } zsource;
 
-ZSIMD_INLINE long long ld64s(const uint8_t *p)
+/* The 8 bytes at a in the low qword, the 8 at b in the high one (plain loads). */
+ZSIMD_INLINE __m128i load_two_rows(const uint8_t *a, const uint8_t *b)
 {
-    long long v;
-    memcpy(&v, p, 8);
-    return v;
+    long long high;
+    memcpy(&high, b, 8);
+    return _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)(const void *)a), high, 1);
 }
 
 /* 8 rows (R valid) of one column's 8 bytes at byte `off`, row i in qword i. */
@@ -213,18 +214,10 @@ ZSIMD_INLINE __m512i load_column(const zsource *col, ptrdiff_t r0, int R, ptrdif
         /* eight plain loads, not a gather: on Zen 4 a gather of rows 16 bytes apart ran at
          * half of avx2's time or worse (benchmarks/NOTES.md, "simd on strided columns") */
         const long long *o = col->offset[t];
-        const __m128i r01 = _mm_insert_epi64(
-            _mm_loadl_epi64((const __m128i *)(const void *)(base + o[0])),
-            ld64s(base + o[1]), 1);
-        const __m128i r23 = _mm_insert_epi64(
-            _mm_loadl_epi64((const __m128i *)(const void *)(base + o[2])),
-            ld64s(base + o[3]), 1);
-        const __m128i r45 = _mm_insert_epi64(
-            _mm_loadl_epi64((const __m128i *)(const void *)(base + o[4])),
-            ld64s(base + o[5]), 1);
-        const __m128i r67 = _mm_insert_epi64(
-            _mm_loadl_epi64((const __m128i *)(const void *)(base + o[6])),
-            ld64s(base + o[7]), 1);
+        const __m128i r01 = load_two_rows(base + o[0], base + o[1]);
+        const __m128i r23 = load_two_rows(base + o[2], base + o[3]);
+        const __m128i r45 = load_two_rows(base + o[4], base + o[5]);
+        const __m128i r67 = load_two_rows(base + o[6], base + o[7]);
         return _mm512_inserti64x4(
             _mm512_castsi256_si512(_mm256_inserti128_si256(_mm256_castsi128_si256(r01), r23, 1)),
             _mm256_inserti128_si256(_mm256_castsi128_si256(r45), r67, 1), 1);
