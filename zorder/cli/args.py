@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 from zorder.ordered import IcebergOptions
-from zorder.ordered.options import ICEBERG_DEFAULT
+from zorder.ordered.options import ICEBERG_DEFAULT, iceberg_mode, spark_mode
 from zorder.parquet.sizes import parse_size
+from zorder.values.rank import check_rank_bits
 
 __all__ = ["add_boundaries_argument", "add_encoding_arguments", "add_iceberg_arguments",
-           "load_boundaries", "columns_arg", "fraction", "iceberg_options",
+           "checked_by", "load_boundaries", "columns_arg", "fraction", "iceberg_options",
            "positive_int", "size_arg"]
 
 
@@ -45,6 +46,32 @@ def fraction(text: str) -> float:
     return value
 
 
+def checked_by(check: Callable[[Any], Any], keyword: str,
+               convert: Callable[[str], Any] = str) -> Callable[[str], Any]:
+    """An argparse ``type`` that checks a flag with the library's own check of its keyword,
+    so the rule has one home and the error names the flag: argparse prints
+    "argument --rank-bits: must be a multiple of 8 ...", not "rank_bits must be ..."."""
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+            check(value)
+        except (TypeError, ValueError) as exc:
+            message = str(exc)
+            if message.startswith(f"{keyword} "):
+                message = message[len(keyword) + 1:]
+            raise argparse.ArgumentTypeError(message) from None
+        return value
+    parse.__name__ = keyword   # (argparse names a type by it when the type raises another error)
+    return parse
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"expected an integer, got {text!r}") from None
+
+
 def size_arg(text: str) -> int:
     """A byte size such as ``128MB``, ``512MiB`` or ``4096``."""
     try:
@@ -63,11 +90,13 @@ def add_iceberg_arguments(parser: argparse.ArgumentParser) -> None:
                        help="cap on the Z-value length in bytes (Iceberg's max-output-size; "
                             "default: no cap)")
     group.add_argument("--iceberg", default=ICEBERG_DEFAULT, metavar="VERSION",
+                       type=checked_by(iceberg_mode, "iceberg"),
                        help=f"the Iceberg whose bytes to give: a release (default {ICEBERG_DEFAULT}, "
                             "the newest release, which moves with each release; or an earlier "
                             "one such as 1.10), or main for Iceberg's unreleased main branch "
                             "(its float fix; null booleans as zeros where releases fail)")
     group.add_argument("--spark", default="4", metavar="VERSION",
+                       type=checked_by(spark_mode, "spark"),
                        help="DATE bytes of this Spark: '4' (default) or '3.5'")
     group.add_argument("--timestamp", default=None, choices=("ntz", "tz"),
                        help="read every timestamp column as TIMESTAMP_NTZ (microseconds) or "
@@ -80,7 +109,8 @@ def add_encoding_arguments(parser: argparse.ArgumentParser) -> None:
                         help="iceberg (Iceberg's bytes, the default) or rank (balanced column "
                              "ranks: every column gets its share of the curve; not Iceberg's "
                              "order, and Spark's rewrite will not reproduce it)")
-    parser.add_argument("--rank-bits", type=positive_int, default=None, metavar="N",
+    parser.add_argument("--rank-bits", type=checked_by(check_rank_bits, "rank_bits", _int),
+                        default=None, metavar="N",
                         help="bits per column rank with --encoding rank (a multiple of 8; "
                              "default 16)")
 
