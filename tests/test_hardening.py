@@ -442,6 +442,30 @@ def test_connect_timeout_is_an_option(capsys):
     assert "--connect-timeout" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("timeout", [float("inf"), float("nan"), -1.0, 0])
+def test_connect_timeout_must_be_positive_and_finite(parquet_dir, capsys, timeout):
+    """inf made the address probe raise an OverflowError from the socket module (a
+    traceback); nan and <= 0 are as meaningless. Refused before any work, by the CLI
+    as its flag, by the library as its keyword, whatever the scheduler."""
+    pytest.importorskip("dask.dataframe")
+    from zorder.dask import cluster
+
+    out = parquet_dir / "new_out"
+    with pytest.raises(SystemExit) as stop:
+        main(["cluster", str(parquet_dir / "data"), str(out), "--columns", "a",
+              "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", str(timeout)])
+    assert stop.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "argument --connect-timeout: must be a positive, finite number" in last, last
+    for scheduler in ("threads", "tcp://127.0.0.1:1"):
+        with pytest.raises(ValueError, match="connect_timeout must be a positive, finite"):
+            cluster(str(parquet_dir / "data"), str(out), ["a"], scheduler=scheduler,
+                    connect_timeout=timeout)
+    with pytest.raises(TypeError, match="connect_timeout must be a number of seconds, not str"):
+        cluster(str(parquet_dir / "data"), str(out), ["a"], connect_timeout="3")
+    assert not out.exists() and leftovers(parquet_dir) == []
+
+
 # ---------------------------------------------------------------------------------------
 # Item 6: Python ints never become floats; out-of-range ints are a clear ValueError
 

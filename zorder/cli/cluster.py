@@ -7,10 +7,11 @@ import argparse
 
 from zorder.cli import counted
 from zorder.cli.args import (
-    add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, columns_arg,
-    iceberg_options, load_boundaries, positive_int, size_arg,
+    add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, checked_by,
+    columns_arg, iceberg_options, load_boundaries, positive_int, size_arg,
 )
 from zorder.cli.plot import check_plot_output, plot_after
+from zorder.engines.dask_scheduler import check_connect_timeout
 from zorder.values.codec import HVALUE_COLUMN, ZVALUE_COLUMN
 
 __all__ = ["add_arguments", "run"]
@@ -40,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", default="threads",
                         help="threads (default), processes, sync, or a Dask scheduler address "
                         "such as tcp://HOST:8786")
-    parser.add_argument("--connect-timeout", type=float, default=3.0, metavar="SECONDS",
+    parser.add_argument("--connect-timeout", default=3.0, metavar="SECONDS",
+                        type=checked_by(check_connect_timeout, "connect_timeout", float),
                         help="seconds to reach a scheduler address (default 3)")
     parser.add_argument("--compression", default="zstd", help="Parquet codec (default zstd)")
     parser.add_argument("--keep-zvalue", action="store_true",

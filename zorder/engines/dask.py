@@ -53,7 +53,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from zorder.engines import dask_stages as stages
-from zorder.engines.dask_scheduler import SCHEDULERS, compute, running_on
+from zorder.engines.dask_scheduler import SCHEDULERS, check_connect_timeout, compute, running_on
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.parquet.files import parquet_files
@@ -213,6 +213,7 @@ def cluster(
     target = parse_size(target_file_size, "target_file_size")
     group_bytes = parse_size(row_group_bytes, "row_group_bytes")
     check_row_group_size(row_group_size)
+    check_connect_timeout(connect_timeout)
     if not isinstance(sample_rows, (int, np.integer)) or isinstance(sample_rows, bool) or sample_rows < 1:
         raise ValueError(f"sample_rows must be a positive int, got {sample_rows!r}")
     ordering = Ordering(opts, curve, encoding, rank_bits, boundaries)

@@ -5,6 +5,8 @@ and how a list of Dask collections is computed there, with a progress bar if ask
 from __future__ import annotations
 
 import contextlib
+import math
+import numbers
 import os
 import re
 import signal
@@ -14,7 +16,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator
 
-__all__ = ["SCHEDULERS", "Interrupted", "compute", "interrupted", "running_on"]
+__all__ = ["SCHEDULERS", "Interrupted", "check_connect_timeout", "compute", "interrupted",
+           "running_on"]
 
 
 SCHEDULERS = ("scheduler must be None, 'threads', 'processes', 'sync', an address string "
@@ -240,6 +243,19 @@ def _stop_pool(pool) -> None:
             manager.join(timeout=5)
 
 
+def check_connect_timeout(timeout: Any) -> float:
+    """``connect_timeout`` checked: a finite number of seconds > 0. (An infinite one made
+    the socket probe fail with an OverflowError; nan passed a ``> 0`` test written the
+    other way round.)"""
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+        raise TypeError(f"connect_timeout must be a number of seconds, not {type(timeout).__name__}")
+    seconds = float(timeout)
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"connect_timeout must be a positive, finite number of seconds, "
+                         f"got {timeout!r}")
+    return seconds
+
+
 def _connect(address: str, timeout: float):
     """A distributed Client for ``address``, or a ValueError naming the address and what
     was (not) found there, within about ``timeout`` seconds."""
@@ -248,8 +264,7 @@ def _connect(address: str, timeout: float):
             f"scheduler={address!r} is neither threads, processes, sync nor a scheduler "
             "address such as tcp://127.0.0.1:8786"
         )
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"connect_timeout must be a positive number of seconds, got {timeout!r}")
+    check_connect_timeout(timeout)
     try:
         from distributed import Client
     except ImportError as exc:
