@@ -354,6 +354,21 @@ def test_timestamps_ntz_micros_and_tz_seconds():
         zorder.long_to_ordered_bytes(15).hex()]
 
 
+@pytest.mark.parametrize("unit", ["D", "W", "M", "h", "m", "s", "ms", "us", "ns", "5s", "2h"])
+def test_datetimes_any_byte_order(unit):
+    """A big-endian datetime64 array gives its native twin's bytes. (Its ticks were read
+    through an int64 view in the wrong order: other bytes, or a false range error.)"""
+    native = np.array(["2020-01-01T00:00:01", "NaT", "1969-12-31T23:59:59",
+                       "2262-04-11T00:00:00"], dtype="M8[s]").astype(f"M8[{unit}]")
+    swapped = native.astype(native.dtype.newbyteorder())
+    assert not swapped.dtype.isnative
+    for kind in (None, "tz"):
+        want = hexrows(ordered_bytes(native, timestamp=kind))
+        assert hexrows(ordered_bytes(swapped, timestamp=kind)) == want
+    assert hexrows(zorder.zorder_values([swapped, swapped])) == \
+        hexrows(zorder.zorder_values([native, native]))
+
+
 def test_timestamp_out_of_spark_range_is_an_error():
     far = np.array([2**62], dtype="M8[s]")
     with pytest.raises(ValueError, match="out of the range"):

@@ -87,6 +87,8 @@ def datetime64(v: numpy.ndarray, spark: str, kind: Optional[str]) -> Tuple[numpy
     unit, count = numpy.datetime_data(v.dtype)
     if unit == "generic":
         raise ColumnTypeError("datetime64 without a unit is not supported")
+    if not v.dtype.isnative:   # (the ticks are read through an int64 view below)
+        v = v.astype(v.dtype.newbyteorder("="))
     nat = numpy.isnat(v)
     valid = ~nat if nat.any() else None
     if unit in DATE_UNITS:
