@@ -256,8 +256,9 @@ def check_vectorized_strings(length, lines):
               if v is None or not any(0xD800 <= ord(c) <= 0xDFFF for c in v)]
         arr = pa.array([values[i] for i in ok], type=pa.string())
         sub = [want[i] for i in ok]
+        view = arr.cast(pa.string_view())
         for variant in (arr, arr.cast(pa.large_string()), arr.dictionary_encode(),
-                        pa.chunked_array([arr[:2], arr[2:]]), arr.cast(pa.string_view())):
+                        pa.chunked_array([arr[:2], arr[2:]]), view, view.dictionary_encode()):
             assert hexrows(ordered_bytes(variant, length)) == sub
         assert hexrows(ordered_bytes(arr[3:], length)) == sub[3:]
 
@@ -275,7 +276,8 @@ def check_vectorized_bytes(length, lines):
     assert hexrows(ordered_bytes(np.array(values, dtype=object), length)) == want
     if pa is not None:
         arr = pa.array(values, type=pa.binary())
-        for variant in (arr, arr.cast(pa.large_binary()), arr.cast(pa.binary_view())):
+        view = arr.cast(pa.binary_view())
+        for variant in (arr, arr.cast(pa.large_binary()), view, view.dictionary_encode()):
             assert hexrows(ordered_bytes(variant, length)) == want
         assert hexrows(ordered_bytes(arr[2:], length)) == want[2:]
 
@@ -426,6 +428,15 @@ def test_arrow_types_and_nulls():
     assert h(pa.array([b"ab", None], pa.binary(2)), length=3) == ["616200", "000000"]
     assert h(pa.array(["x", None, "yz"]), length=2) == ["7800", "0000", "797a"]
     assert h(pa.array([None, "ab"], pa.string()).dictionary_encode(), length=2) == ["0000", "6162"]
+    # view-typed dictionaries, which pyarrow cannot decode (no take kernel): null indices,
+    # a null value, and an empty dictionary behind null indices
+    views = pa.DictionaryArray.from_arrays(pa.array([1, None, 0, 2, 1], pa.int8()),
+                                           pa.array(["b", "a", None], pa.string_view()))
+    assert h(views, length=2) == ["6100", "0000", "6200", "0000", "6100"]
+    assert zorder.ordered_bytes(views, 2, mask=np.array([1, 0, 0, 0, 0], bool))[0].tolist() == [0, 0]
+    empty = pa.DictionaryArray.from_arrays(pa.array([None, None], pa.int8()),
+                                           pa.array([], pa.binary_view()))
+    assert h(empty, length=2) == ["0000", "0000"]
     assert h(pa.array([None, None], pa.null()), length=3) == ["000000", "000000"]
     assert ordered_bytes(pa.chunked_array([], pa.null()), 3).shape == (0, 3)
     assert ordered_bytes(pa.chunked_array([], pa.string()), 5).shape == (0, 5)
@@ -480,7 +491,18 @@ def test_empty_columns():
 def test_lists_and_tuples():
     assert hexrows(ordered_bytes([1, 2])) == hexrows(ordered_bytes(np.array([1, 2])))
     assert hexrows(ordered_bytes(("a", None), 1)) == ["61", "00"]
-    assert hexrows(ordered_bytes([1.0, True])) == ["bff000007fe00000"] * 2  # numpy's float64
+    assert hexrows(ordered_bytes([1, 2.0])) == hexrows(ordered_bytes(np.array([1.0, 2.0])))
+    # numpy would make these a number column silently: a column has one type
+    for mixed in ([1.0, True], [True, 2], [np.True_, 3], (False, np.int8(1))):
+        with pytest.raises(TypeError, match="mixes booleans with numbers"):
+            ordered_bytes(mixed)
+    # no row order: a set of strings changes order from run to run, a mapping gives keys
+    for unordered in ({"apple", "kiwi"}, frozenset([1, 2]), {1: 2}, {1: 2}.keys(),
+                      {1: 2}.values()):
+        with pytest.raises(TypeError, match="sets and mappings have no row order"):
+            ordered_bytes(unordered)
+        with pytest.raises(TypeError, match="sets and mappings have no row order"):
+            zorder.zorder_values([unordered])
 
 
 def test_output_is_contiguous_uint8():

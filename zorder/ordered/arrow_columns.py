@@ -56,7 +56,13 @@ def arrow_column(arr, length: int, mode: str, spark: str,
              for m, b in zip(masks, parts)])
     typ = arr.type
     if t.is_dictionary(typ):
-        return arrow_column(arr.dictionary_decode(), length, mode, spark, kind)
+        try:
+            decoded = arr.dictionary_decode()
+        except pa.ArrowNotImplementedError:
+            # pyarrow has no take for some value types (string_view, binary_view): encode
+            # each dictionary value once and pick rows by index.
+            return _dictionary_by_index(arr, length, mode, spark, kind)
+        return arrow_column(decoded, length, mode, spark, kind)
     n = len(arr)
     if t.is_null(typ):  # no values at all: as an all-null STRING column
         return numpy.zeros((n, length), dtype=numpy.uint8), None
@@ -136,6 +142,19 @@ def _valid_utf8(arr: Any) -> bool:
     except pa.ArrowInvalid:
         return False
     return True
+
+
+def _dictionary_by_index(arr, length: int, mode: str, spark: str, kind: Optional[str]):
+    """(bytes, nulls) of a dictionary array whose values pyarrow cannot take."""
+    values, value_nulls = arrow_column(arr.dictionary, length, mode, spark, kind)
+    index_nulls = arr.indices.is_null().to_numpy(zero_copy_only=False)
+    positions = arr.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(numpy.intp)
+    if len(values) == 0:   # (only null indices can point into an empty dictionary)
+        return numpy.zeros((len(arr), values.shape[1]), dtype=numpy.uint8), index_nulls
+    out = values[positions]
+    out[index_nulls] = 0
+    nulls = index_nulls if value_nulls is None else index_nulls | value_nulls[positions]
+    return out, (nulls if nulls.any() else None)
 
 
 def arrow_width(typ, length: int) -> int:

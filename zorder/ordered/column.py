@@ -11,6 +11,7 @@ booleans, dates and timestamps, and the release differences of ``options``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Set
 from typing import Any, Optional
 
 import numpy
@@ -138,7 +139,18 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
                     f"must be a 1-D array or sequence, not "
                     f"{type(values).__name__} (use the scalar *_to_ordered_bytes functions)"
                 )
+            if is_unordered(values):
+                raise ColumnTypeError(
+                    f"must be an ordered sequence, one value per row, not "
+                    f"{type(values).__name__}: sets and mappings have no row order (a "
+                    f"set's changes from run to run)"
+                )
             items = list(values)
+            if mixes_booleans(items):
+                raise ColumnTypeError(
+                    "mixes booleans with numbers: a column has one type (BOOLEAN's bytes "
+                    "are not the number's)"
+                )
             try:
                 as_array = numpy.asarray(items)
             except ValueError as exc:  # ragged nesting, e.g. [[1, 2], [3]]
@@ -187,6 +199,21 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
             )
         out[nulls] = 0
     return numpy.ascontiguousarray(out)
+
+
+def is_unordered(obj: Any) -> bool:
+    """A set, a mapping or a dict's view: its iteration order is not one the caller chose
+    (a set of strings changes order from run to run), so it is never taken as a sequence
+    of rows or of columns, whose order decides every Z-value."""
+    return isinstance(obj, (Set, Mapping)) or type(obj).__name__ == "dict_values"
+
+
+def mixes_booleans(items: list) -> bool:
+    """Whether Python values mix booleans with other numbers (numpy would make [True, 2] a
+    BIGINT column silently)."""
+    kinds = {isinstance(v, (bool, numpy.bool_)) for v in items
+             if isinstance(v, (bool, numpy.bool_, int, float, numpy.number))}
+    return len(kinds) == 2
 
 
 def _is_boolean(values: Any) -> bool:
