@@ -141,6 +141,10 @@ def test_cli_errors(parquet_in, tmp_path, capsys):
         assert stop.value.code == 2
         last = capsys.readouterr().err.strip().splitlines()[-1]
         assert f"error: argument {flag}: {said}" in last, last
+    # --rank-bits without --encoding rank was ignored
+    assert main(["sort", str(src), str(out), "--columns", "a", "--overwrite",
+                 "--rank-bits", "16"]) == 2
+    assert "--rank-bits is for --encoding rank" in capsys.readouterr().err
     assert not [p for p in os.listdir(tmp_path) if "zorder-tmp" in p]
 
 

@@ -189,6 +189,9 @@ def test_a_boundaries_file_that_is_not_text_names_the_option(tmp_path):
     (lambda d: d.update(rank_bits=12), "multiple of 8"),
     (lambda d: d["columns"][0].update(codes="00"), "codes"),
     (lambda d: d["columns"][0].update(codes="0000000000000002" * 3), "strictly increasing"),
+    (lambda d: d.pop("rank_bits"), "'rank_bits' is missing"),        # was a bare KeyError
+    (lambda d: d["columns"][0].update(width=10**30, count=0, splits=""),  # numpy's own error
+     "boundaries: column 0 has 0 bytes of split points, not count 0 x width 10{30}"),
 ])
 def test_bad_json_is_refused(edit, message):
     d = rank_boundaries([np.array([1, 2, 3])]).to_dict()
@@ -197,6 +200,17 @@ def test_bad_json_is_refused(edit, message):
         RankBoundaries.from_dict(d)
     with pytest.raises(ValueError, match="not JSON"):
         RankBoundaries.from_json("{")
+
+
+def test_boundaries_keep_their_own_copy_of_the_split_points():
+    """The caller's array stays writable (it was made read-only in place), and changing it
+    afterwards changes nothing in the boundaries."""
+    mine = np.array([[1], [2]], np.uint8)
+    b = RankBoundaries(8, [mine])
+    mine[0, 0] = 5
+    assert b.splits[0].tolist() == [[1], [2]] and not b.splits[0].flags.writeable
+    ranks = rank_columns([np.array([[0], [1], [2], [3]], np.uint8)], b)[0]
+    assert ranks.ravel().tolist() == [0, 1, 2, 2]
 
 
 def test_few_distinct_values_give_dense_ranks():
@@ -327,8 +341,14 @@ def test_bad_arguments_name_the_argument():
     with pytest.raises(ValueError, match="seed must be >= 0"):
         rank_boundaries(data, seed=-1)
     b = rank_boundaries(data)
-    with pytest.raises(ValueError, match="boundaries are for encoding='rank'"):
-        zorder.zorder_values(data, boundaries=b)
+    # (rank_bits with Iceberg's bytes was ignored; both are refused, in every entry point)
+    for keywords in ({"boundaries": b}, {"rank_bits": 16}):
+        with pytest.raises(ValueError, match=f"{next(iter(keywords))} is for encoding='rank'"):
+            zorder.zorder_values(data, **keywords)
+        with pytest.raises(ValueError, match="is for encoding='rank'"):
+            zorder.hilbert_values(data, **keywords)
+        with pytest.raises(ValueError, match="is for encoding='rank'"):
+            zorder.sort_indices(data, **keywords)
     with pytest.raises(TypeError, match="boundaries must be a RankBoundaries"):
         zorder.zorder_values(data, encoding="rank", boundaries={"x": 1})
     with pytest.raises(ValueError, match="made for 1 columns, got 2"):

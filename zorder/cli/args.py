@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, iceberg_mode, spark_mode
@@ -12,8 +12,8 @@ from zorder.parquet.sizes import parse_size
 from zorder.values.rank import check_rank_bits
 
 __all__ = ["add_boundaries_argument", "add_encoding_arguments", "add_iceberg_arguments",
-           "checked_by", "load_boundaries", "columns_arg", "fraction", "iceberg_options",
-           "positive_int", "size_arg"]
+           "checked_by", "columns_arg", "encoding_arguments", "fraction", "iceberg_options",
+           "load_boundaries", "positive_int", "size_arg"]
 
 
 def columns_arg(text: str) -> List[str]:
@@ -143,6 +143,23 @@ def load_boundaries(path: Optional[str]) -> Any:
         raise ValueError(f"--boundaries: {path!r} records no rank boundaries (was that run "
                          f"--encoding rank?)")
     return RankBoundaries.from_dict(recorded if recorded is not None else data)
+
+
+def encoding_arguments(args: argparse.Namespace) -> Dict[str, Any]:
+    """The keywords that --encoding, --rank-bits and (where a command has it) --boundaries
+    say, the boundaries file read, checked before any work: the rank flags only with
+    --encoding rank, so a flag is never silently ignored."""
+    has_boundaries = hasattr(args, "boundaries")
+    if args.encoding != "rank":
+        for flag, value in (("--rank-bits", args.rank_bits),
+                            ("--boundaries", getattr(args, "boundaries", None))):
+            if value is not None:
+                raise ValueError(f"{flag} is for --encoding rank (--encoding iceberg, the "
+                                 f"default, uses Iceberg's bytes as they are)")
+    keywords: Dict[str, Any] = {"encoding": args.encoding, "rank_bits": args.rank_bits}
+    if has_boundaries:
+        keywords["boundaries"] = load_boundaries(args.boundaries)
+    return keywords
 
 
 def compare_arg(text: str) -> tuple:

@@ -8,7 +8,7 @@ import argparse
 from zorder.cli import counted
 from zorder.cli.args import (
     add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, checked_by,
-    columns_arg, iceberg_options, load_boundaries, positive_int, size_arg,
+    columns_arg, encoding_arguments, iceberg_options, positive_int, size_arg,
 )
 from zorder.cli.plot import check_plot_output, plot_after
 from zorder.engines.dask_scheduler import check_connect_timeout
@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from zorder.parquet.skipping import format_report, skipping_report
 
     require_dask("zorder cluster")
+    encoding = encoding_arguments(args)
     if args.plot:
         # before the work, not after it: never the input or OUT_DIR under any name
         check_plot_output(args.plot, "--plot", [(args.in_dir, "the input"),
@@ -72,9 +73,8 @@ def run(args: argparse.Namespace) -> int:
         target_file_size=args.target_file_size, row_group_size=args.row_group_size,
         row_group_bytes=args.row_group_bytes, keep_zvalue=args.keep_zvalue,
         compression=args.compression, overwrite=args.overwrite, scheduler=args.scheduler,
-        connect_timeout=args.connect_timeout, curve=args.curve, encoding=args.encoding,
-        rank_bits=args.rank_bits, boundaries=load_boundaries(args.boundaries),
-        progress=not args.quiet,
+        connect_timeout=args.connect_timeout, curve=args.curve, progress=not args.quiet,
+        **encoding,
     )
     print(f"wrote {counted(result.rows, 'row')} in {counted(len(result.files), 'file')} "
           f"({counted(result.ranges, 'Z-range')}) to {result.out_dir}")

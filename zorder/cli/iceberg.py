@@ -11,7 +11,7 @@ from typing import Any, Dict
 
 from zorder.cli.args import (
     add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, columns_arg,
-    iceberg_options, load_boundaries, size_arg,
+    encoding_arguments, iceberg_options, size_arg,
 )
 from zorder.cli.progress import Progress
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
         # before the commit, not after it (an earlier report is replaced: that is its use)
         check_side_output(args.report_json, "--report-json", (), overwrite=True)
-    boundaries = load_boundaries(args.boundaries)
+    encoding = encoding_arguments(args)
     try:
         catalog = load_catalog(args)
     except (ValueError, TypeError, ImportError):
@@ -129,8 +129,7 @@ def run(args: argparse.Namespace) -> int:
                          options=options, dry_run=args.dry_run,
                          case_sensitive=args.case_sensitive,
                          max_file_group_size=args.max_file_group_size, progress=progress,
-                         encoding=args.encoding, rank_bits=args.rank_bits,
-                         boundaries=boundaries)
+                         **encoding)
     except IcebergRewriteError as exc:
         bar.close()
         print(f"error: {exc}", file=sys.stderr)

@@ -8,8 +8,8 @@ import sys
 from typing import Optional
 
 from zorder.cli.args import (
-    add_encoding_arguments, add_iceberg_arguments, columns_arg, compare_arg, fraction,
-    iceberg_options, positive_int,
+    add_encoding_arguments, add_iceberg_arguments, columns_arg, compare_arg,
+    encoding_arguments, fraction, iceberg_options, positive_int,
 )
 from zorder.cli import counted
 from zorder.cli.progress import Progress
@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         # before the work, not after it: never the input or the output under any name
         check_plot_output(args.plot, "--plot", [(args.input, "the input"),
                                                 (args.output, "the output")], args.overwrite)
+    encoding = encoding_arguments(args)
     bar: Optional[Progress] = Progress("zorder sort") if _wants_progress(args) else None
     try:
         result = sort_parquet(
@@ -92,8 +93,7 @@ def run(args: argparse.Namespace) -> int:
             row_group_size=args.row_group_size, compression=args.compression,
             overwrite=args.overwrite, progress=bar.update if bar else None,
             report=not args.no_report, predicates=args.predicates, fraction=args.fraction,
-            curve=args.curve, encoding=args.encoding, rank_bits=args.rank_bits,
-            compare=args.compare,
+            curve=args.curve, compare=args.compare, **encoding,
         )
     finally:
         if bar is not None:

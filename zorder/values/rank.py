@@ -336,7 +336,9 @@ class RankBoundaries:
             raise ValueError("splits must hold at least one column")
         checked = []
         for i, m in enumerate(self.splits):
-            m = numpy.asarray(m)
+            # A copy of its own, made read-only: the caller's array stays writable, and
+            # changing it later cannot change these split points or their search keys.
+            m = numpy.array(m, order="C", copy=True)
             if m.dtype != numpy.uint8 or m.ndim != 2 or m.shape[1] < 1:
                 raise ValueError(f"splits[{i}] must be a (K, width) uint8 array with width "
                                  f">= 1, got dtype {m.dtype} shape {m.shape}")
@@ -346,7 +348,6 @@ class RankBoundaries:
             keys = _search_keys(m)
             if len(keys) > 1 and not bool(numpy.all(keys[1:] > keys[:-1])):
                 raise ValueError(f"splits[{i}] must be strictly increasing as unsigned bytes")
-            m = numpy.ascontiguousarray(m)
             m.setflags(write=False)
             checked.append(m)
             self._keys.append((keys, _build_table(keys) if keys.dtype == numpy.uint64 else None))
@@ -454,7 +455,9 @@ class RankBoundaries:
                 raw = bytes.fromhex(text)
             except (KeyError, TypeError, ValueError) as exc:
                 raise ValueError(f"boundaries: column {i} is malformed ({exc})") from None
-            if width < 1 or count < 0 or len(raw) != width * count:
+            # (width is bounded by the bytes when count > 0; with none, by an int32: numpy
+            # refuses a dimension past its index range with a message that names nothing)
+            if width < 1 or count < 0 or len(raw) != width * count or width >= 1 << 31:
                 raise ValueError(f"boundaries: column {i} has {len(raw)} bytes of split "
                                  f"points, not count {count} x width {width}")
             splits.append(numpy.frombuffer(raw, numpy.uint8).reshape(count, width).copy())
@@ -466,6 +469,8 @@ class RankBoundaries:
             except ValueError as exc:
                 raise ValueError(f"boundaries: column {i} has malformed codes ({exc})") from None
         named = all(isinstance(n, str) for n in names)
+        if "rank_bits" not in data:
+            raise ValueError("boundaries: 'rank_bits' is missing")
         try:
             return cls(data["rank_bits"], tuple(splits), tuple(names) if named else None,
                        tuple(codes))
@@ -648,6 +653,31 @@ def rank_values_of_ordered(ordered: Sequence[Any], boundaries: RankBoundaries, *
     raise ValueError(f"curve must be 'zorder' or 'hilbert', got {curve!r}")
 
 
+def check_encoding_arguments(encoding: Any, rank_bits: Any, boundaries: Any) -> int:
+    """``encoding``, ``rank_bits`` and ``boundaries`` checked together; the rank bits to
+    use (``rank_bits``, else the boundaries', else ``DEFAULT_RANK_BITS``).
+
+    ``rank_bits`` and ``boundaries`` belong to ``encoding="rank"``: with Iceberg's bytes
+    they are refused, not ignored, so a call never silently differs from what it says."""
+    check_encoding(encoding)
+    if boundaries is not None and not isinstance(boundaries, RankBoundaries):
+        raise TypeError(f"boundaries must be a RankBoundaries (see rank_boundaries), not "
+                        f"{type(boundaries).__name__}")
+    if encoding == "iceberg":
+        for name, value in (("boundaries", boundaries), ("rank_bits", rank_bits)):
+            if value is not None:
+                raise ValueError(f"{name} is for encoding='rank'; encoding='iceberg' uses "
+                                 f"Iceberg's bytes as they are")
+        return DEFAULT_RANK_BITS
+    if rank_bits is None:
+        return DEFAULT_RANK_BITS if boundaries is None else boundaries.rank_bits
+    bits = check_rank_bits(rank_bits)
+    if boundaries is not None and boundaries.rank_bits != bits:
+        raise ValueError(f"rank_bits={bits} but the boundaries were made for "
+                         f"rank_bits={boundaries.rank_bits}")
+    return bits
+
+
 def encoded_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions, *,
                    encoding: str = "iceberg", rank_bits: Optional[int] = None,
                    boundaries: Optional[RankBoundaries] = None, curve: str = "zorder",
@@ -659,25 +689,12 @@ def encoded_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
     ``DEFAULT_SEED``), interleaved (``rank_values_of_ordered``). ``rank_bits`` None means
     the boundaries' (or ``DEFAULT_RANK_BITS``); given, it must agree with them.
     """
-    check_encoding(encoding)
-    if boundaries is not None and not isinstance(boundaries, RankBoundaries):
-        raise TypeError(f"boundaries must be a RankBoundaries (see rank_boundaries), not "
-                        f"{type(boundaries).__name__}")
-    if rank_bits is None:
-        bits = DEFAULT_RANK_BITS if boundaries is None else boundaries.rank_bits
-    else:
-        bits = check_rank_bits(rank_bits)
+    bits = check_encoding_arguments(encoding, rank_bits, boundaries)
     if encoding == "iceberg":
-        if boundaries is not None:
-            raise ValueError("boundaries are for encoding='rank'; encoding='iceberg' uses "
-                             "Iceberg's bytes as they are")
         return curve_matrix(data, columns, options, curve, backend)
     parts, names, arrow = ordered_columns(data, columns, options)
     if boundaries is None:
         boundaries = _boundaries_of(parts, bits, names, DEFAULT_SAMPLE, DEFAULT_SEED)
-    elif boundaries.rank_bits != bits:
-        raise ValueError(f"rank_bits={bits} but the boundaries were made for "
-                         f"rank_bits={boundaries.rank_bits}")
     _check_shapes(parts, boundaries, names)
     z = rank_values_of_ordered(parts, boundaries, max_output_size=options.max_output_size,
                                curve=curve, backend=backend)

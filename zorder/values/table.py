@@ -21,6 +21,7 @@ import numpy
 
 from zorder import interleave
 from zorder.ordered import IcebergOptions, ordered_bytes
+from zorder.ordered.column import is_unordered
 from zorder.ordered.errors import ColumnError
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption, check_positive
 from zorder import hilbert
@@ -52,8 +53,7 @@ def _is_arrow_column(obj: Any) -> bool:
 def check_column_order(columns: Any) -> None:
     """Refuse a column selection with no order (a set or a mapping): the Z-value of
     every row depends on the column order, and a set's changes from run to run."""
-    if isinstance(columns, (set, frozenset, Mapping)) or type(columns).__name__ in (
-            "dict_keys", "dict_values", "dict_items"):
+    if is_unordered(columns):
         raise TypeError(
             f"columns must be an ordered sequence (a list or tuple), not "
             f"{type(columns).__name__}: the column order decides every Z-value"
@@ -267,20 +267,13 @@ class Ordering:
     boundaries: Optional["RankBoundaries"] = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        from zorder.values.rank import DEFAULT_RANK_BITS, check_encoding, check_rank_bits
+        from zorder.values.rank import check_encoding_arguments
 
         if self.curve not in CURVES:
             raise ValueError(f"curve must be one of {', '.join(map(repr, CURVES))}, "
                              f"got {self.curve!r}")
-        check_encoding(self.encoding)
-        bits = self.rank_bits if self.rank_bits is not None else (
-            self.boundaries.rank_bits if self.boundaries is not None else DEFAULT_RANK_BITS)
-        object.__setattr__(self, "rank_bits", check_rank_bits(bits))
-        if self.encoding == "iceberg" and self.boundaries is not None:
-            raise ValueError("boundaries are for encoding='rank'")
-        if self.boundaries is not None and self.boundaries.rank_bits != self.rank_bits:
-            raise ValueError(f"rank_bits={self.rank_bits} but the boundaries were made for "
-                             f"rank_bits={self.boundaries.rank_bits}")
+        object.__setattr__(self, "rank_bits", check_encoding_arguments(
+            self.encoding, self.rank_bits, self.boundaries))
         if self.curve == "hilbert" and self.encoding == "iceberg":
             # refuse the Z-order-only options now, not in a task (on a probe column that
             # has none of the data's names, so without the per-column timestamp kinds)
