@@ -271,10 +271,14 @@ def test_layout_errors_come_from_the_front_end():
         zorder.hilbert_rows([np.zeros((3, 8), np.uint8), np.zeros((4, 8), np.uint8)])
     with pytest.raises(ValueError, match="threads must be >= 1"):
         zorder.hilbert_rows(np.zeros((3, 2, 8), np.uint8), threads=0)
-    with pytest.raises(ValueError, match="out rows have 15 bytes"):
+    # (in the Hilbert functions' words: they have no interleaved_size argument)
+    with pytest.raises(ValueError, match=r"out rows have 15 bytes, fewer than the 16 of a "
+                                         r"Hilbert value \(columns x bits_per_column / 8\)"):
         zorder.hilbert_rows(np.zeros((3, 2, 8), np.uint8), out=np.zeros((3, 15), np.uint8))
-    with pytest.raises(ValueError, match="out has 15 bytes"):
+    with pytest.raises(ValueError, match="out has 15 bytes, fewer than the 16 of the Hilbert"):
         zorder.hilbert_index([b"\x00" * 8] * 2, out=bytearray(15))
+    with pytest.raises(TypeError, match="out must hold uint8 bytes"):
+        zorder.hilbert_rows(np.zeros((3, 2, 8), np.uint8), out=np.zeros((3, 3), np.uint16))
 
 
 def test_private_selectors_refuse_unknown_names():

@@ -227,11 +227,32 @@ cdef int check_failures(unsigned long before) except -1:
     return 0
 
 
+cdef check_out_width(object out, Py_ssize_t size, int ndim):
+    """Refuse an ``out`` too narrow for the Hilbert values in this module's words (the
+    interleave front end, which checks every other property of ``out``, would name its
+    own ``interleaved_size``, an argument the Hilbert functions do not have)."""
+    if out is None:
+        return
+    try:
+        view = memoryview(out)
+    except TypeError:
+        return   # (not a buffer: the front end says what out must be)
+    if view.itemsize != 1:
+        return   # (nor are items wider than a byte)
+    if ndim == 1 and view.nbytes < size:
+        raise ValueError(f"out has {view.nbytes} bytes, fewer than the {size} of the "
+                         f"Hilbert index (columns x bits_per_column / 8)")
+    if ndim == 2 and view.ndim == 2 and view.shape[1] < size:
+        raise ValueError(f"out rows have {view.shape[1]} bytes, fewer than the {size} of a "
+                         f"Hilbert value (columns x bits_per_column / 8)")
+
+
 cdef object index_with(RowsKernel kernel, object columns, object bits_per_column, object out):
     cdef int bits = checked_bits(bits_per_column)
     cdef list items = as_column_list(columns)
     cdef unsigned long before = failures
     check_row_widths(items, bits)
+    check_out_width(out, len(items) * (bits // 8), 1)
     result = interleave_bits_with(kernel, items, len(items) * (bits // 8), out)
     check_failures(before)
     return result
@@ -244,6 +265,8 @@ cdef object rows_with(RowsKernel kernel, object columns, object bits_per_column,
     columns, n = checked_rows_columns(columns, bits)
     # n is None only for a layout the front end refuses before reading the size.
     size = None if n is None else n * (bits // 8)
+    if size is not None:
+        check_out_width(out, size, 2)
     result = interleave_rows_with(kernel, columns, size, out, threads)
     check_failures(before)
     return result
