@@ -5,8 +5,10 @@ independently of the engine's column conversion), and the snapshot and history a
 checked as Spark's rewrite leaves them."""
 
 import datetime as dt
+import json
 import inspect
 import os
+import pathlib
 import uuid
 from collections import Counter
 from urllib.parse import urlparse
@@ -787,6 +789,52 @@ def test_cli_checks_its_report_file_before_the_commit_and_says_what_was_done(
         f"error: the rewrite was committed as snapshot {after}, but --report-json "
         f"{str(report)!r} could not be written: ")
     assert not report.exists() and [n for n in os.listdir(tmp_path) if ".zorder-" in n] == []
+
+
+def test_cli_report_never_replaces_a_file_of_the_table_or_catalog(catalog, tmp_path, capsys):
+    """--report-json is refused (exit 2, nothing written, nothing committed) where it would
+    replace the table's data or metadata, the catalog's database, anything in the
+    warehouse, or a file the table references from elsewhere (add_files), under any name;
+    with and without --dry-run. (It overwrote whatever it named: a data file, the current
+    metadata or the SQLite catalog, leaving the table or every table unreadable.)"""
+    from zorder.cli import main
+
+    table = make_table(catalog, name="cli_safe", appends=2, rows=50)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    added = outside / "added.parquet"
+    pq.write_table(pa.table({"l": pa.array([7, 8], pa.int64())}), added)
+    table.add_files([f"file://{added}"])
+    table.refresh()
+    before = table.current_snapshot().snapshot_id
+    data_file = next(iter(table.scan().plan_files())).file.file_path
+    data_file = data_file[len("file://"):] if data_file.startswith("file://") else data_file
+    (tmp_path / "link.json").symlink_to(data_file)
+    (tmp_path / "link_added.json").symlink_to(added)
+    targets = [data_file, table.metadata_location[len("file://"):]
+               if table.metadata_location.startswith("file://") else table.metadata_location,
+               str(tmp_path / "catalog.db"), str(tmp_path / "wh" / "new.json"),
+               str(added), str(tmp_path / "link.json"), str(tmp_path / "link_added.json")]
+    contents = {t: pathlib.Path(t).read_bytes() for t in targets if os.path.exists(t)}
+    flags = ["--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db",
+             "--warehouse", f"file://{tmp_path}/wh", "--quiet", "--no-report"]
+    for target in targets:
+        for dry in ([], ["--dry-run"]):
+            code = main(["iceberg", "rewrite", "db.cli_safe", "--columns", "l",
+                         "--report-json", target, *dry, *flags])
+            err = capsys.readouterr().err.strip()
+            assert code == 2 and len(err.splitlines()) == 1, (target, err)
+            assert err.startswith(f"error: --report-json {target!r} ") and \
+                err.endswith("; write it somewhere else"), err
+    assert not (tmp_path / "wh" / "new.json").exists()
+    assert {t: pathlib.Path(t).read_bytes() for t in contents} == contents
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == before
+    assert table.scan().to_arrow().num_rows == 100 + 2
+    report = tmp_path / "report.json"
+    assert main(["iceberg", "rewrite", "db.cli_safe", "--columns", "l",
+                 "--report-json", str(report), *flags]) == 0
+    assert json.loads(report.read_text())["snapshot_id"] != before
 
 
 def test_cli_names_a_catalog_it_cannot_open_in_one_line(tmp_path, capsys):

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from typing import Any, Dict
+import urllib.parse
+from typing import Any, Dict, List, Optional, Tuple
 
 from zorder.cli.args import (
     add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, columns_arg,
@@ -77,6 +79,54 @@ def load_catalog(args: argparse.Namespace) -> Any:
     return pyiceberg_load_catalog(args.catalog or "default", **properties)
 
 
+def local_path(uri: Any) -> Optional[str]:
+    """The local file-system path of a ``file:`` URI or a plain path; None for any other
+    scheme (an object store: no local file there can be overwritten)."""
+    if not isinstance(uri, str) or not uri:
+        return None
+    parsed = urllib.parse.urlparse(uri)
+    if parsed.scheme == "file":
+        return urllib.parse.unquote(parsed.path)
+    if parsed.scheme == "" or (len(parsed.scheme) == 1 and os.name == "nt"):
+        return uri
+    return None
+
+
+def table_places(catalog: Any, table: Any) -> List[Tuple[str, str]]:
+    """(local path, what) of every place a report must not be written: the table's
+    location, its current metadata file, the catalog's warehouse and, for a SQLite catalog,
+    its database file."""
+    places = [(local_path(table.location()), "the table's location"),
+              (local_path(getattr(table, "metadata_location", None)), "the table's metadata"),
+              (local_path(catalog.properties.get("warehouse")), "the catalog's warehouse")]
+    uri = catalog.properties.get("uri")
+    if isinstance(uri, str) and uri.startswith("sqlite:///"):
+        places.append((uri[len("sqlite:///"):].partition("?")[0], "the catalog's database"))
+    return [(path, what) for path, what in places if path]
+
+
+def check_report_is_not_the_table(path: str, catalog: Any, table: Any) -> None:
+    """Refuse a --report-json that is, or is inside, the table's or the catalog's places,
+    or (when it exists) any file some snapshot of the table references, wherever it lies
+    (files added from elsewhere): the report replaces what it names."""
+    from zorder.parquet.safety import check_side_output, overlap
+
+    places = table_places(catalog, table)
+    check_side_output(path, "--report-json", places, overwrite=True)
+    if not os.path.lexists(path):
+        return   # (a new name cannot be a file of the table)
+    # Files inside the places were covered above, under any name; the others one by one.
+    prefixes = tuple(os.path.abspath(p).rstrip(os.sep) + os.sep for p, _ in places)
+    from zorder.engines.iceberg import referenced_files
+
+    for uri in referenced_files(table):
+        local = local_path(uri)
+        if local and not os.path.abspath(local).startswith(prefixes) \
+                and overlap(path, local) is not None:
+            raise ValueError(f"--report-json {path!r} is a file of table {table.name()!r} "
+                             f"({uri}); write it somewhere else")
+
+
 def _cannot(what: str, exc: Exception) -> int:
     """One line for a catalog's own error (its class and first line), exit status 1."""
     text = str(exc).strip()
@@ -117,6 +167,8 @@ def run(args: argparse.Namespace) -> int:
         raise
     except Exception as exc:
         return _cannot(f"load table {args.table!r}", exc)
+    if args.report_json:
+        check_report_is_not_the_table(args.report_json, catalog, table)
     bar = Progress("zorder iceberg", enabled=not args.quiet)
 
     def progress(done: int, total: int, entry: Dict[str, Any]) -> None:

@@ -44,7 +44,7 @@ import time
 import uuid as uuid_module
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from zorder.ordered import IcebergOptions
 from zorder.values.table import Ordering
@@ -68,6 +68,7 @@ __all__ = [
     "check_checksums",
     "check_counts",
     "curve_columns",
+    "referenced_files",
     "rewrite",
     "skipping",
 ]
@@ -762,6 +763,26 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     result.added_paths = [f.file_path for f in added]
     report["seconds"] = time.perf_counter() - start
     return result
+
+
+def referenced_files(table: Any) -> Set[str]:
+    """Every file location the table's metadata names: each snapshot's manifest list, its
+    manifests and their data and delete files (deleted entries too: older snapshots still
+    read them), and the metadata files of its log. (Not ``table.inspect.all_files()``,
+    which fails on types pyarrow cannot hold in its metrics, such as uuid.)"""
+    io = table.io
+    files: Set[str] = {table.metadata_location}
+    files.update(entry.metadata_file for entry in table.metadata.metadata_log)
+    manifests: Dict[str, Any] = {}
+    for snapshot in table.snapshots():
+        files.add(snapshot.manifest_list)
+        for manifest in snapshot.manifests(io):
+            manifests.setdefault(manifest.manifest_path, manifest)
+    for path, manifest in manifests.items():
+        files.add(path)
+        files.update(e.data_file.file_path
+                     for e in manifest.fetch_manifest_entry(io, discard_deleted=False))
+    return files
 
 
 def _data_files(table: Any, snapshot_id: int) -> List[Any]:
