@@ -344,7 +344,9 @@ def test_a_writer_appending_between_plan_and_commit_is_refused_and_nothing_is_lo
     assert len(new) == len({t.file.file_path for t in other.scan().plan_files()}) - len(on_disk)
 
 
-def test_a_failed_catalog_leaves_the_table_and_removes_the_files(catalog, monkeypatch):
+def test_a_failed_catalog_call_keeps_and_names_the_files(catalog, monkeypatch):
+    """A catalog call that fails without saying the commit was refused (down, a timeout)
+    leaves the table as it was now, deletes nothing and names the files."""
     table = make_table(catalog, name="down", appends=2, rows=100)
     snapshot = table.current_snapshot().snapshot_id
     on_disk = data_files_on_disk(table)
@@ -353,12 +355,39 @@ def test_a_failed_catalog_leaves_the_table_and_removes_the_files(catalog, monkey
         raise ConnectionError("catalog down")
 
     monkeypatch.setattr(type(table.catalog), "commit_table", down)
-    with pytest.raises(IcebergRewriteError, match="did not land"):
+    with pytest.raises(IcebergRewriteError, match="outcome is unknown") as info:
         rewrite(table, ["l"])
     monkeypatch.undo()
+    assert info.value.outcome_unknown and info.value.leftovers == []
     table.refresh()
     assert table.current_snapshot().snapshot_id == snapshot
-    assert data_files_on_disk(table) == on_disk
+    new = data_files_on_disk(table) - on_disk
+    assert new and all(p in str(info.value) for p in new)
+
+
+def test_a_commit_the_catalog_applies_after_reporting_a_timeout_keeps_its_files(
+        catalog, monkeypatch):
+    """A REST catalog behind a gateway that timed out: the call fails, the table does not
+    have the snapshot yet, and the catalog applies it afterwards. The files it references
+    must still be there (they were deleted: the table then pointed at missing files)."""
+    table = make_table(catalog, name="late", appends=2, rows=100)
+    before = multiset(table.scan().to_arrow())
+    real = type(table.catalog).commit_table
+    held = []
+
+    def timed_out(self, *args, **kwargs):
+        held.append((self, args, kwargs))
+        raise TimeoutError("504 Gateway Timeout")
+
+    monkeypatch.setattr(type(table.catalog), "commit_table", timed_out)
+    with pytest.raises(IcebergRewriteError, match="outcome is unknown"):
+        rewrite(table, ["l", "s"])
+    monkeypatch.undo()
+    self, args, kwargs = held[0]
+    real(self, *args, **kwargs)   # the catalog applies the commit after all
+    table.refresh()
+    assert table.current_snapshot().summary.operation.value == "replace"
+    assert multiset(table.scan().to_arrow()) == before
 
 
 def test_a_write_failing_mid_group_leaves_the_table_and_no_files(catalog, monkeypatch):

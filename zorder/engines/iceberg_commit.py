@@ -13,19 +13,24 @@ from typing import Any, List, Mapping, Sequence
 
 
 class IcebergRewriteError(RuntimeError):
-    """The rewrite did not commit; the table is as it was.
+    """The rewrite did not commit; the table is as it was (unless ``outcome_unknown``).
 
     Attributes:
         leftovers: data files written for the rewrite that could not be deleted (orphans
             no snapshot references; safe to delete).
+        outcome_unknown: the catalog call failed without saying whether the commit will
+            land (it had not when asked); the written files were kept, and are named in
+            the message: orphans only if the snapshot never appears.
     """
 
-    def __init__(self, message: str, leftovers: Sequence[str] = ()) -> None:
+    def __init__(self, message: str, leftovers: Sequence[str] = (),
+                 outcome_unknown: bool = False) -> None:
         if leftovers:
             message += (f"; {len(leftovers)} written file(s) could not be deleted and are "
                         f"referenced by no snapshot: {', '.join(leftovers)}")
         super().__init__(message)
         self.leftovers = list(leftovers)
+        self.outcome_unknown = outcome_unknown
 
 
 # ---------------------------------------------------------------------------------------
@@ -72,7 +77,8 @@ class _CommitOutcomeUnknown(Exception):
 def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
             properties: Mapping[str, str], written: List[str]) -> int:
     """Commit one REPLACE snapshot; returns its id. On failure, deletes what was written
-    (data files, manifests) only when the commit surely did not land."""
+    (data files, manifests) only when the commit surely did not land and never will: a
+    concurrent commit refused it, or validation did."""
     from pyiceberg.exceptions import CommitFailedException, ValidationException
     from pyiceberg.table import Transaction
     from pyiceberg.table.snapshots import Operation
@@ -104,19 +110,25 @@ def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
     except ValidationException as exc:
         raise IcebergRewriteError(f"the rewrite did not commit: {exc}", discard()) from exc
     except BaseException as exc:
-        # Catalog down, a lost response, an interrupt: the commit may or may not have
-        # landed. Ask the catalog; delete nothing unless it says the snapshot is absent.
+        # Catalog down, a lost response, a timeout, an interrupt: the commit may or may not
+        # have landed, and a catalog that has not applied it yet may still apply it (a REST
+        # catalog behind a gateway that timed out). Only the two failures above say it
+        # never will; after any other, nothing is deleted (as Iceberg's Java cleans up
+        # only after a CleanableFailure): deleting files a landed commit references would
+        # lose the table's data, keeping them only costs their space.
         try:
             table.refresh()
         except Exception:  # noqa: BLE001 - still unreachable
-            raise IcebergRewriteError(
-                f"the commit failed and the catalog cannot say whether it landed ({exc!r}); "
-                f"nothing was deleted: if no snapshot {producer.snapshot_id} appears, the "
-                f"written files are orphans: {', '.join(written)}") from exc
-        if table.metadata.snapshot_by_id(producer.snapshot_id) is not None:
-            return producer.snapshot_id
-        raise IcebergRewriteError(f"the commit failed and did not land ({exc!r}); the table "
-                                  f"is as it was", discard()) from exc
+            now = "the catalog cannot say whether it landed"
+        else:
+            if table.metadata.snapshot_by_id(producer.snapshot_id) is not None:
+                return producer.snapshot_id
+            now = "it is not in the table now, but the catalog may still apply it"
+        raise IcebergRewriteError(
+            f"the commit of snapshot {producer.snapshot_id} failed and its outcome is "
+            f"unknown ({exc!r}): {now}, so nothing was deleted. If it never appears, these "
+            f"written files are orphans no snapshot references: {', '.join(written)}",
+            outcome_unknown=True) from exc
     return producer.snapshot_id
 
 
