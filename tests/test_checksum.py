@@ -99,7 +99,7 @@ def test_a_value_longer_than_a_chunk(monkeypatch):
     arr = pa.table({"s": pa.array([b"x" * 5000 + bytes(range(256)), b"ab", b""])})
     whole = row_checksum(arr)
     monkeypatch.setattr(checksum, "_CHUNK_BYTES", 1024)
-    monkeypatch.setattr(checksum, "_powers", {})
+    monkeypatch.setattr(checksum, "_powers", None)
     assert row_checksum(arr) == whole
 
 
@@ -141,3 +141,36 @@ def test_the_one_pass_hashes_refuse_offsets_outside_the_data():
         _checksum.add_var(h, np.array([0, 3, 99], dtype=np.int32), np.zeros(4, np.uint8), 0)
     with pytest.raises(ValueError, match="shorter"):
         _checksum.add_fixed(h, np.zeros(15, np.uint8), 0, 8)
+
+
+def test_the_power_tables_are_built_safely_by_racing_threads(monkeypatch):
+    """A rewrite checksums on several threads at once; the first calls build the tables.
+    One thread found them half built (a KeyError) when they were published key by key."""
+    import sys
+    import threading
+
+    from zorder.parquet import checksum
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # switch threads as often as possible
+    try:
+        for _ in range(20):
+            monkeypatch.setattr(checksum, "_powers", None)
+            start, errors, results = threading.Barrier(4), [], []
+
+            def build():
+                start.wait()
+                try:
+                    results.append(checksum._power_tables())
+                except Exception as exc:  # noqa: BLE001 - any failure is the finding
+                    errors.append(exc)
+            threads = [threading.Thread(target=build) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert errors == []
+            assert all(np.array_equal(p, results[0][0]) and np.array_equal(q, results[0][1])
+                       for p, q in results)
+    finally:
+        sys.setswitchinterval(old)

@@ -22,7 +22,7 @@ False
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Dict
+from typing import Any, Optional, Tuple
 
 import numpy
 
@@ -39,7 +39,7 @@ _NULL = _U(0x6A09E667F3BCC909)
 #: Bytes of string or binary data hashed per step: bounds the temporary arrays, and
 #: 256 KiB (2 MiB widened) stays in cache, 1.5x faster than 1 MiB on 4M short strings.
 _CHUNK_BYTES = 1 << 18
-_powers: Dict[str, numpy.ndarray] = {}
+_powers: Optional[Tuple[numpy.ndarray, numpy.ndarray]] = None
 
 
 def _spread(k: int) -> numpy.uint64:
@@ -59,12 +59,19 @@ def _mix(x: numpy.ndarray) -> numpy.ndarray:
 
 def _power_tables() -> "tuple[numpy.ndarray, numpy.ndarray]":
     """``_P ** j`` and ``_P ** -j`` modulo 2**64 for ``j < _CHUNK_BYTES`` (built once)."""
-    if not _powers:
-        for key, base in (("p", _P), ("inverse", pow(_P, -1, 2**64))):
+    global _powers
+    powers = _powers
+    if powers is None:
+        # Both tables are built, then published in one assignment: threads checksum at once
+        # (a rewrite's writer threads), and one that found a half-filled dict failed with a
+        # KeyError. Two threads may both build them; either result is the same.
+        tables = []
+        for base in (_P, pow(_P, -1, 2**64)):
             table = numpy.full(_CHUNK_BYTES, base, dtype=numpy.uint64)
             table[0] = 1
-            _powers[key] = numpy.cumprod(table, dtype=numpy.uint64)
-    return _powers["p"], _powers["inverse"]
+            tables.append(numpy.cumprod(table, dtype=numpy.uint64))
+        powers = _powers = (tables[0], tables[1])
+    return powers
 
 
 def _valid(arr: Any) -> numpy.ndarray:
