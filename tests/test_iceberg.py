@@ -9,6 +9,8 @@ import json
 import inspect
 import os
 import pathlib
+import tempfile
+import time
 import uuid
 from collections import Counter
 from urllib.parse import urlparse
@@ -496,6 +498,83 @@ def test_file_groups_as_dask_tasks(catalog, scheduler):
     assert len(result.report["groups"]) == 3
     for path in result.added_paths:
         assert_zordered(path, ["l", "tstz"])
+
+
+@pytest.mark.parametrize("scheduler", [None, "sync", "threads"])
+def test_an_interrupt_leaves_the_table_and_no_files(catalog, monkeypatch, tmp_path, scheduler):
+    """Ctrl-C after some files are written: the table is as it was and every file written
+    is gone. With a Dask scheduler the finished tasks' results never come back (and the
+    files of tasks that had finished stayed behind: 10 to 20 of them); they are known
+    from the tasks' journal instead."""
+    import _thread
+    import threading
+
+    import pyiceberg.io.pyarrow as pyiceberg_arrow
+
+    if scheduler is not None:
+        pytest.importorskip("dask")
+    table = make_table(catalog, name=f"intr_{scheduler}", spec="identity", appends=2,
+                       rows=3000, with_nulls=False)
+    snapshot = table.current_snapshot().snapshot_id
+    on_disk = data_files_on_disk(table)
+    real, calls, lock = pyiceberg_arrow.write_file, [], threading.Lock()
+
+    def interrupting(io, metadata, tasks):
+        files = list(real(io, metadata, tasks))
+        with lock:
+            calls.append(1)
+            if len(calls) == 4:   # files of finished groups exist by now
+                _thread.interrupt_main()
+        return files
+
+    journals = tmp_path / "tmp"
+    journals.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(journals))
+    monkeypatch.setattr(pyiceberg_arrow, "write_file", interrupting)
+    with pytest.raises(KeyboardInterrupt):
+        rewrite(table, ["l", "d"], target_file_size="20KB", scheduler=scheduler)
+        time.sleep(30)   # (the interrupt lands in the sleep if the rewrite was done first)
+    monkeypatch.undo()
+    assert len(calls) >= 4
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert data_files_on_disk(table) == on_disk
+    assert os.listdir(journals) == []   # (the journal is removed too)
+
+
+SIGTERM_ICEBERG = """
+import os, signal, sys, threading
+import pyiceberg.io.pyarrow as pyiceberg_arrow
+real, calls = pyiceberg_arrow.write_file, []
+def write_file(*a, **k):
+    files = list(real(*a, **k))
+    calls.append(1)
+    if len(calls) == 2:
+        os.kill(os.getpid(), signal.SIGTERM)   # a `kill` arriving mid-rewrite
+    return files
+pyiceberg_arrow.write_file = write_file
+from zorder.__main__ import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_sigterm_leaves_the_table_and_no_files_and_says_so(catalog, tmp_path, run_python):
+    """`kill` mid-rewrite: the same cleanup as Ctrl-C, one line, status 143. (The process
+    died of the signal, with the files written so far left in the table's folder.)"""
+    table = make_table(catalog, name="term", spec="identity", appends=2, rows=3000,
+                       with_nulls=False)
+    snapshot = table.current_snapshot().snapshot_id
+    on_disk = data_files_on_disk(table)
+    proc = run_python("-c", SIGTERM_ICEBERG, "iceberg", "rewrite", "db.term", "--columns",
+                      "l,d", "--target-file-size", "20KB", "--catalog", "test", "--uri",
+                      f"sqlite:///{tmp_path}/catalog.db", "--warehouse",
+                      f"file://{tmp_path}/wh", "--quiet", "--no-report", timeout=300)
+    assert proc.returncode == 143, proc.stderr[-500:]
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "error: terminated (SIGTERM); the output was left as it was"), proc.stderr[-500:]
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert data_files_on_disk(table) == on_disk
 
 
 def test_a_failed_dask_task_leaves_nothing(catalog, monkeypatch):

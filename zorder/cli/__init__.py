@@ -20,6 +20,8 @@ import os
 import sys
 from typing import List, Optional
 
+from zorder.parquet.safety import Terminated
+
 # command -> (module with add_arguments(parser) and run(args) -> int, one-line help)
 COMMANDS = {
     "info": ("zorder.cli.info", "show the chosen backend, why, the available ones and the CPU facts"),
@@ -30,7 +32,7 @@ COMMANDS = {
 }
 
 #: Exit statuses.
-USAGE, FAILURE, INTERRUPTED = 2, 1, 130
+USAGE, FAILURE, INTERRUPTED, TERMINATED = 2, 1, 130, 143
 
 
 def counted(n: int, noun: str) -> str:
@@ -68,6 +70,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         # The reader went away (`| head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return FAILURE
+    except Terminated:
+        # (SIGTERM, raised by the commands' sigterm_as_exception after their cleanup ran)
+        print("error: terminated (SIGTERM); the output was left as it was", file=sys.stderr)
+        return TERMINATED
     except KeyboardInterrupt:
         # CPython marks an interrupt as unhandled when it passes through exec() of a string
         # (a dataclass being built as dask imports distributed, say) and then ends

@@ -39,12 +39,17 @@ Needs ``pyiceberg`` (``pip install 'zorder[iceberg]'``), imported when a functio
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import tempfile
 import time
 import uuid as uuid_module
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union,
+)
 
 from zorder.ordered import IcebergOptions
 from zorder.values.table import Ordering
@@ -58,6 +63,8 @@ from zorder.engines.iceberg_columns import (  # noqa: F401  (re-exported names)
 from zorder.engines.iceberg_columns import _require_pyiceberg
 from zorder.engines.dask_stages import aligned_cuts, estimated_bytes
 from zorder.engines.iceberg_commit import IcebergRewriteError, _commit, _delete_files
+from zorder.engines.dask_scheduler import Interrupted, interrupted
+from zorder.parquet.safety import sigterm_as_exception
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -502,6 +509,8 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
                         lambda rows, s=start: values_at(rows + s))]
                     planned = scale
                 stop = cuts[cuts.index(start) + 1]
+                if interrupted():   # (a Dask thread pool an interrupt stopped: end now)
+                    raise Interrupted(f"{where}: interrupted")
                 # The path is known before writing: recorded first, so a failed write is
                 # cleaned too.
                 name = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
@@ -532,17 +541,57 @@ def _write_group(table_metadata: Any, io: Any, group: _FileGroup, names: Sequenc
     return files, entry
 
 
+class _WrittenPaths(list):
+    """A task's written paths, each also appended to the client's journal file as it is
+    recorded (before the file is written), so that after an interrupt, when no task's
+    result comes back, the client still knows every file to delete. A worker that does
+    not see the client's file system (another machine) keeps the list only."""
+
+    def __init__(self, journal: Optional[str]) -> None:
+        super().__init__()
+        self.journal = journal
+
+    def append(self, path: str) -> None:
+        super().append(path)
+        if self.journal is None:
+            return
+        try:   # (never created here: on another machine the name means nothing)
+            fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND)
+        except OSError:
+            self.journal = None
+            return
+        try:
+            os.write(fd, (path + "\n").encode("utf-8"))   # one append: whole lines
+        finally:
+            os.close(fd)
+
+
 def _group_task(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence[str],
-                ordering: Ordering, target: int) -> Dict[str, Any]:
+                ordering: Ordering, target: int, journal: Optional[str] = None) -> Dict[str, Any]:
     """One file group as a Dask task: its DataFiles, report entry and written paths, or
     the error it raised after deleting what it wrote (so a failed task leaves nothing and
-    the finished ones stay known to the client, which commits or deletes them)."""
-    written: List[str] = []
+    the finished ones stay known to the client, which commits or deletes them). Paths
+    are also journaled (``_WrittenPaths``) for a client whose wait was interrupted."""
+    written = _WrittenPaths(journal)
     try:
         files, entry = _write_group(table_metadata, io, group, names, ordering, target, written)
     except Exception as exc:  # noqa: BLE001 - returned, raised again on the client
         return {"error": f"{type(exc).__name__}: {exc}", "leftovers": _delete_files(io, written)}
-    return {"files": files, "entry": entry, "written": written}
+    except BaseException:     # an interrupt in the task itself (the sync scheduler)
+        _delete_files(io, written)
+        raise
+    return {"files": files, "entry": entry, "written": list(written)}
+
+
+def _journaled(journal: Optional[str]) -> List[str]:
+    """The paths the tasks journaled, in order, without repeats."""
+    if journal is None:
+        return []
+    try:
+        with open(journal, encoding="utf-8") as f:
+            return list(dict.fromkeys(line.rstrip("\n") for line in f if line.strip()))
+    except OSError:
+        return []
 
 
 def _on_dask(scheduler: Any, function: Callable[..., Any],
@@ -562,11 +611,12 @@ def _on_dask(scheduler: Any, function: Callable[..., Any],
 
 def _run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[_FileGroup],
                  names: Sequence[str], ordering: Ordering, target: int,
-                 written: List[str]) -> List[Dict[str, Any]]:
+                 written: List[str], journal: Optional[str]) -> List[Dict[str, Any]]:
     """Every group written as a task on ``scheduler``; the results in group order. The
     commit stays here, on the client."""
     results = _on_dask(scheduler, _group_task,
-                       [(table_metadata, io, g, list(names), ordering, target) for g in groups])
+                       [(table_metadata, io, g, list(names), ordering, target, journal)
+                        for g in groups])
     for r in results:
         written.extend(r.get("written", []))
     errors = [r for r in results if "error" in r]
@@ -723,46 +773,76 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     metadata = table.metadata
     written: List[str] = []
     added: List[Any] = []
-    try:
-        if scheduler is None:
-            for i, group in enumerate(groups):
-                files, entry = _write_group(metadata, table.io, group, names, ordering,
-                                            target, written)
-                added.extend(files)
-                report["groups"].append(entry)
-                if progress is not None:
-                    progress(i + 1, len(groups), entry)
-        else:
-            results = _run_on_dask(scheduler, metadata, table.io, groups, names, ordering,
-                                   target, written)
-            for i, r in enumerate(results):
-                added.extend(r["files"])
-                report["groups"].append(r["entry"])
-                if progress is not None:
-                    progress(i + 1, len(groups), r["entry"])
-        check_counts(removed, added, "the table")
-        entries = report["groups"]
-        check_checksums(sum(int(e["checksum"], 16) for e in entries) % 2**64,
-                        sum(int(e["written_checksum"], 16) for e in entries) % 2**64,
-                        "the table")
-    except IcebergRewriteError as exc:
-        raise IcebergRewriteError(str(exc), _delete_files(table.io, written)) from exc.__cause__
-    except BaseException as exc:
-        left = _delete_files(table.io, written)
-        if left and isinstance(exc, Exception):
-            raise IcebergRewriteError(f"the rewrite failed and did not commit: {exc}", left) from exc
-        raise
-    props = {"zorder.curve": curve, "zorder.columns": ",".join(names)}
-    if ordering.encoding == "rank":
-        props.update({"zorder.encoding": "rank", "zorder.rank-bits": str(ordering.rank_bits)})
-    props.update(snapshot_properties or {})
-    snapshot_id = _commit(table, removed, added, props, written)
+    # SIGTERM as an exception, so that the cleanup runs for `kill` as for Ctrl-C.
+    with _journal(scheduler is not None) as journal, sigterm_as_exception():
+        with _deleted_on_failure(table.io, written, journal):
+            if scheduler is None:
+                for i, group in enumerate(groups):
+                    files, entry = _write_group(metadata, table.io, group, names, ordering,
+                                                target, written)
+                    added.extend(files)
+                    report["groups"].append(entry)
+                    if progress is not None:
+                        progress(i + 1, len(groups), entry)
+            else:
+                results = _run_on_dask(scheduler, metadata, table.io, groups, names,
+                                       ordering, target, written, journal)
+                for i, r in enumerate(results):
+                    added.extend(r["files"])
+                    report["groups"].append(r["entry"])
+                    if progress is not None:
+                        progress(i + 1, len(groups), r["entry"])
+            check_counts(removed, added, "the table")
+            entries = report["groups"]
+            check_checksums(sum(int(e["checksum"], 16) for e in entries) % 2**64,
+                            sum(int(e["written_checksum"], 16) for e in entries) % 2**64,
+                            "the table")
+        props = {"zorder.curve": curve, "zorder.columns": ",".join(names)}
+        if ordering.encoding == "rank":
+            props.update({"zorder.encoding": "rank",
+                          "zorder.rank-bits": str(ordering.rank_bits)})
+        props.update(snapshot_properties or {})
+        snapshot_id = _commit(table, removed, added, props, written)
     table.refresh()
     result.snapshot_id = snapshot_id
     result.added_files = len(added)
     result.added_paths = [f.file_path for f in added]
     report["seconds"] = time.perf_counter() - start
     return result
+
+
+@contextlib.contextmanager
+def _journal(wanted: bool) -> Iterator[Optional[str]]:
+    """A local file the Dask tasks journal their written paths into (``_WrittenPaths``),
+    removed after; None when not ``wanted``."""
+    if not wanted:
+        yield None
+        return
+    handle, path = tempfile.mkstemp(prefix="zorder-iceberg-written-", suffix=".txt")
+    os.close(handle)
+    try:
+        yield path
+    finally:
+        os.unlink(path)
+
+
+@contextlib.contextmanager
+def _deleted_on_failure(io: Any, written: List[str], journal: Optional[str]) -> Iterator[None]:
+    """On any failure or interrupt of the block, delete every file written for the rewrite
+    (``written``, and what the tasks journaled: after an interrupt their results never
+    come back; the scheduler's pool is stopped by then, ``running_on`` stops it on the
+    way out). Files that cannot be deleted are named in an ``IcebergRewriteError``."""
+    try:
+        yield
+    except BaseException as exc:
+        written.extend(p for p in _journaled(journal) if p not in written)
+        left = _delete_files(io, written)
+        if isinstance(exc, IcebergRewriteError):
+            raise IcebergRewriteError(str(exc), left) from exc.__cause__
+        if left and isinstance(exc, Exception):
+            raise IcebergRewriteError(f"the rewrite failed and did not commit: {exc}",
+                                      left) from exc
+        raise
 
 
 def referenced_files(table: Any) -> Set[str]:
