@@ -249,6 +249,15 @@ def test_refusals_use_icebergs_errors(catalog):
                                                     NestedField(2, "icezvalue", BinaryType(), required=False)))
     with pytest.raises(ValueError, match="has a column named 'ICEZVALUE'"):
         rewrite(clash, ["id"])
+    # Columns that differ only in case: ambiguous unless named case-sensitively (PyIceberg's
+    # case-insensitive lookup picked 'lat' for 'Lat', a different column, silently).
+    twins = catalog.create_table("db.twins", Schema(NestedField(1, "Lat", LongType(), required=False),
+                                                    NestedField(2, "lat", LongType(), required=False)))
+    for name in ("Lat", "LAT", "lat"):
+        with pytest.raises(ValueError, match=r"column '\w+' is ambiguous: the table has 'Lat', 'lat'"):
+            iceberg_columns.curve_columns(twins, [name])
+    assert iceberg_columns.curve_columns(twins, ["Lat"], case_sensitive=True) == ["Lat"]
+    assert iceberg_columns.curve_columns(twins, ["lat", "Lat"], case_sensitive=True) == ["lat", "Lat"]
 
 
 def test_row_filter_rewrites_only_matching_partitions(catalog):

@@ -114,6 +114,14 @@ def curve_columns(table: Any, columns: Union[str, Sequence[str]], *, curve: str 
     for name in columns:
         if not isinstance(name, str):
             raise TypeError(f"columns must be column names, not {type(name).__name__}")
+        if not case_sensitive:
+            # Spark refuses an ambiguous reference; PyIceberg would pick one of them.
+            alike = [c for c in schema.column_names if c.lower() == name.lower()]
+            if len(alike) > 1:
+                raise ValueError(
+                    f"column {name!r} is ambiguous: the table has {', '.join(map(repr, alike))}, "
+                    f"which differ only in case; name it with case_sensitive=True "
+                    f"(--case-sensitive)")
         found = lookup(name)
         if found is None:
             raise ValueError(
