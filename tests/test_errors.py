@@ -385,6 +385,9 @@ def test_private_rows_job_cannot_be_run_from_python():
     ("nope", zorder.BackendError, r"unknown zorder backend 'nope'; valid names: bitloop, table"),
     ("", zorder.BackendError, r"unknown zorder backend ''"),
     ("TABLE", zorder.BackendError, r"unknown zorder backend 'TABLE'"),
+    # (ZORDER_BACKEND=auto is the default's choice; as one backend it was just 'unknown')
+    ("auto", zorder.BackendError, r"'auto' is not one backend but the default's per-call"),
+    (" Auto", zorder.BackendError, r"'auto' is not one backend"),
 ])
 def test_get_backend_errors(name, exc, pattern):
     with pytest.raises(exc, match=pattern):

@@ -93,6 +93,11 @@ def get_backend(name: str, cpu_info: Optional[Mapping[str, Any]] = None) -> Modu
     'aaaa'
     """
     if name not in BACKEND_NAMES:
+        if isinstance(name, str) and name.strip().lower() == "auto":
+            raise BackendError(
+                "'auto' is not one backend but the default's per-call choice: leave the "
+                "backend out (None) to use the default, which ZORDER_BACKEND sets at import"
+            )
         raise BackendError(
             f"unknown zorder backend {name!r}; valid names: {', '.join(BACKEND_NAMES)}"
         )
