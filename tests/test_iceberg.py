@@ -954,6 +954,30 @@ def test_cli_report_never_replaces_a_file_of_the_table_or_catalog(catalog, tmp_p
     assert json.loads(report.read_text())["snapshot_id"] != before
 
 
+def test_cli_report_protection_reads_paths_as_pyiceberg_does(tmp_path, capsys):
+    """A warehouse URI with a percent sign (PyIceberg writes under the name as spelled,
+    without decoding it) and a SQLite URI with a driver (sqlite+pysqlite): the metadata,
+    data and database files are still refused as --report-json (they were replaced)."""
+    from zorder.cli import main
+
+    warehouse = tmp_path / "w%41h"
+    uri = f"sqlite+pysqlite:///{tmp_path}/cat.db"
+    cat = SqlCatalog("test", uri=uri, warehouse=f"file://{warehouse}")
+    cat.create_namespace("db")
+    table = make_table(cat, name="pct", appends=1, rows=20)
+    metadata = table.metadata_location
+    assert metadata.startswith(f"file://{warehouse}/") and os.path.exists(metadata[7:])
+    flags = ["--catalog", "test", "--uri", uri, "--warehouse", f"file://{warehouse}",
+             "--quiet", "--no-report", "--dry-run"]
+    for target in (metadata[7:], str(tmp_path / "cat.db"), str(tmp_path / "cat.db-journal")):
+        before = pathlib.Path(target).read_bytes() if os.path.exists(target) else None
+        assert main(["iceberg", "rewrite", "db.pct", "--columns", "l", "--report-json", target,
+                     *flags]) == 2, target
+        assert "; write it somewhere else" in capsys.readouterr().err
+        assert (pathlib.Path(target).read_bytes() if os.path.exists(target) else None) == before
+    assert cat.load_table("db.pct").scan().to_arrow().num_rows == 20
+
+
 def test_cli_names_a_catalog_it_cannot_open_in_one_line(tmp_path, capsys):
     from zorder.cli import main
 

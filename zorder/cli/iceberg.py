@@ -80,28 +80,46 @@ def load_catalog(args: argparse.Namespace) -> Any:
 
 
 def local_path(uri: Any) -> Optional[str]:
-    """The local file-system path of a ``file:`` URI or a plain path; None for any other
-    scheme (an object store: no local file there can be overwritten)."""
+    """The local file-system path of a ``file:`` URI or a plain path, read as PyIceberg's
+    file IO reads it (``PyArrowFileIO.parse_location``: the host and path as written, no
+    percent-decoding); None for any other scheme (an object store: no local file there can
+    be overwritten)."""
     if not isinstance(uri, str) or not uri:
         return None
     parsed = urllib.parse.urlparse(uri)
     if parsed.scheme == "file":
-        return urllib.parse.unquote(parsed.path)
+        return os.path.abspath(parsed.netloc + parsed.path)
     if parsed.scheme == "" or (len(parsed.scheme) == 1 and os.name == "nt"):
-        return uri
+        return os.path.abspath(uri)
     return None
+
+
+def sqlite_files(uri: Any) -> List[str]:
+    """The files of a SQLite catalog's database (with its journal, WAL and shared-memory
+    files), from its SQLAlchemy URI (``sqlite:///``, ``sqlite+pysqlite:///``...); none for
+    another database or an in-memory one."""
+    if not isinstance(uri, str) or not uri.startswith("sqlite"):
+        return []
+    try:
+        from sqlalchemy.engine import make_url
+        url = make_url(uri)
+    except Exception:  # noqa: BLE001 - no SQLAlchemy, or not a URL it reads: no SQL catalog
+        return []
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return []
+    database = os.path.abspath(url.database)
+    return [database] + [database + suffix for suffix in ("-journal", "-wal", "-shm")]
 
 
 def table_places(catalog: Any, table: Any) -> List[Tuple[str, str]]:
     """(local path, what) of every place a report must not be written: the table's
     location, its current metadata file, the catalog's warehouse and, for a SQLite catalog,
-    its database file."""
+    its database files."""
     places = [(local_path(table.location()), "the table's location"),
               (local_path(getattr(table, "metadata_location", None)), "the table's metadata"),
               (local_path(catalog.properties.get("warehouse")), "the catalog's warehouse")]
-    uri = catalog.properties.get("uri")
-    if isinstance(uri, str) and uri.startswith("sqlite:///"):
-        places.append((uri[len("sqlite:///"):].partition("?")[0], "the catalog's database"))
+    places += [(path, "the catalog's database")
+               for path in sqlite_files(catalog.properties.get("uri"))]
     return [(path, what) for path, what in places if path]
 
 
