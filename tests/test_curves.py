@@ -110,6 +110,14 @@ def test_sort_compares_encodings_and_curves(tmp_path, table, capsys):
         assert f"row groups {name}" in text
     report = sort_parquet(str(src), str(tmp_path / "o2.parquet"), ["x", "y"], compare=("encoding",))
     assert set(report["report"]["columns"]["x"]) == {"before", "iceberg", "rank"}
+    # --rank-bits belongs to the rank layout only (the comparison's Iceberg layout was
+    # given it too, and refused, after the output was written)
+    assert main(["sort", str(src), str(tmp_path / "o5.parquet"), "--columns", "x,y", "--encoding",
+                 "rank", "--rank-bits", "8", "--compare", "encoding"]) == 0
+    assert "row groups iceberg" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="rank_bits is for encoding='rank'"):
+        sort_parquet(str(src), str(tmp_path / "o6.parquet"), ["x"], rank_bits=8)
+    assert not (tmp_path / "o6.parquet").exists()
     with pytest.raises(ValueError, match="compare must name"):
         sort_parquet(str(src), str(tmp_path / "o3.parquet"), ["x"], compare=("speed",))
     with pytest.raises(SystemExit):

@@ -20,7 +20,7 @@ from zorder.parquet.safety import (
 )
 from zorder.parquet.skipping import check_report_arguments, skipping_report
 from zorder.values import sort_indices, zorder_widths
-from zorder.values.rank import ENCODINGS, check_encoding, check_rank_bits
+from zorder.values.rank import ENCODINGS, check_encoding_arguments
 from zorder.values.table import CURVES
 
 __all__ = ["ProgressCallback", "check_compression", "check_row_group_size", "sort_parquet"]
@@ -121,9 +121,7 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     check_row_group_size(row_group_size)
     if report:
         check_report_arguments(predicates, fraction)
-    check_encoding(encoding)
-    if rank_bits is not None:
-        check_rank_bits(rank_bits)
+    check_encoding_arguments(encoding, rank_bits, None)
     unknown = [c for c in compare if c not in ("encoding", "curve")]
     if unknown or isinstance(compare, str):
         raise ValueError(f"compare must name 'encoding' and/or 'curve', got {compare!r}")
@@ -223,7 +221,8 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
                     layouts[name] = output if (e, c) == (encoding, primary) else [
                         _in_memory_layout(table, sort_indices(
                             table, columns=list(columns), options=opts, curve=c, encoding=e,
-                            rank_bits=rank_bits), row_group_size, compression)]
+                            rank_bits=rank_bits if e == "rank" else None),
+                        row_group_size, compression)]
         result["report"] = skipping_report(input, layouts, columns, fraction=fraction,
                                            predicates=predicates, values=values)
     return result
