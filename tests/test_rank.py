@@ -428,3 +428,19 @@ def test_lsd_argsort_refuses_long_rows():
 
     with pytest.raises(ValueError, match="at most 4 bytes, not 5"):
         argsort_short(np.zeros((3, 5), np.uint8))
+
+
+def test_an_ordering_made_again_stays_valid():
+    """An engine's Ordering is copied with dataclasses.replace; Iceberg's bytes carry no
+    rank bits (a default of 16 there would now be refused as rank_bits with 'iceberg')."""
+    from dataclasses import replace
+
+    from zorder.values.table import Ordering
+
+    plain = Ordering()
+    assert plain.rank_bits is None
+    assert replace(plain, curve="hilbert").rank_bits is None
+    ranked = Ordering(encoding="rank")
+    assert ranked.rank_bits == 16 and replace(ranked, curve="hilbert").rank_bits == 16
+    with pytest.raises(ValueError, match="rank_bits is for encoding='rank'"):
+        Ordering(rank_bits=8)

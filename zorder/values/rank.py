@@ -653,9 +653,10 @@ def rank_values_of_ordered(ordered: Sequence[Any], boundaries: RankBoundaries, *
     raise ValueError(f"curve must be 'zorder' or 'hilbert', got {curve!r}")
 
 
-def check_encoding_arguments(encoding: Any, rank_bits: Any, boundaries: Any) -> int:
+def check_encoding_arguments(encoding: Any, rank_bits: Any, boundaries: Any) -> Optional[int]:
     """``encoding``, ``rank_bits`` and ``boundaries`` checked together; the rank bits to
-    use (``rank_bits``, else the boundaries', else ``DEFAULT_RANK_BITS``).
+    use (``rank_bits``, else the boundaries', else ``DEFAULT_RANK_BITS``; None for
+    ``"iceberg"``, so an ``Ordering`` made again with ``replace`` stays valid).
 
     ``rank_bits`` and ``boundaries`` belong to ``encoding="rank"``: with Iceberg's bytes
     they are refused, not ignored, so a call never silently differs from what it says."""
@@ -668,7 +669,7 @@ def check_encoding_arguments(encoding: Any, rank_bits: Any, boundaries: Any) -> 
             if value is not None:
                 raise ValueError(f"{name} is for encoding='rank'; encoding='iceberg' uses "
                                  f"Iceberg's bytes as they are")
-        return DEFAULT_RANK_BITS
+        return None
     if rank_bits is None:
         return DEFAULT_RANK_BITS if boundaries is None else boundaries.rank_bits
     bits = check_rank_bits(rank_bits)
@@ -690,7 +691,7 @@ def encoded_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
     the boundaries' (or ``DEFAULT_RANK_BITS``); given, it must agree with them.
     """
     bits = check_encoding_arguments(encoding, rank_bits, boundaries)
-    if encoding == "iceberg":
+    if bits is None:   # encoding="iceberg"
         return curve_matrix(data, columns, options, curve, backend)
     parts, names, arrow = ordered_columns(data, columns, options)
     if boundaries is None:
