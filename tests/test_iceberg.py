@@ -376,6 +376,32 @@ def test_a_failed_catalog_call_keeps_and_names_the_files(catalog, monkeypatch):
     assert new and all(p in str(info.value) for p in new)
 
 
+@pytest.mark.parametrize("interrupt, status", [(KeyboardInterrupt, 130), ("terminated", 143)])
+def test_an_interrupt_during_the_commit_keeps_the_files_and_its_status(
+        catalog, monkeypatch, tmp_path, capsys, interrupt, status):
+    """Ctrl-C or SIGTERM inside the catalog call: the outcome is unknown, so the files are
+    kept and named, and the command still exits 130 or 143 (it exited 1)."""
+    from zorder.cli import main
+    from zorder.parquet.safety import Terminated
+
+    table = make_table(catalog, name=f"intc{status}", appends=1, rows=50)
+    on_disk = data_files_on_disk(table)
+    error = Terminated if interrupt == "terminated" else interrupt
+
+    def interrupted(*args, **kwargs):
+        raise error()
+
+    monkeypatch.setattr(type(table.catalog), "commit_table", interrupted)
+    assert main(["iceberg", "rewrite", f"db.intc{status}", "--columns", "l", "--catalog",
+                 "test", "--uri", f"sqlite:///{tmp_path}/catalog.db", "--warehouse",
+                 f"file://{tmp_path}/wh", "--quiet", "--no-report"]) == status
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "outcome is unknown" in err, err
+    monkeypatch.undo()
+    new = data_files_on_disk(table) - on_disk
+    assert new and all(p in err for p in new)
+
+
 def test_a_commit_the_catalog_applies_after_reporting_a_timeout_keeps_its_files(
         catalog, monkeypatch):
     """A REST catalog behind a gateway that timed out: the call fails, the table does not
@@ -549,6 +575,54 @@ def test_an_interrupt_leaves_the_table_and_no_files(catalog, monkeypatch, tmp_pa
     assert table.current_snapshot().snapshot_id == snapshot
     assert data_files_on_disk(table) == on_disk
     assert os.listdir(journals) == []   # (the journal is removed too)
+
+
+def test_a_file_still_being_written_after_the_cleanup_is_deleted_by_its_task(
+        catalog, monkeypatch, request):
+    """The threads scheduler's pool waits a few seconds for its threads when stopped; a
+    task whose last file finished after the client had deleted the journaled files left
+    that file behind. The task now deletes its own files when it sees the interrupt."""
+    import signal
+    import threading
+
+    import pyiceberg.io.pyarrow as pyiceberg_arrow
+
+    from zorder.engines import dask_scheduler
+
+    pytest.importorskip("dask")
+    table = make_table(catalog, name="late_file", appends=2, rows=100, with_nulls=False)
+    snapshot = table.current_snapshot().snapshot_id
+    on_disk = data_files_on_disk(table)
+    real, calls = pyiceberg_arrow.write_file, []
+    stop = dask_scheduler._ThreadPool.stop
+
+    def slow(io, metadata, tasks):
+        tasks = list(tasks)
+        calls.append(1)
+        # a real Ctrl-C: a signal wakes the client's wait (interrupt_main would be seen
+        # only after the task is done)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1.0)             # still writing when the stopped pool gave up waiting
+        return list(real(io, metadata, iter(tasks)))
+
+    # (a test run started in the background ignores SIGINT: hear it here)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
+    monkeypatch.setattr(pyiceberg_arrow, "write_file", slow)
+    monkeypatch.setattr(dask_scheduler._ThreadPool, "stop",
+                        lambda self, timeout=5.0: stop(self, 0.1))
+    with pytest.raises(KeyboardInterrupt):
+        rewrite(table, ["l"], scheduler="threads")
+        time.sleep(30)
+    # wait for the pool's threads (named zorder*) to end: the late file is written then
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(
+            t.name.startswith("zorder") for t in threading.enumerate()):
+        time.sleep(0.05)
+    monkeypatch.undo()
+    assert calls and data_files_on_disk(table) == on_disk
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
 
 
 SIGTERM_ICEBERG = """

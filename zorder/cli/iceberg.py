@@ -11,11 +11,13 @@ import sys
 import urllib.parse
 from typing import Any, Dict, List, Optional, Tuple
 
+from zorder.cli import FAILURE, INTERRUPTED, TERMINATED
 from zorder.cli.args import (
     add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, columns_arg,
     encoding_arguments, iceberg_options, size_arg,
 )
 from zorder.cli.progress import Progress
+from zorder.parquet.safety import Terminated
 
 __all__ = ["add_arguments", "load_catalog", "run"]
 
@@ -203,7 +205,9 @@ def run(args: argparse.Namespace) -> int:
     except IcebergRewriteError as exc:
         bar.close()
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        # (an interrupt during the commit, whose outcome is then unknown: its status)
+        return (INTERRUPTED if isinstance(exc.__cause__, KeyboardInterrupt)
+                else TERMINATED if isinstance(exc.__cause__, Terminated) else FAILURE)
     finally:
         bar.close()
     groups = result.report["groups"]

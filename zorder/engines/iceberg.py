@@ -575,6 +575,10 @@ def _group_task(table_metadata: Any, io: Any, group: _FileGroup, names: Sequence
     written = _WrittenPaths(journal)
     try:
         files, entry = _write_group(table_metadata, io, group, names, ordering, target, written)
+        if interrupted():
+            # its last file finished after the client had cleaned up (a stopped pool waits
+            # for its threads a few seconds only): nobody else will delete these
+            raise Interrupted(f"{_group_name(table_metadata, group)}: interrupted")
     except Exception as exc:  # noqa: BLE001 - returned, raised again on the client
         return {"error": f"{type(exc).__name__}: {exc}", "leftovers": _delete_files(io, written)}
     except BaseException:     # an interrupt in the task itself (the sync scheduler)
@@ -726,7 +730,14 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             delete files.
         IcebergRewriteError: the rewrite wrote files but did not commit (the files were
             deleted; any that could not be are listed). A ``CommitFailedException`` from
-            a concurrent commit comes as this error, with the original as its cause.
+            a concurrent commit comes as this error, with the original as its cause. A
+            catalog failure that leaves the commit's outcome unknown (the catalog may
+            still apply it) comes as this error with ``outcome_unknown`` set and nothing
+            deleted; so does an interrupt during the commit, as its cause.
+        KeyboardInterrupt: an interrupt before the commit, after every file written
+            was deleted (SIGTERM likewise: while the rewrite runs in the main thread, it
+            raises ``zorder.parquet.safety.Terminated``, a ``SystemExit`` of status 143,
+            and the process's own SIGTERM handler is restored after).
     """
     _require_pyiceberg()
     curve = _check_curve(curve)
@@ -823,7 +834,8 @@ def _journal(wanted: bool) -> Iterator[Optional[str]]:
     try:
         yield path
     finally:
-        os.unlink(path)
+        with contextlib.suppress(FileNotFoundError):   # (never hide the block's own error)
+            os.unlink(path)
 
 
 @contextlib.contextmanager

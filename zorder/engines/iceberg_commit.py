@@ -70,10 +70,6 @@ def _delete_files(io: Any, paths: Sequence[str]) -> List[str]:
     return left
 
 
-class _CommitOutcomeUnknown(Exception):
-    """The catalog call failed in a way that does not say whether the commit landed."""
-
-
 def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
             properties: Mapping[str, str], written: List[str]) -> int:
     """Commit one REPLACE snapshot; returns its id. On failure, deletes what was written
