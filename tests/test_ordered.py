@@ -1,6 +1,7 @@
 """Iceberg's ordered bytes: scalar conversions and ordered_bytes against Iceberg's vectors,
 order properties, the Spark UDF's per-type rules, both compatibility modes, and errors."""
 
+import collections
 import contextlib
 import datetime
 import json
@@ -498,7 +499,7 @@ def test_lists_and_tuples():
             ordered_bytes(mixed)
     # no row order: a set of strings changes order from run to run, a mapping gives keys
     for unordered in ({"apple", "kiwi"}, frozenset([1, 2]), {1: 2}, {1: 2}.keys(),
-                      {1: 2}.values()):
+                      {1: 2}.values(), collections.OrderedDict(a=1).values()):
         with pytest.raises(TypeError, match="sets and mappings have no row order"):
             ordered_bytes(unordered)
         with pytest.raises(TypeError, match="sets and mappings have no row order"):

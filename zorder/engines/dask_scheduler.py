@@ -243,16 +243,24 @@ def _stop_pool(pool) -> None:
             manager.join(timeout=5)
 
 
+#: The longest wait for a scheduler address that makes sense (a day); 1e300 s was finite but
+#: overflowed the socket's timeout.
+MAX_CONNECT_TIMEOUT = 86_400
+
+
 def check_connect_timeout(timeout: Any) -> float:
-    """``connect_timeout`` checked: a finite number of seconds > 0. (An infinite one made
-    the socket probe fail with an OverflowError; nan passed a ``> 0`` test written the
-    other way round.)"""
+    """``connect_timeout`` checked: seconds > 0, at most ``MAX_CONNECT_TIMEOUT``. (An
+    infinite or huge one made the socket probe fail with an OverflowError; nan passed a
+    ``> 0`` test written the other way round.)"""
     if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
         raise TypeError(f"connect_timeout must be a number of seconds, not {type(timeout).__name__}")
     seconds = float(timeout)
     if not (math.isfinite(seconds) and seconds > 0):
         raise ValueError(f"connect_timeout must be a positive, finite number of seconds, "
                          f"got {timeout!r}")
+    if seconds > MAX_CONNECT_TIMEOUT:   # (the socket's own limit is near 1e10 s)
+        raise ValueError(f"connect_timeout must be at most {MAX_CONNECT_TIMEOUT:,} seconds "
+                         f"(a day), got {timeout!r}")
     return seconds
 
 

@@ -11,7 +11,7 @@ booleans, dates and timestamps, and the release differences of ``options``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Mapping, Set, ValuesView
 from typing import Any, Optional
 
 import numpy
@@ -205,7 +205,7 @@ def is_unordered(obj: Any) -> bool:
     """A set, a mapping or a dict's view: its iteration order is not one the caller chose
     (a set of strings changes order from run to run), so it is never taken as a sequence
     of rows or of columns, whose order decides every Z-value."""
-    return isinstance(obj, (Set, Mapping)) or type(obj).__name__ == "dict_values"
+    return isinstance(obj, (Set, Mapping, ValuesView))
 
 
 def mixes_booleans(items: list) -> bool:

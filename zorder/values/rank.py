@@ -455,9 +455,11 @@ class RankBoundaries:
                 raw = bytes.fromhex(text)
             except (KeyError, TypeError, ValueError) as exc:
                 raise ValueError(f"boundaries: column {i} is malformed ({exc})") from None
-            # (width is bounded by the bytes when count > 0; with none, by an int32: numpy
-            # refuses a dimension past its index range with a message that names nothing)
-            if width < 1 or count < 0 or len(raw) != width * count or width >= 1 << 31:
+            if width < 1 or width >= 1 << 31:
+                # (numpy refuses a dimension past its index range in words naming nothing)
+                raise ValueError(f"boundaries: column {i} has width {width}, not 1 to "
+                                 f"2**31 - 1 bytes")
+            if count < 0 or len(raw) != width * count:
                 raise ValueError(f"boundaries: column {i} has {len(raw)} bytes of split "
                                  f"points, not count {count} x width {width}")
             splits.append(numpy.frombuffer(raw, numpy.uint8).reshape(count, width).copy())
