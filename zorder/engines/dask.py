@@ -56,7 +56,8 @@ from zorder.engines import dask_stages as stages
 from zorder.engines.dask_scheduler import SCHEDULERS, check_connect_timeout, compute, running_on
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
-from zorder.parquet.files import parquet_files
+from zorder.parquet.files import dataset_schema, parquet_files
+from zorder.parquet.metadata import without_range_index
 from zorder.parquet.safety import (
     check_apart, check_folder_output, check_no_shared_files, physical, replace_folder,
     sibling, sigterm_as_exception,
@@ -226,7 +227,7 @@ def cluster(
     out_dir = os.fspath(out_dir)
 
     data_path = None
-    schema = None
+    schema = metadata = None
     if isinstance(data, (str, os.PathLike)):
         data_path = os.fspath(data)
         if not os.path.exists(data_path):
@@ -234,10 +235,14 @@ def cluster(
         files = parquet_files(data_path) if os.path.isdir(data_path) else [data_path]
         if not files:
             raise ValueError(f"data {data_path!r} holds no Parquet files")
-        import pyarrow.dataset as ds
-
-        schema = ds.dataset(data_path, format="parquet").schema.remove_metadata()
-        ddf = dd.read_parquet(data_path, dtype_backend="pyarrow", index=False)
+        # Every footer read and compared first; then Dask reads exactly these files (not
+        # the folder, whose _metadata file Dask would trust: a stale one lost the rows of
+        # files written after it), so the job, its check and its report agree.
+        schema = dataset_schema(data_path, files)
+        metadata = without_range_index(schema.metadata)
+        schema = schema.remove_metadata()
+        ddf = dd.read_parquet(files, dtype_backend="pyarrow", index=False,
+                              ignore_metadata_file=True)
     elif isinstance(data, dd.DataFrame):
         ddf = data
         sources = _files_read_by(ddf)
@@ -323,7 +328,8 @@ def cluster(
             kwargs = {"shuffle_method": method}
             ranged = keyed.set_index(stages.PART, divisions=list(range(nranges)) + [nranges - 1], **kwargs)
             written = ranged.map_partitions(
-                stages.write_range, tmp, schema, size, nwords, keep_zvalue, zvalue_column, rows_per_file,
+                stages.write_range, tmp, schema, metadata, size, nwords, keep_zvalue, zvalue_column,
+                rows_per_file,
                 group_rows, compression, max(5, len(str(nranges - 1))),
                 meta=stages.info_frame([]), enforce_metadata=False,
             )

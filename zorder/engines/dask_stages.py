@@ -345,10 +345,12 @@ def aligned_cuts(rows: int, row_bytes: Any, target: int, values_at,
     return best[2]
 
 
-def write_range(pdf, tmp_dir: str, schema, size: int, nwords: int, keep_zvalue: bool,
-           zvalue_column: str, rows_per_file: int, row_group_rows: int, compression: str,
-           name_width: int):
-    """Sort one range by Z-value and write it as one or more Parquet files into tmp_dir."""
+def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
+                keep_zvalue: bool, zvalue_column: str, rows_per_file: int, row_group_rows: int,
+                compression: str, name_width: int):
+    """Sort one range by Z-value and write it as one or more Parquet files into tmp_dir,
+    with ``schema`` and, when given, the input's schema ``metadata`` (not the metadata
+    pandas would write for this frame)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -366,6 +368,8 @@ def write_range(pdf, tmp_dir: str, schema, size: int, nwords: int, keep_zvalue: 
     data = pdf.drop(columns=word_cols).reset_index(drop=True)
     table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
     table = table.take(pa.array(order))
+    if metadata is not None:
+        table = table.replace_schema_metadata(metadata)
     if keep_zvalue:
         zarr = pa.FixedSizeBinaryArray.from_buffers(
             pa.binary(size), len(matrix), [None, pa.py_buffer(matrix.tobytes())]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any, List, Sequence, Union
 
-__all__ = ["Where", "parquet_files", "require_pyarrow"]
+__all__ = ["Where", "dataset_schema", "parquet_files", "require_pyarrow"]
 
 Where = Union[str, "os.PathLike[str]", Sequence[Any]]
 
@@ -43,3 +43,64 @@ def parquet_files(where: Where) -> List[Any]:
     if isinstance(where, (list, tuple)):
         return list(where)
     raise TypeError(f"expected a path or a list of Parquet files, not {type(where).__name__}")
+
+
+def dataset_schema(folder: str, files: Sequence[str]) -> Any:
+    """The one schema of the Parquet ``files`` of ``folder``, checked before any work: the
+    first file's, with its metadata. Every file's footer is read (one that is not Parquet
+    is named), and every file must have the same columns with the same types, in any
+    order: the job writes one schema, and a column some files lack would be dropped
+    (or a task would fail on it). Hive partition folders (``key=value``) are refused:
+    their columns are in the folder names, not in the files, and would be dropped."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = os.path.abspath(folder)
+    for path in files:
+        parent = os.path.relpath(os.path.dirname(os.path.abspath(path)), root)
+        keys = [part for part in parent.split(os.sep) if "=" in part]
+        if keys:
+            raise ValueError(
+                f"{folder!r} is partitioned in key=value folders ({keys[0]!r} holds "
+                f"{os.path.basename(path)!r}): their column is in the folder names, not in "
+                f"the files, and would be dropped; cluster a folder of whole files")
+    first = None
+    for path in files:
+        try:
+            footer = pq.read_metadata(path)
+            schema = footer.schema.to_arrow_schema()
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ValueError(f"{path!r} in {folder!r} is not a readable Parquet file "
+                             f"({exc})") from None
+        legacy = [footer.schema.column(i).path for i in range(footer.num_columns)
+                  if footer.schema.column(i).physical_type == "INT96"]
+        if legacy:
+            # Dask reads INT96 as nanoseconds, wrapping dates outside 1677-2262 (Spark's
+            # 9999-12-31 became 1816-03-29) with no error, and offers no option to read
+            # them otherwise; `zorder sort` reads them in microseconds.
+            raise ValueError(
+                f"column {legacy[0]!r} of {os.path.basename(path)!r} holds INT96 timestamps "
+                f"(Spark's legacy type), which Dask reads in nanoseconds, corrupting dates "
+                f"outside 1677-2262; rewrite them as INT64 timestamps first (Spark: "
+                f"spark.sql.parquet.outputTimestampType=TIMESTAMP_MICROS, or zorder sort)")
+        if first is None:
+            first, first_path = schema, path
+            continue
+        ours = {f.name: f.type for f in first}
+        theirs = {f.name: f.type for f in schema}
+        if ours != theirs:
+            differ = sorted(set(ours) ^ set(theirs)) or sorted(
+                n for n in ours if ours[n] != theirs[n])
+            name = differ[0]
+            raise ValueError(
+                f"the files of {folder!r} have different columns: {name!r} is "
+                f"{_described(ours.get(name))} in {os.path.basename(first_path)!r} and "
+                f"{_described(theirs.get(name))} in {os.path.basename(path)!r}; "
+                f"the job writes one schema (rewrite the files to one first)")
+    if first is None:
+        raise ValueError(f"{folder!r} holds no Parquet files")
+    return first
+
+
+def _described(typ: Any) -> str:
+    return "absent" if typ is None else str(typ)

@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.parquet.files import require_pyarrow
+from zorder.parquet.metadata import without_range_index
 from zorder.parquet.safety import (
     atomic_file, check_apart, check_file_output, physical, sigterm_as_exception,
 )
@@ -134,7 +135,9 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     check_apart(output, input)
     output = physical(output)
     try:
-        source = pq.ParquetFile(input)
+        # INT96 (Spark's legacy timestamps) in microseconds: the nanoseconds pyarrow reads
+        # by default wrap dates outside 1677-2262 with no error (9999-12-31 -> 1816).
+        source = pq.ParquetFile(input, coerce_int96_timestamp_unit="us")
     except FileNotFoundError:
         raise FileNotFoundError(f"no such file: {input}") from None
     except (pa.ArrowInvalid, OSError) as exc:
@@ -174,6 +177,8 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     # One chunk per column: take() on many chunks costs a pass over all of them per
     # output row group (3x slower end to end for 2M rows in 20 groups).
     table = table.combine_chunks()
+    # the input's metadata, but a pandas RangeIndex, whose labels would name other rows
+    table = table.replace_schema_metadata(without_range_index(table.schema.metadata))
 
     bar("z-order", 0, 1, "sort")
     perm = sort_indices(table, columns=list(columns), options=opts, curve=primary,
