@@ -83,7 +83,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("error: interrupted; the output was left as it was", file=sys.stderr)
         return INTERRUPTED
     except (ImportError, TypeError, ValueError, FileNotFoundError, FileExistsError,
-            IsADirectoryError, NotADirectoryError) as exc:
+            IsADirectoryError, NotADirectoryError, NotImplementedError) as exc:
+        # (NotImplementedError: what pyarrow says of data it cannot handle)
         print(f"error: {exc}", file=sys.stderr)
         return USAGE
     except OSError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any, List, Sequence, Union
 
-__all__ = ["Where", "dataset_schema", "parquet_files", "require_pyarrow"]
+__all__ = ["Where", "check_reorderable", "dataset_schema", "parquet_files", "require_pyarrow"]
 
 Where = Union[str, "os.PathLike[str]", Sequence[Any]]
 
@@ -99,8 +99,30 @@ def dataset_schema(folder: str, files: Sequence[str]) -> Any:
                 f"the job writes one schema (rewrite the files to one first)")
     if first is None:
         raise ValueError(f"{folder!r} holds no Parquet files")
+    check_reorderable(first, repr(folder))
     return first
 
 
 def _described(typ: Any) -> str:
     return "absent" if typ is None else str(typ)
+
+
+def _view_type(typ: Any) -> bool:
+    """Whether ``typ`` is or holds a string_view or binary_view."""
+    import pyarrow.types as t
+
+    if getattr(t, "is_string_view", lambda _: False)(typ) or \
+            getattr(t, "is_binary_view", lambda _: False)(typ):
+        return True
+    return any(_view_type(typ.field(i).type) for i in range(typ.num_fields))
+
+
+def check_reorderable(schema: Any, where: str) -> None:
+    """Refuse, before any work, a column pyarrow cannot put in another order: a
+    string_view or binary_view (at any depth) has no take kernel, so the rewrite would
+    end in pyarrow's NotImplementedError."""
+    for field in schema:
+        if _view_type(field.type):
+            raise ValueError(
+                f"column {field.name!r} of {where} is {field.type}, which pyarrow cannot "
+                f"reorder (no take for view types); write it as string or binary first")

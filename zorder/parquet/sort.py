@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
-from zorder.parquet.files import require_pyarrow
+from zorder.parquet.files import check_reorderable, require_pyarrow
 from zorder.parquet.metadata import without_range_index
 from zorder.parquet.safety import (
     atomic_file, check_apart, check_file_output, physical, sigterm_as_exception,
@@ -155,6 +155,7 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     # Unsupported column types fail here, from the schema, before any data is read.
     zorder_widths(source.schema_arrow.empty_table(), columns=list(columns),
                   var_length_contribution=opts.var_length_contribution)
+    check_reorderable(source.schema_arrow, repr(input))
     check_file_output(output, overwrite)
     if row_group_size is None:
         row_group_size = max((md.row_group(g).num_rows for g in range(md.num_row_groups)),
