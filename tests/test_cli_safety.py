@@ -304,7 +304,7 @@ def test_empty_paths_are_named(sort_dir, capsys):
     assert rc not in (0, None) and err.strip() == "error: the input is an empty path"
 
 
-@pytest.mark.parametrize("row_group_size", [0, -5, 1.5, True])
+@pytest.mark.parametrize("row_group_size", [0, -5, 1.5, True, 1 << 63])
 def test_sort_parquet_checks_row_group_size_before_the_output(sort_dir, row_group_size):
     """A row group size of 0 or less wrote an empty file over the output (overwrite=True)."""
     from zorder.parquet.sort import sort_parquet

@@ -38,7 +38,14 @@ def check_compression(compression: str, schema: Any) -> None:
 
     try:
         pq.ParquetWriter(pa.BufferOutputStream(), schema, compression=compression).close()
-    except (pa.ArrowException, ValueError, TypeError) as exc:
+        if isinstance(compression, str):
+            # one value too: a codec pyarrow knows but cannot write (lzo) fails only when
+            # a page is compressed, which an empty file never does
+            pq.write_table(pa.table({"probe": [0]}), pa.BufferOutputStream(),
+                           compression=compression)
+    except (pa.ArrowException, ValueError, TypeError, OSError) as exc:
+        # (OSError: pyarrow's word for a codec it knows but cannot write, lzo; in memory,
+        # nothing else here can fail as an OSError)
         raise ValueError(f"compression {compression!r} is not a Parquet codec pyarrow can "
                          f"write ({exc}); use e.g. zstd, snappy, gzip, lz4 or none") from None
 
@@ -47,8 +54,10 @@ def check_row_group_size(row_group_size: Any) -> None:
     """ValueError unless ``row_group_size`` is None or a positive int (rows per group)."""
     if row_group_size is not None and (isinstance(row_group_size, bool) or
                                        not hasattr(row_group_size, "__index__") or
-                                       row_group_size <= 0):
-        raise ValueError(f"row_group_size must be a positive int (rows), got {row_group_size!r}")
+                                       not 0 < row_group_size < 1 << 63):
+        # (2**63 and above overflowed pyarrow's int64 with a traceback)
+        raise ValueError(f"row_group_size must be a positive int (rows) below 2**63, got "
+                         f"{row_group_size!r}")
 
 
 def _in_memory_layout(table: Any, perm: Any, row_group_size: int, compression: str) -> Any:
