@@ -982,7 +982,8 @@ def test_cli_checks_its_report_file_before_the_commit_and_says_what_was_done(
     assert not report.exists() and [n for n in os.listdir(tmp_path) if ".zorder-" in n] == []
 
 
-def test_cli_report_never_replaces_a_file_of_the_table_or_catalog(catalog, tmp_path, capsys):
+def test_cli_report_never_replaces_a_file_of_the_table_or_catalog(catalog, tmp_path, capsys,
+                                                                 monkeypatch):
     """--report-json is refused (exit 2, nothing written, nothing committed) where it would
     replace the table's data or metadata, the catalog's database, anything in the
     warehouse, or a file the table references from elsewhere (add_files), under any name;
@@ -1026,6 +1027,14 @@ def test_cli_report_never_replaces_a_file_of_the_table_or_catalog(catalog, tmp_p
     assert main(["iceberg", "rewrite", "db.cli_safe", "--columns", "l",
                  "--report-json", str(report), *flags]) == 0
     assert json.loads(report.read_text())["snapshot_id"] != before
+    # Run again onto its own report (JSON, not Parquet, ORC or Avro): replaced without
+    # reading every manifest of every snapshot.
+    def unread(table):
+        raise AssertionError("the manifests were read for a report file")
+    monkeypatch.setattr(engine, "referenced_files", unread)
+    assert main(["iceberg", "rewrite", "db.cli_safe", "--columns", "l", "--dry-run",
+                 "--report-json", str(report), *flags]) == 0
+    assert "snapshot_id" in json.loads(report.read_text())
 
 
 def test_cli_report_protection_reads_paths_as_pyiceberg_does(tmp_path, capsys):

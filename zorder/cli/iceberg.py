@@ -117,8 +117,10 @@ def table_places(catalog: Any, table: Any) -> List[Tuple[str, str]]:
     """(local path, what) of every place a report must not be written: the table's
     location, its current metadata file, the catalog's warehouse and, for a SQLite catalog,
     its database files."""
+    metadata = local_path(getattr(table, "metadata_location", None))
     places = [(local_path(table.location()), "the table's location"),
-              (local_path(getattr(table, "metadata_location", None)), "the table's metadata"),
+              # (the folder: write.metadata.path can put it outside the location)
+              (metadata and os.path.dirname(metadata), "the table's metadata folder"),
               (local_path(catalog.properties.get("warehouse")), "the catalog's warehouse")]
     places += [(path, "the catalog's database")
                for path in sqlite_files(catalog.properties.get("uri"))]
@@ -133,8 +135,11 @@ def check_report_is_not_the_table(path: str, catalog: Any, table: Any) -> None:
 
     places = table_places(catalog, table)
     check_side_output(path, "--report-json", places, overwrite=True)
-    if not os.path.lexists(path):
-        return   # (a new name cannot be a file of the table)
+    if not os.path.lexists(path) or not _data_or_manifest(path):
+        # A new name cannot be a file of the table; nor can a file that is not Parquet,
+        # ORC or Avro outside its metadata folder (a report run again, the usual case,
+        # does not read every manifest of every snapshot).
+        return
     # Files inside the places were covered above, under any name; the others one by one.
     prefixes = tuple(os.path.abspath(p).rstrip(os.sep) + os.sep for p, _ in places)
     from zorder.engines.iceberg import referenced_files
@@ -145,6 +150,17 @@ def check_report_is_not_the_table(path: str, catalog: Any, table: Any) -> None:
                 and overlap(path, local) is not None:
             raise ValueError(f"--report-json {path!r} is a file of table {table.name()!r} "
                              f"({uri}); write it somewhere else")
+
+
+def _data_or_manifest(path: str) -> bool:
+    """Whether ``path`` starts as a Parquet, ORC or Avro file does (or cannot be read, so
+    may be one)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return True
+    return head == b"PAR1" or head[:3] == b"ORC" or head == b"Obj\x01"
 
 
 def _cannot(what: str, exc: Exception) -> int:
