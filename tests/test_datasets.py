@@ -167,3 +167,56 @@ def test_view_type_columns_are_refused_in_one_line(tmp_path, capsys, command):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "column 'st' of " in err and "cannot reorder" in err, err
     assert not out.exists()
+
+
+def test_cluster_keeps_only_the_metadata_every_file_shares(tmp_path):
+    """Each file's own GeoParquet bounding box was written over all output files (the
+    first file's), false of the rows of the others."""
+    data = tmp_path / "geo"
+    data.mkdir()
+    for k, bbox in enumerate(([0, 0, 1, 1], [10, 10, 11, 11])):
+        table = pa.table({"a": [2 * k, 2 * k + 1]}).replace_schema_metadata(
+            {b"geo": json.dumps({"bbox": bbox}).encode(), b"shared": b"same", b"src": b"f%d" % k})
+        pq.write_table(table, data / f"p{k}.parquet")
+    cluster(str(data), str(tmp_path / "out"), ["a"])
+    out = read_folder(tmp_path / "out")
+    assert out.schema.metadata[b"shared"] == b"same"
+    assert b"geo" not in out.schema.metadata and b"src" not in out.schema.metadata
+    assert sorted(out.column("a").to_pylist()) == [0, 1, 2, 3]
+
+
+def test_cluster_accepts_files_that_differ_in_type_width_or_nullability(tmp_path):
+    """Files of one dataset written by different writers (timestamp units, a column not
+    null in one file and holding nulls in another) were clustered before the footer check
+    and must still be; every row kept."""
+    data = tmp_path / "mixed"
+    data.mkdir()
+    when = [dt.datetime(2020, 1, 1), dt.datetime(2021, 6, 1)]
+    strict = pa.schema([pa.field("a", pa.int64()), pa.field("b", pa.float64(), nullable=False),
+                        pa.field("t", pa.timestamp("ns"))])
+    pq.write_table(pa.table({"a": [1, 2], "b": [1.0, 2.0], "t": when}, schema=strict),
+                   data / "p0.parquet")
+    pq.write_table(pa.table({"a": [3, 4], "b": [None, 4.0],
+                             "t": pa.array(when, pa.timestamp("us"))}), data / "p1.parquet")
+    cluster(str(data), str(tmp_path / "out"), ["a"])
+    out = read_folder(tmp_path / "out")
+    assert sorted(out.column("a").to_pylist()) == [1, 2, 3, 4]
+    assert sorted(map(repr, out.column("b").to_pylist())) == ["1.0", "2.0", "4.0", "None"]
+    assert out.schema.field("b").nullable and out.schema.field("t").type == pa.timestamp("ns")
+
+
+def test_metadata_pandas_did_not_write_is_left_as_it_is(tmp_path):
+    odd = pa.table({"a": [2, 1]}).replace_schema_metadata(
+        {b"pandas": json.dumps({"index_columns": None, "columns": []}).encode()})
+    pq.write_table(odd, tmp_path / "odd.parquet")
+    sort_parquet(str(tmp_path / "odd.parquet"), str(tmp_path / "out.parquet"), ["a"])
+    out = pq.read_table(tmp_path / "out.parquet")
+    assert out.schema.metadata == odd.schema.metadata and out.column("a").to_pylist() == [1, 2]
+
+
+def test_a_per_column_codec_is_checked_before_any_work(tmp_path):
+    pq.write_table(pa.table({"a": [2, 1]}), tmp_path / "in.parquet")
+    with pytest.raises(ValueError, match=r"compression \{'a': 'lzo'\} is not a Parquet codec"):
+        sort_parquet(str(tmp_path / "in.parquet"), str(tmp_path / "out.parquet"), ["a"],
+                     compression={"a": "lzo"})
+    assert not (tmp_path / "out.parquet").exists()

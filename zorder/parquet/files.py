@@ -9,7 +9,7 @@ list this returns, so a report and the job it describes never disagree on the fi
 from __future__ import annotations
 
 import os
-from typing import Any, List, Sequence, Union
+from typing import Any, Dict, List, Sequence, Union
 
 __all__ = ["Where", "check_reorderable", "dataset_schema", "parquet_files", "require_pyarrow"]
 
@@ -46,12 +46,16 @@ def parquet_files(where: Where) -> List[Any]:
 
 
 def dataset_schema(folder: str, files: Sequence[str]) -> Any:
-    """The one schema of the Parquet ``files`` of ``folder``, checked before any work: the
-    first file's, with its metadata. Every file's footer is read (one that is not Parquet
-    is named), and every file must have the same columns with the same types, in any
-    order: the job writes one schema, and a column some files lack would be dropped
-    (or a task would fail on it). Hive partition folders (``key=value``) are refused:
-    their columns are in the folder names, not in the files, and would be dropped."""
+    """The one schema of the Parquet ``files`` of ``folder``, checked before any work.
+
+    Every file's footer is read (one that is not Parquet is named), and every file must
+    have the same columns, in any order: the job writes one schema, and a column some
+    files lack would be dropped (or a task would fail on it). Their types are the first
+    file's (the job casts the others to them, as Dask's own reading does); a field is
+    nullable if it is in any file. The schema metadata is what every file says alike: a
+    key whose value differs between files (a GeoParquet bounding box, say) would be false
+    of the rows of the others, so it is left out. Hive partition folders (``key=value``)
+    are refused: their columns are in the folder names, not in the files."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -65,13 +69,15 @@ def dataset_schema(folder: str, files: Sequence[str]) -> Any:
                 f"{os.path.basename(path)!r}): their column is in the folder names, not in "
                 f"the files, and would be dropped; cluster a folder of whole files")
     first = None
+    nullable: set = set()
+    common: Dict[bytes, bytes] = {}
     for path in files:
+        where = repr(path) if os.path.abspath(path) == root else f"{path!r} in {folder!r}"
         try:
             footer = pq.read_metadata(path)
             schema = footer.schema.to_arrow_schema()
         except (pa.ArrowInvalid, OSError) as exc:
-            raise ValueError(f"{path!r} in {folder!r} is not a readable Parquet file "
-                             f"({exc})") from None
+            raise ValueError(f"{where} is not a readable Parquet file ({exc})") from None
         legacy = [footer.schema.column(i).path for i in range(footer.num_columns)
                   if footer.schema.column(i).physical_type == "INT96"]
         if legacy:
@@ -83,28 +89,29 @@ def dataset_schema(folder: str, files: Sequence[str]) -> Any:
                 f"(Spark's legacy type), which Dask reads in nanoseconds, corrupting dates "
                 f"outside 1677-2262; rewrite them as INT64 timestamps first (Spark: "
                 f"spark.sql.parquet.outputTimestampType=TIMESTAMP_MICROS, or zorder sort)")
+        nullable.update(f.name for f in schema if f.nullable)
+        metadata = dict(schema.metadata or {})
         if first is None:
-            first, first_path = schema, path
+            first, first_path, common = schema, path, metadata
             continue
-        ours = {f.name: f.type for f in first}
-        theirs = {f.name: f.type for f in schema}
+        common = {k: v for k, v in common.items() if metadata.get(k) == v}
+        ours, theirs = set(first.names), set(schema.names)
         if ours != theirs:
-            differ = sorted(set(ours) ^ set(theirs)) or sorted(
-                n for n in ours if ours[n] != theirs[n])
-            name = differ[0]
+            name = sorted(ours ^ theirs)[0]
             raise ValueError(
                 f"the files of {folder!r} have different columns: {name!r} is "
-                f"{_described(ours.get(name))} in {os.path.basename(first_path)!r} and "
-                f"{_described(theirs.get(name))} in {os.path.basename(path)!r}; "
+                f"{_described(first, name)} in {os.path.basename(first_path)!r} and "
+                f"{_described(schema, name)} in {os.path.basename(path)!r}; "
                 f"the job writes one schema (rewrite the files to one first)")
     if first is None:
         raise ValueError(f"{folder!r} holds no Parquet files")
     check_reorderable(first, repr(folder))
-    return first
+    fields = [f.with_nullable(True) if f.name in nullable else f for f in first]
+    return pa.schema(fields, metadata=common or None)
 
 
-def _described(typ: Any) -> str:
-    return "absent" if typ is None else str(typ)
+def _described(schema: Any, name: str) -> str:
+    return str(schema.field(name).type) if name in schema.names else "absent"
 
 
 def _view_type(typ: Any) -> bool:

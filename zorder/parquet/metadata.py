@@ -37,8 +37,9 @@ def without_range_index(metadata: Optional[Dict[bytes, bytes]]) -> Optional[Dict
     """``metadata`` with any pandas ``RangeIndex`` left out of its index (pandas then reads
     a default one, numbering the rows as they now are)."""
     pandas = _pandas_metadata(metadata)
-    if pandas is None or not any(map(_is_range, pandas.get("index_columns", []))):
-        return metadata
-    assert metadata is not None
-    pandas["index_columns"] = [e for e in pandas["index_columns"] if not _is_range(e)]
+    index = None if pandas is None else pandas.get("index_columns")
+    if not isinstance(index, list) or not any(map(_is_range, index)):
+        return metadata   # (no RangeIndex, or not metadata pandas wrote: left as it is)
+    assert metadata is not None and pandas is not None
+    pandas["index_columns"] = [e for e in index if not _is_range(e)]
     return {**metadata, _PANDAS: json.dumps(pandas).encode()}

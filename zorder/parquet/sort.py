@@ -40,9 +40,11 @@ def check_compression(compression: str, schema: Any) -> None:
         pq.ParquetWriter(pa.BufferOutputStream(), schema, compression=compression).close()
         # A codec the format names but this pyarrow cannot write (lzo) passes the empty
         # file above, which compresses no page; it must also be one Arrow can run.
-        if isinstance(compression, str) and compression.lower() not in ("none", "uncompressed") \
-                and not pa.Codec.is_available(compression):
-            raise ValueError("this pyarrow cannot compress with it")
+        codecs = compression.values() if isinstance(compression, dict) else [compression]
+        for codec in codecs:
+            if isinstance(codec, str) and codec.lower() != "none" \
+                    and not pa.Codec.is_available(codec):
+                raise ValueError(f"this pyarrow cannot compress with {codec!r}")
     except (pa.ArrowException, ValueError, TypeError) as exc:
         raise ValueError(f"compression {compression!r} is not a Parquet codec pyarrow can "
                          f"write ({exc}); use e.g. zstd, snappy, gzip, lz4 or none") from None
