@@ -149,7 +149,6 @@ def encoding_arguments(args: argparse.Namespace) -> Dict[str, Any]:
     """The keywords that --encoding, --rank-bits and (where a command has it) --boundaries
     say, the boundaries file read, checked before any work: the rank flags only with
     --encoding rank, so a flag is never silently ignored."""
-    has_boundaries = hasattr(args, "boundaries")
     if args.encoding != "rank":
         for flag, value in (("--rank-bits", args.rank_bits),
                             ("--boundaries", getattr(args, "boundaries", None))):
@@ -157,7 +156,7 @@ def encoding_arguments(args: argparse.Namespace) -> Dict[str, Any]:
                 raise ValueError(f"{flag} is for --encoding rank (--encoding iceberg, the "
                                  f"default, uses Iceberg's bytes as they are)")
     keywords: Dict[str, Any] = {"encoding": args.encoding, "rank_bits": args.rank_bits}
-    if has_boundaries:
+    if hasattr(args, "boundaries"):
         keywords["boundaries"] = load_boundaries(args.boundaries)
     return keywords
 

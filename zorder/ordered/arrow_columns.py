@@ -123,11 +123,10 @@ def arrow_column(arr, length: int, mode: str, spark: str,
         if nulls is not None:
             lens[nulls] = 0
         return gather(data, starts, lens, length, False), nulls
-    view_types = [getattr(t, name, None) for name in ("is_string_view", "is_binary_view")]
-    if view_types[0] is not None and view_types[0](typ):
-        return arrow_column(arr.cast(pa.large_string()), length, mode, spark, kind)
-    if view_types[1] is not None and view_types[1](typ):
-        return arrow_column(arr.cast(pa.large_binary()), length, mode, spark, kind)
+    view = view_kind(typ)
+    if view is not None:
+        plain = pa.large_string() if view == "string" else pa.large_binary()
+        return arrow_column(arr.cast(plain), length, mode, spark, kind)
     raise ColumnTypeError(
         f"unsupported Arrow type {typ}; Iceberg's Spark UDF takes "
         f"integers, floats, booleans, dates, timestamps, strings and binary"
@@ -163,7 +162,17 @@ def arrow_width(typ, length: int) -> int:
         typ = typ.value_type
     if (t.is_null(typ) or t.is_string(typ) or t.is_large_string(typ) or t.is_binary(typ)
             or t.is_large_binary(typ) or t.is_fixed_size_binary(typ)
-            or getattr(t, "is_string_view", lambda _: False)(typ)
-            or getattr(t, "is_binary_view", lambda _: False)(typ)):
+            or view_kind(typ) is not None):
         return length
     return 8
+
+
+def view_kind(typ: Any) -> Optional[str]:
+    """"string" for a string_view type, "binary" for a binary_view, else None (also with
+    a pyarrow too old to have view types)."""
+    import pyarrow.types as t
+
+    for kind, test in (("string", "is_string_view"), ("binary", "is_binary_view")):
+        if getattr(t, test, lambda _: False)(typ):
+            return kind
+    return None

@@ -116,12 +116,10 @@ def _described(schema: Any, name: str) -> str:
 
 def _view_type(typ: Any) -> bool:
     """Whether ``typ`` is or holds a string_view or binary_view."""
-    import pyarrow.types as t
+    from zorder.ordered.arrow_columns import view_kind
 
-    if getattr(t, "is_string_view", lambda _: False)(typ) or \
-            getattr(t, "is_binary_view", lambda _: False)(typ):
-        return True
-    return any(_view_type(typ.field(i).type) for i in range(typ.num_fields))
+    return view_kind(typ) is not None or any(_view_type(typ.field(i).type)
+                                             for i in range(typ.num_fields))
 
 
 def check_reorderable(schema: Any, where: str) -> None:
