@@ -79,8 +79,19 @@ def test_unknown_backend_is_refused(capsys):
     assert "unknown zorder backend 'nope'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("given, message", [
+    ("table, TABLE", "--backends: table is given twice"),
+    ("auto", "--backends: 'auto' is not one backend but the per-call choice"),
+])
+def test_backends_option_refuses_auto_and_repeats(given, message, capsys):
+    assert main(["bench", *TINY, "--backends", given]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: " + message) and err.count("\n") == 1
+
+
 def test_backends_option_limits_the_report(capsys):
-    report = run_json(capsys, "--shapes", "2x16", "--threads", "1", "--backends", "table")
+    # (names as ZORDER_BACKEND takes them: any case, spaces around)
+    report = run_json(capsys, "--shapes", "2x16", "--threads", "1", "--backends", " Table")
     assert report["backends"] == ["table"]
     ns = report["results"][0]["batch"]["ns"]
     assert set(ns) == {"table", "memcpy"}

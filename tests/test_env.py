@@ -87,6 +87,42 @@ def test_forcing_a_backend_the_cpu_lacks_is_refused():
     assert interleave.resolve("table", cpu_info=old_cpu) == ("table", "forced by the wish=table")
 
 
+def test_backend_names_are_read_alike_everywhere():
+    """get_backend, use and ZORDER_BACKEND take a name in any case with spaces around it;
+    anything but a str is refused by name."""
+    from zorder import interleave
+
+    assert zorder.get_backend(" Table ") is zorder.get_backend("table")
+    assert interleave.backend_name("  BITLOOP") == "bitloop"
+    with pytest.raises(zorder.BackendError, match="must be a str such as 'table', not int 3"):
+        zorder.get_backend(3)
+    with pytest.raises(zorder.BackendError, match="'auto' is not one backend"):
+        zorder.get_backend(" AUTO")
+
+
+def test_a_backend_of_another_architecture_says_so():
+    """Not 'not built (No module named ...)': the backend exists only elsewhere."""
+    from zorder import interleave
+
+    elsewhere, arch = ("avx2", "x86-64") if "neon" in zorder.available_backends() else ("neon", "aarch64")
+    module, why = interleave.load(elsewhere)
+    assert module is None and why.startswith(f"it exists only on {arch}, and this is ")
+    with pytest.raises(zorder.BackendError, match=f"exists only on {arch}"):
+        zorder.get_backend(elsewhere)
+
+
+def test_use_of_a_named_backend_honours_the_cpu_description():
+    """use(name, cpu_info) refuses what that CPU cannot run, as get_backend does, and
+    leaves the default as it was."""
+    from zorder import interleave
+
+    before = interleave.describe()
+    no_avx = {"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6, "flags": []}
+    with pytest.raises(zorder.BackendError, match="'simd' is not available here: this CPU lacks"):
+        interleave.use("simd", no_avx)
+    assert interleave.describe() == before
+
+
 def test_avx2_is_refused_without_the_os_ymm_state():
     """AVX2 in CPUID is not enough: the OS must save the YMM registers (XGETBV)."""
     from zorder import interleave

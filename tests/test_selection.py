@@ -44,6 +44,18 @@ CPUS = {
     "aarch64 that claims bmi2 (nonsense flags)": ({"arch": "ARM_8", "flags": ["bmi2"]}, "neon"),
     "AVX-512 flags but the OS does not save ZMM": (
         dict(x86("GenuineIntel", 6, 106, *AVX512_GFNI), os_avx512=False), "avx2"),
+    # Descriptions written by hand or by a VM's CPU model, not by CPUID on real silicon:
+    # an OS that saves no YMM state saves no ZMM state either, whatever os_avx512 says
+    # (here it says nothing); simd's kernels use AVX2 instructions, so AVX-512 without
+    # the avx2 flag is not simd; and the vendor in another case is still AMD.
+    "AVX-512 flags, os_avx false and os_avx512 not given": (
+        dict(x86("GenuineIntel", 6, 106, *AVX512_GFNI), os_avx=False), "pdep"),
+    "AVX-512 VBMI + GFNI without the avx2 flag (a VM's CPU model)": (
+        x86("GenuineIntel", 6, 106, "bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni"),
+        "pdep"),
+    "AMD Zen 2 with the vendor in lower case": (
+        x86("authenticamd", 0x17, 0x31, "bmi2"), "table"),
+    "Hygon with the vendor padded": (x86(" HygonGenuine ", 0x18, 0x00, "bmi2"), "table"),
 }
 
 
@@ -54,7 +66,9 @@ def test_choice_for_cpu(name):
 
 
 @pytest.mark.parametrize("name", ["AMD Zen 1", "AMD Zen 2", "Hygon Dhyana", "AMD Excavator",
-                                  "Intel Ivy Bridge (no BMI2)", "AWS Graviton 3 (Neoverse V1)"])
+                                  "Intel Ivy Bridge (no BMI2)", "AWS Graviton 3 (Neoverse V1)",
+                                  "AMD Zen 2 with the vendor in lower case",
+                                  "Hygon with the vendor padded"])
 def test_never_pdep_where_slow_or_absent(name):
     cpu, _ = CPUS[name]
     assert not pdep_verdict(cpu)[0]
@@ -112,6 +126,22 @@ def test_neon_never_on_x86_64(name):
 def test_simd_verdict_lists_missing_flags():
     ok, why = simd_verdict(CPUS["Intel Haswell"][0])
     assert not ok and "avx512f" in why and "gfni" in why
+    ok, why = simd_verdict(CPUS["AVX-512 VBMI + GFNI without the avx2 flag (a VM's CPU model)"][0])
+    assert not ok and why == "missing avx2"
+    ok, why = simd_verdict(CPUS["AVX-512 flags, os_avx false and os_avx512 not given"][0])
+    assert not ok and "XCR0" in why
+
+
+def test_the_loader_refuses_simd_where_the_selector_does():
+    """The registry's own check of a described CPU agrees with simd_verdict on both."""
+    from zorder import interleave
+
+    for name in ("AVX-512 VBMI + GFNI without the avx2 flag (a VM's CPU model)",
+                 "AVX-512 flags, os_avx false and os_avx512 not given"):
+        cpu = CPUS[name][0]
+        assert "simd" not in interleave.available_backends(cpu)
+        with pytest.raises(zorder.BackendError, match="'simd' is not available here"):
+            interleave.get_backend("simd", cpu)
 
 
 def test_flags_are_case_insensitive_and_family_from_py_cpuinfo():

@@ -1,8 +1,8 @@
 """Z-order (Morton) values exactly as Apache Iceberg computes them.
 
 The interleave of Iceberg's ``ZOrderByteUtils.interleaveBits`` comes in interchangeable
-backends with one contract (``bitloop``, ``table``, ``nibble``, ``pdep``, ``simd``, and
-``neon`` on aarch64), and so does Iceberg's Hilbert index.
+backends with one contract (``bitloop``, ``table``, ``nibble``, ``pdep``, ``avx2``, ``simd``,
+and ``neon`` on aarch64), and so does Iceberg's Hilbert index.
 ``zorder.backend`` says what runs: by default ``auto``, which picks for each call the
 backend measured fastest for its shape on this CPU (``zorder.dispatch()``), or the one
 backend named by the ``ZORDER_BACKEND`` environment variable.

@@ -77,6 +77,26 @@ def parse_shapes(text: str) -> List[Tuple[int, int]]:
     return shapes
 
 
+def backends_option(text: str) -> List[str]:
+    """--backends: comma-separated names, each one that runs here, once (BackendError)."""
+    from zorder.interleave import backend_name
+
+    names: List[str] = []
+    for given in text.split(","):
+        name = backend_name(given)
+        if not name:
+            continue
+        if name == "auto":
+            raise zorder.BackendError(
+                "--backends: 'auto' is not one backend but the per-call choice among them; "
+                "the report says what it picks, and the shape matrix times it beside them")
+        zorder.get_backend(name)   # raises, naming the ones that run here
+        if name in names:
+            raise zorder.BackendError(f"--backends: {name} is given twice")
+        names.append(name)
+    return names
+
+
 def shape_bytes(cols: int, size: int, rows: int) -> int:
     """Memory one shape needs: its input block, the copy baseline's copy, and the output."""
     return rows * (2 * cols * COLUMN_BYTES + size)
@@ -425,13 +445,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     backends = None
     if args.backends:
-        backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-        for b in backends:
-            try:
-                zorder.get_backend(b)
-            except zorder.BackendError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 2
+        try:
+            backends = backends_option(args.backends)
+        except zorder.BackendError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     if args.plot:
         require_matplotlib("--plot")   # fail before the timing
         try:

@@ -18,7 +18,9 @@ BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "avx2", 
 ISA_FLAGS: Dict[str, Tuple[str, ...]] = {
     "pdep": ("bmi2",),
     "avx2": ("avx2",),
-    "simd": ("avx512f", "avx512bw", "avx512vbmi", "gfni"),
+    # (avx2 too: the AVX-512 kernels' target attributes let the compiler use AVX2, and it
+    # does; every real AVX-512 CPU has it, a hand-made VM CPU model may not)
+    "simd": ("avx2", "avx512f", "avx512bw", "avx512vbmi", "gfni"),
 }
 SIMD_FLAGS = ISA_FLAGS["simd"]
 
@@ -85,8 +87,9 @@ def pdep_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
         return False, f"PDEP is an x86-64 instruction; arch is {cpu_info.get('arch')!r}"
     if not set(ISA_FLAGS["pdep"]) <= _flags(cpu_info):
         return False, "no bmi2 flag: this CPU has no PDEP"
-    vendor = cpu_info.get("vendor_id_raw", "")
-    if vendor in SLOW_PDEP_VENDORS:
+    vendor = str(cpu_info.get("vendor_id_raw") or "").strip()
+    # (CPUID spells the vendor one way; a description written by hand may not)
+    if vendor.lower() in {v.lower() for v in SLOW_PDEP_VENDORS}:
         family = cpu_info.get("family")
         if not isinstance(family, int):
             return False, f"{vendor} without a known family: PDEP may be microcoded"
@@ -104,9 +107,10 @@ def simd_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
     missing = [f for f in SIMD_FLAGS if f not in _flags(cpu_info)]
     if missing:
         return False, "missing " + ", ".join(missing)
-    if cpu_info.get("os_avx512") is False:
+    # (an OS that does not save the YMM registers saves no ZMM ones either)
+    if cpu_info.get("os_avx512") is False or cpu_info.get("os_avx") is False:
         return False, "the OS does not save the AVX-512 registers (XCR0)"
-    return True, "AVX-512 F/BW/VBMI and GFNI present"
+    return True, "AVX2, AVX-512 F/BW/VBMI and GFNI present"
 
 
 def avx2_verdict(cpu_info: Mapping) -> Tuple[bool, str]:

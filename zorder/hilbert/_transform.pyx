@@ -96,10 +96,11 @@ TRANSFORMS = ("plain", "avx2", "avx512")
 
 
 def _fastest_level():
-    """AVX-512 needs F and BW (the byte swap) with the ZMM state saved by the OS."""
+    """AVX-512 needs F and BW (the byte swap) with the ZMM state saved by the OS, and AVX2,
+    which its target attribute lets the compiler use."""
     cpu = facts()
     if zorder_hilbert_avx512_built and {"avx512f", "avx512bw"} <= set(cpu.get("flags", ())) \
-            and cpu.get("os_avx512"):
+            and cpu.get("os_avx512") and usable("avx2"):
         return 2
     if zorder_hilbert_avx2_built and usable("avx2"):
         return 1

@@ -25,11 +25,12 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from zorder import cpu
 from zorder.cpu.select import (
-    BACKEND_NAMES, ISA_FLAGS, SHAPE_CLASSES, backend_applies, describe_plan, dispatch_plan,
+    BACKEND_ARCHES, BACKEND_NAMES, ISA_FLAGS, SHAPE_CLASSES, backend_applies, describe_plan,
+    dispatch_plan,
 )
 
 __all__ = [
-    "BACKEND_NAMES", "BackendError", "available_backends", "describe", "dispatch",
+    "BACKEND_NAMES", "BackendError", "available_backends", "backend_name", "describe", "dispatch",
     "get_backend", "resolve", "row_kernel_capsule", "rows_function", "use",
 ]
 
@@ -41,15 +42,37 @@ class BackendError(ImportError, ValueError):
 _loaded: Dict[str, ModuleType] = {}
 
 
+def backend_name(name: Any) -> str:
+    """A backend name as given by a user (any case, spaces around it), as zorder spells it:
+    the one normalization of ``ZORDER_BACKEND``, ``get_backend`` and ``--backends``."""
+    if not isinstance(name, str):
+        raise BackendError(f"a backend name must be a str such as 'table', "
+                           f"not {type(name).__name__} {name!r}")
+    return name.strip().lower()
+
+
+#: py-cpuinfo's architecture names, as people say them.
+_ARCH_WORDS = {"X86_64": "x86-64", "ARM_8": "aarch64"}
+
+
+def _other_arch(name: str, cpu_info: Mapping[str, Any]) -> Optional[str]:
+    """Why backend ``name`` does not exist on ``cpu_info``'s architecture (None if it does)."""
+    if not cpu_info.get("arch") or backend_applies(name, cpu_info):
+        return None
+    where = " and ".join(_ARCH_WORDS.get(a, a) for a in BACKEND_ARCHES[name])
+    return f"it exists only on {where}, and this is {cpu_info.get('arch')}"
+
+
 def _lacking(name: str, cpu_info: Mapping[str, Any]) -> Optional[str]:
     """Why a described CPU cannot run backend ``name`` (None if it can)."""
-    if cpu_info.get("arch") and not backend_applies(name, cpu_info):
-        return f"it does not exist on {cpu_info.get('arch')!r}"
+    other = _other_arch(name, cpu_info)
+    if other is not None:
+        return other
     flags = {str(f).lower() for f in cpu_info.get("flags") or ()}
     missing = [f for f in ISA_FLAGS.get(name, ()) if f not in flags]
     if missing:
         return "this CPU lacks " + ", ".join(missing)
-    if name == "simd" and cpu_info.get("os_avx512") is False:
+    if name == "simd" and (cpu_info.get("os_avx512") is False or cpu_info.get("os_avx") is False):
         return "the OS does not save the AVX-512 registers (XCR0)"
     if name == "avx2" and cpu_info.get("os_avx") is False:
         return "the OS does not save the YMM registers (XCR0)"
@@ -68,6 +91,10 @@ def load(name: str, cpu_info: Optional[Mapping[str, Any]] = None) -> Tuple[Optio
             return None, why
     if name in _loaded:
         return _loaded[name], None
+    # (a backend of another architecture is not built here: say that, not the ImportError)
+    other = _other_arch(name, cpu.facts())
+    if other is not None:
+        return None, other
     try:
         module = importlib.import_module(f"zorder.interleave.{name}")
     except ImportError as exc:
@@ -92,8 +119,9 @@ def get_backend(name: str, cpu_info: Optional[Mapping[str, Any]] = None) -> Modu
     >>> get_backend("bitloop").interleave_bits([b"\\xff", b"\\x00"]).hex()
     'aaaa'
     """
+    name = backend_name(name)
     if name not in BACKEND_NAMES:
-        if isinstance(name, str) and name.strip().lower() == "auto":
+        if name == "auto":
             raise BackendError(
                 "'auto' is not one backend but the default's per-call choice: leave the "
                 "backend out (None) to use the default, which ZORDER_BACKEND sets at import"
@@ -118,7 +146,7 @@ def resolve(wish: Optional[str], source: str = "the wish",
     ``auto`` asks ``zorder.cpu.explain_choice`` among the available backends; a name must be
     one that runs here, never silently replaced. Raises BackendError otherwise.
     """
-    name = (wish or "auto").strip().lower() or "auto"
+    name = backend_name(wish or "auto") or "auto"
     facts = cpu.facts() if cpu_info is None else dict(cpu_info)
     if name == "auto":
         main, why = cpu.explain_choice(facts, available=available_backends(cpu_info))
@@ -153,8 +181,9 @@ def use(name: str, cpu_info: Optional[Mapping[str, Any]] = None) -> ModuleType:
     """Make ``name`` (a backend, or ``auto``: the per-call dispatcher with the plan of
     ``zorder.cpu.select.dispatch_plan``) the default of ``rows_function()``."""
     global _default, _plan
+    name = backend_name(name)
     if name != "auto":
-        _default, _plan = get_backend(name), {}
+        _default, _plan = get_backend(name, cpu_info), {}
         return _default
     from zorder.interleave import auto
 
