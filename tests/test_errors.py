@@ -384,7 +384,8 @@ def test_private_rows_job_cannot_be_run_from_python():
 @pytest.mark.parametrize("name, exc, pattern", [
     ("nope", zorder.BackendError, r"unknown zorder backend 'nope'; valid names: bitloop, table"),
     ("", zorder.BackendError, r"unknown zorder backend ''"),
-    ("TABLE", zorder.BackendError, r"unknown zorder backend 'TABLE'"),
+    ("TAB LE", zorder.BackendError, r"unknown zorder backend 'tab le'"),
+    (3, zorder.BackendError, r"a backend name must be a str such as 'table', not int 3"),
     # (ZORDER_BACKEND=auto is the default's choice; as one backend it was just 'unknown')
     ("auto", zorder.BackendError, r"'auto' is not one backend but the default's per-call"),
     (" Auto", zorder.BackendError, r"'auto' is not one backend"),

@@ -373,11 +373,53 @@ def test_datetimes_any_byte_order(unit):
 
 
 def test_timestamp_out_of_spark_range_is_an_error():
-    far = np.array([2**62], dtype="M8[s]")
-    with pytest.raises(ValueError, match="out of the range"):
-        ordered_bytes(far)
-    assert hexrows(ordered_bytes(far, timestamp="tz")) == [
-        zorder.long_to_ordered_bytes(2**62).hex()]
+    """Spark holds TIMESTAMP and TIMESTAMP_NTZ alike as microseconds in a long: a value
+    past that is refused with either kind, though its seconds would fit a long."""
+    pa = pytest.importorskip("pyarrow")
+    far = np.array([0, 2**62], dtype="M8[s]")
+    for kind in (None, "ntz", "tz"):
+        with pytest.raises(ValueError, match="out of the range Spark can hold as "
+                                             "microseconds \\(first at index 1\\)"):
+            ordered_bytes(far, timestamp=kind)
+    with pytest.raises(ValueError, match="out of the range Spark can hold as microseconds"):
+        ordered_bytes(pa.array([2**62], pa.timestamp("s", "UTC")))
+    # the last second Spark holds, and a null past the range (NaT) is no error
+    last = (2**63 - 1) // 10**6
+    edge = np.array([last, -last, "NaT"], dtype="M8[s]")
+    assert hexrows(ordered_bytes(edge, timestamp="tz")) == [
+        zorder.long_to_ordered_bytes(last).hex(),
+        zorder.long_to_ordered_bytes(-last).hex(), "0" * 16]
+    assert hexrows(ordered_bytes(edge[:2])) == [
+        zorder.long_to_ordered_bytes(last * 10**6).hex(),
+        zorder.long_to_ordered_bytes(-last * 10**6).hex()]
+    for past in (last + 1, -last - 1):
+        with pytest.raises(ValueError, match="out of the range"):
+            ordered_bytes(np.array([past], dtype="M8[s]"), timestamp="tz")
+
+
+@pytest.mark.parametrize("unit, far", [("W", 2**61), ("Y", 2**62), ("M", 2**40), ("D", 2**31),
+                                       ("D", -(2**31) - 1), ("3D", 2**30), ("2W", 2**59)])
+def test_date_out_of_spark_range_is_an_error(unit, far):
+    """Spark's DATE is an int of days. Coarse numpy units wrapped past the long range when
+    converted (2**61 weeks sorted before 1970); every unit is now refused past Spark's."""
+    with pytest.raises(ValueError, match="a date is out of the range Spark can hold as "
+                                         "days, an int \\(first at index 1\\)"):
+        ordered_bytes(np.array([0, far, "NaT"], dtype=f"M8[{unit}]"))
+
+
+def test_date_range_edges_and_arrow_dates():
+    pa = pytest.importorskip("pyarrow")
+    edge = np.array([2**31 - 1, -(2**31), "NaT"], dtype="M8[D]")
+    assert hexrows(ordered_bytes(edge)) == [
+        zorder.long_to_ordered_bytes(2**31 - 1).hex(),
+        zorder.long_to_ordered_bytes(-(2**31)).hex(), "0" * 16]
+    assert hexrows(ordered_bytes(np.array([2**31 // 7], dtype="M8[W]"))) == [
+        zorder.long_to_ordered_bytes(2**31 // 7 * 7).hex()]
+    with pytest.raises(ValueError, match="a date is out of the range Spark can hold as days"):
+        ordered_bytes(pa.array([0, None, 2**62], pa.date64()))
+    # a null date64 past the range is no error: nulls are zeros whatever they hold
+    assert hexrows(ordered_bytes(pa.array([86_400_000, None], pa.date64()))) == [
+        zorder.long_to_ordered_bytes(1).hex(), "0" * 16]
 
 
 def test_nulls_are_zero_bytes():
@@ -841,6 +883,26 @@ def test_string_and_bytes_wrong_types():
         zorder.byte_truncate_or_fill("abc", 4)
     with pytest.raises(TypeError, match="bytes-like or None, not int"):
         zorder.byte_truncate_or_fill(5, 4)
+
+
+def test_byte_truncate_or_fill_of_strided_views():
+    """A view with gaps between its bytes is read in order (a memoryview cast raised)."""
+    assert zorder.byte_truncate_or_fill(memoryview(b"abcd")[::2], 3) == b"ac\x00"
+    assert zorder.byte_truncate_or_fill(np.frombuffer(b"abcd", np.uint8)[::-1], 2) == b"dc"
+
+
+@pytest.mark.skipif(np.dtype(np.longdouble).itemsize <= 8,
+                    reason="long double is the 64-bit double on this platform")
+@pytest.mark.parametrize("fn", [zorder.double_to_ordered_bytes, zorder.float_to_ordered_bytes,
+                                zorder.floating_point_ordered_bytes])
+def test_scalar_long_double_is_refused_like_a_column(fn):
+    """As ordered_bytes refuses a long double column: rounding would give different
+    values the same bytes, silently."""
+    third = np.longdouble(1) / 3
+    with pytest.raises(TypeError, match=f"{fn.__name__}: value is a .* \\(long double\\)"):
+        fn(third)
+    with pytest.raises(TypeError, match="long double"):
+        ordered_bytes(np.array([third]))
 
 
 @pytest.mark.parametrize("values,match", [

@@ -414,6 +414,39 @@ def test_timestamp_kinds_by_position_and_widths_of_lists():
     assert zorder_widths([["a", "b"], [1, 2], [b"x", None]], var_length_contribution=5) == [5, 8, 5]
 
 
+def test_widths_of_object_columns_are_those_the_values_get():
+    """An object column's type comes from its values: its width too, or deinterleave_rows
+    decodes garbage (an object column of ints was given the string width)."""
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({
+        "ints": pd.Series([1, 2], dtype=object),
+        "floats": pd.Series([0.5, None], dtype=object),
+        "bools": pd.Series([True, False], dtype=object),
+        "dates": pd.Series([datetime.date(2020, 1, 2), None], dtype=object),
+        "text": pd.Series(["abcdefghijklmnop", "qrstuvwxyz012345"], dtype=object),
+        "typed": [10, 20],
+    })
+    widths = zorder_widths(df, var_length_contribution=16)
+    assert widths == [8, 8, 8, 8, 16, 8]
+    z = zorder_values(df, var_length_contribution=16)
+    assert z.shape[1] == sum(widths)
+    text = zorder.deinterleave_rows(z, widths)[4]
+    assert [bytes(r) for r in text] == [b"abcdefghijklmnop", b"qrstuvwxyz012345"]
+    assert zorder_widths([np.array(["x", "y"], dtype=object), [1, 2]],
+                         var_length_contribution=3) == [3, 8]
+    # what zorder_values refuses, zorder_widths refuses too (a numpy object array holds
+    # strings or bytes; numbers with nulls come typed, with a mask)
+    objects = np.array([1, 2], dtype=object)
+    with pytest.raises(TypeError, match="an object array must hold str"):
+        zorder_values([objects])
+    with pytest.raises(TypeError, match="an object array must hold str"):
+        zorder_widths([objects])
+    with pytest.raises(TypeError):
+        zorder_values([[datetime.date(2020, 1, 2), "x"]])
+    with pytest.raises(TypeError):
+        zorder_widths([[datetime.date(2020, 1, 2), "x"]])
+
+
 def test_very_long_zvalues_sort_stably():
     rng = np.random.default_rng(2)
     z = np.zeros((300, 5000), np.uint8)

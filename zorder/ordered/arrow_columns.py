@@ -8,7 +8,7 @@ import numpy
 
 from zorder.ordered.errors import ColumnTypeError
 from zorder.ordered.numbers import (
-    TICKS_PER_SECOND, be8, booleans, floats, floor_div, timestamps, whole_numbers,
+    TICKS_PER_SECOND, be8, booleans, floats, floor_div, spark_days, timestamps, whole_numbers,
 )
 from zorder.ordered.strings import gather
 
@@ -85,7 +85,8 @@ def arrow_column(arr, length: int, mode: str, spark: str,
         if t.is_date32(typ):
             days = _arrow_fixed(arr, numpy.int32).astype(numpy.int64)
         else:
-            days = floor_div(_arrow_fixed(arr, numpy.int64), 86_400_000)
+            days = spark_days(floor_div(_arrow_fixed(arr, numpy.int64), 86_400_000),
+                              ~nulls if nulls is not None else None)
         return whole_numbers(days), nulls
     if t.is_timestamp(typ):
         ticks = _arrow_fixed(arr, numpy.int64)

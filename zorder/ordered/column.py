@@ -47,13 +47,15 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
     - float16/32/64: FLOAT/DOUBLE, widened exactly to double (``iceberg=`` applies).
     - bool: BOOLEAN, true ``81 00 .. 00``, false 8 zero bytes.
     - datetime64[D] (and the coarser Y, M, W units, converted exactly), Arrow date32 and
-      date64: DATE, days since 1970-01-01 as a long; all zeros with ``spark="3.5"``.
+      date64: DATE, days since 1970-01-01 as a long; all zeros with ``spark="3.5"``. A
+      date past Spark's DATE, an int of days, is a ColumnValueError.
     - datetime64 with a time unit (h, m, s, ms, us, ns, ...): numpy has no time zone, so
       TIMESTAMP_NTZ, microseconds since the epoch (finer units floored), as a long;
       ``timestamp="tz"`` reads the values as UTC instants instead.
     - Arrow timestamp without a zone: TIMESTAMP_NTZ, microseconds. With a zone (any zone;
       the values are UTC instants): TIMESTAMP, whole seconds (floored), as Spark's cast
-      to BIGINT gives them. ``timestamp=`` overrides either.
+      to BIGINT gives them. ``timestamp=`` overrides either. Spark holds both kinds as
+      microseconds in a long: a value past that is a ColumnValueError with either.
     - str (numpy 'U' or StringDType, str objects, Arrow string/large_string/string_view):
       STRING, ``string_to_ordered_bytes`` at ``length`` bytes.
     - bytes (numpy 'S', bytes-like objects, Arrow binary/large_binary/binary_view/

@@ -56,8 +56,8 @@ def floor_div(v: numpy.ndarray, d: int) -> numpy.ndarray:
 def _checked_mul(v: numpy.ndarray, m: int, valid: Optional[numpy.ndarray], what: str) -> numpy.ndarray:
     if m == 1:
         return v
-    limit = (1 << 63) // m
-    bad = (v >= limit) | (v < -limit)
+    # v * m within [-2**63, 2**63 - 1]
+    bad = (v > ((1 << 63) - 1) // m) | (v < -((1 << 63) // m))
     if valid is not None:
         bad &= valid
     if bad.any():
@@ -70,16 +70,38 @@ def _checked_mul(v: numpy.ndarray, m: int, valid: Optional[numpy.ndarray], what:
 
 def timestamps(ticks: numpy.ndarray, ticks_per_second: Optional[int], seconds_per_tick: int,
                kind: str, valid: Optional[numpy.ndarray]) -> numpy.ndarray:
-    """int64 ticks of a unit -> Spark's long: microseconds (ntz) or floored seconds (tz)."""
-    if kind == "tz":
-        if ticks_per_second is not None:
-            return floor_div(ticks, ticks_per_second)
-        return _checked_mul(ticks, seconds_per_tick, valid, "seconds")
-    if ticks_per_second is not None:
-        if ticks_per_second >= 10**6:
-            return floor_div(ticks, ticks_per_second // 10**6)
-        return _checked_mul(ticks, 10**6 // ticks_per_second, valid, "microseconds")
-    return _checked_mul(ticks, seconds_per_tick * 10**6, valid, "microseconds")
+    """int64 ticks of a unit -> Spark's long: microseconds (ntz) or floored seconds (tz).
+
+    Spark holds both kinds as microseconds in a long, so a value past that range is a
+    ColumnValueError with either kind (the seconds of such a value would fit, but no
+    Spark table can hold it). Floored seconds of floored microseconds are the floored
+    seconds of the ticks."""
+    if ticks_per_second is not None and ticks_per_second >= 10**6:
+        micros = floor_div(ticks, ticks_per_second // 10**6)
+    elif ticks_per_second is not None:
+        micros = _checked_mul(ticks, 10**6 // ticks_per_second, valid, "microseconds")
+    else:
+        micros = _checked_mul(ticks, seconds_per_tick * 10**6, valid, "microseconds")
+    return floor_div(micros, 10**6) if kind == "tz" else micros
+
+
+#: Spark's DATE is an int of days since 1970-01-01.
+DAYS_MIN, DAYS_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def _refuse_dates(bad: numpy.ndarray, valid: Optional[numpy.ndarray]) -> None:
+    if valid is not None:
+        bad &= valid
+    if bad.any():
+        raise ColumnValueError(
+            f"a date is out of the range Spark can hold as days, an int "
+            f"(first at index {int(numpy.argmax(bad))})")
+
+
+def spark_days(days: numpy.ndarray, valid: Optional[numpy.ndarray]) -> numpy.ndarray:
+    """int64 days, refused (ColumnValueError) where Spark's int DATE cannot hold them."""
+    _refuse_dates((days < DAYS_MIN) | (days > DAYS_MAX), valid)
+    return days
 
 
 def datetime64(v: numpy.ndarray, spark: str, kind: Optional[str]) -> Tuple[numpy.ndarray, numpy.ndarray]:
@@ -94,8 +116,13 @@ def datetime64(v: numpy.ndarray, spark: str, kind: Optional[str]) -> Tuple[numpy
     if unit in DATE_UNITS:
         if spark == "3.5":
             return numpy.zeros((v.shape[0], 8), dtype=numpy.uint8), nat
+        # Coarse units (Y, M, W, or a multiple) are converted by numpy, which wraps past
+        # the long range: ticks past Spark's day range are refused before that (a tick is
+        # at least a day), so the conversion is exact and the days are checked after it.
+        ticks, limit = v.view(numpy.int64), DAYS_MAX // count
+        _refuse_dates((ticks > limit) | (ticks < -limit - 1), valid)
         days = v.astype("datetime64[D]").view(numpy.int64)
-        return whole_numbers(days), nat
+        return whole_numbers(spark_days(days, valid)), nat
     ticks = v.view(numpy.int64)
     if count != 1:
         ticks = _checked_mul(ticks, count, valid, "its own unit")

@@ -57,6 +57,12 @@ def _real(value: Any, fn: str) -> float:
         raise TypeError(f"{fn}: value must be a real number, not bool")
     if isinstance(value, (str, bytes, bytearray)) or value is None or isinstance(value, complex):
         raise TypeError(f"{fn}: value must be a real number, not {type(value).__name__}")
+    if isinstance(value, numpy.floating) and value.dtype.itemsize > 8:
+        # (as ordered_bytes refuses a long double column: rounding would give different
+        # values the same bytes)
+        raise TypeError(
+            f"{fn}: value is a {value.dtype} (long double), wider than Iceberg's 64-bit "
+            f"DOUBLE; convert it to float yourself if rounding is what you mean")
     try:
         return float(value)
     except (TypeError, ValueError):
@@ -277,6 +283,5 @@ def byte_truncate_or_fill(value: Any, length: int) -> bytes:
             "byte_truncate_or_fill: value must hold bytes (item size 1), not items of "
             f"{view.itemsize} bytes (format {view.format!r})"
         )
-    data = view.cast("B").tobytes() if view.ndim == 1 or view.c_contiguous else bytes(view)
-    data = data[:n]
+    data = view.tobytes()[:n]   # (in order, whatever the view's strides)
     return data + bytes(n - len(data))

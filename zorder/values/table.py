@@ -330,7 +330,10 @@ def zorder_widths(data: Any, *, columns: ColumnSelection = None,
 
     These are the ``widths`` that ``deinterleave_rows`` needs to decode ``zorder_values``
     output (8 for numbers, booleans, dates and timestamps; ``var_length_contribution``
-    for strings and binary). Only the column types are looked at, through a 0-row slice.
+    for strings and binary). A column with a type (numpy, Arrow, a pandas dtype other
+    than object) is looked at through a 0-row slice; one whose type comes from its values
+    (Python lists and tuples, object arrays and Series) is encoded whole, as
+    ``zorder_values`` encodes it, so that the two always agree.
 
     >>> import numpy as np
     >>> zorder_widths([np.array([1]), np.array(["a"])], var_length_contribution=16)
@@ -338,19 +341,21 @@ def zorder_widths(data: Any, *, columns: ColumnSelection = None,
     """
     length = check_positive(var_length_contribution, "var_length_contribution")
     labels, cols, _ = _named_columns(data, columns)
-    return [column_bytes(label, _empty_slice(c), length, _DEFAULT_OPTIONS, None).shape[1]
+    return [column_bytes(label, _typed_sample(c), length, _DEFAULT_OPTIONS, None).shape[1]
             for label, c in zip(labels, cols)]
 
 
 _DEFAULT_OPTIONS = IcebergOptions()
 
 
-def _empty_slice(column: Any) -> Any:
-    """The column with no rows and the same type."""
+def _typed_sample(column: Any) -> Any:
+    """What says the column's type: no rows of it where it has a type of its own, the
+    whole column where its values decide (an empty object column reads as strings, one
+    of ints as BIGINT)."""
+    if isinstance(column, (list, tuple)) or getattr(column, "dtype", None) == object:
+        return column
     if _module_of(column) == "pandas":
         return column.iloc[:0]
-    if isinstance(column, (list, tuple)):
-        return numpy.asarray(column)[:0]
     return column[:0]
 
 
