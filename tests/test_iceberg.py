@@ -711,6 +711,11 @@ def test_cli_refuses_a_timestamp_kind_the_schema_already_gives(catalog, tmp_path
                  "--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db"])
     assert code == 2
     assert "--timestamp does not apply" in capsys.readouterr().err
+    # so the command's help does not offer it, where sort's and cluster's do
+    for command, offered in (("iceberg", False), ("sort", True), ("cluster", True)):
+        with pytest.raises(SystemExit):
+            main([command, "rewrite", "--help"] if command == "iceberg" else [command, "--help"])
+        assert ("--timestamp" in capsys.readouterr().out) is offered, command
 
 
 def test_a_bad_row_filter_is_a_clear_error(catalog):

@@ -80,8 +80,12 @@ def size_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc).replace("size=", "")) from None
 
 
-def add_iceberg_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``IcebergOptions``, the same in every command that computes Z-values."""
+def add_iceberg_arguments(parser: argparse.ArgumentParser, timestamp_applies: bool = True) -> None:
+    """The flags of ``IcebergOptions``, the same in every command that computes Z-values.
+
+    Where the table's schema says each timestamp's kind (``timestamp_applies=False``:
+    Iceberg), --timestamp is still parsed, so that the command can say why it does not
+    apply, but left out of the help."""
     group = parser.add_argument_group("Iceberg options (what Spark's rewrite would be given)")
     group.add_argument("--var-length-contribution", type=positive_int, default=8, metavar="N",
                        help="bytes per string or binary column (Iceberg's "
@@ -100,7 +104,8 @@ def add_iceberg_arguments(parser: argparse.ArgumentParser) -> None:
                        help="DATE bytes of this Spark: '4' (default) or '3.5'")
     group.add_argument("--timestamp", default=None, choices=("ntz", "tz"),
                        help="read every timestamp column as TIMESTAMP_NTZ (microseconds) or "
-                            "TIMESTAMP (whole seconds); default: from each column's type")
+                            "TIMESTAMP (whole seconds); default: from each column's type"
+                       if timestamp_applies else argparse.SUPPRESS)
 
 
 def add_encoding_arguments(parser: argparse.ArgumentParser) -> None:
@@ -112,7 +117,7 @@ def add_encoding_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rank-bits", type=checked_by(check_rank_bits, "rank_bits", _int),
                         default=None, metavar="N",
                         help="bits per column rank with --encoding rank (a multiple of 8; "
-                             "default 16)")
+                             "default 16, or those of the --boundaries given)")
 
 
 def add_boundaries_argument(parser: argparse.ArgumentParser, recorded: str) -> None:
@@ -120,7 +125,8 @@ def add_boundaries_argument(parser: argparse.ArgumentParser, recorded: str) -> N
     parser.add_argument("--boundaries", default=None, metavar="FILE",
                         help=f"with --encoding rank: the rank boundaries of an earlier run "
                              f"({recorded}, or a RankBoundaries JSON), so increments rank "
-                             f"alike (default: learned from this data's sample)")
+                             f"alike, with their rank bits (default: learned from this "
+                             f"data's sample)")
 
 
 def load_boundaries(path: Optional[str]) -> Any:

@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="most input bytes rewritten as one group (default 100GiB, as Iceberg)")
     parser.add_argument("--case-sensitive", action="store_true",
                         help="resolve column names exactly (default: case-insensitively, as Spark)")
-    add_iceberg_arguments(parser)
+    add_iceberg_arguments(parser, timestamp_applies=False)
     add_encoding_arguments(parser)
     add_boundaries_argument(parser, "the --report-json of an earlier rewrite")
     parser.add_argument("--report-json", default=None, metavar="FILE",
