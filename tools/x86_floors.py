@@ -31,6 +31,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from typing import Dict, List, Tuple
 
 QEMU = "qemu-x86_64-static"
@@ -87,8 +88,11 @@ print(json.dumps({"available": available, "plan": plan, "hilbert": _transform.TR
 
 
 def emulated(model: str, code: str, env: Dict[str, str]) -> subprocess.CompletedProcess:
+    # (from a neutral folder: run from the source tree, `-c` would import its unbuilt
+    # zorder folder instead of the installed build)
     return subprocess.run([QEMU, "-cpu", model, sys.executable, "-c", code],
-                          capture_output=True, text=True, env=env, timeout=600)
+                          capture_output=True, text=True, env=env, timeout=600,
+                          cwd=tempfile.gettempdir())
 
 
 def check(model: str) -> List[str]:
