@@ -185,6 +185,29 @@ def test_cluster_keeps_only_the_metadata_every_file_shares(tmp_path):
     assert sorted(out.column("a").to_pylist()) == [0, 1, 2, 3]
 
 
+def test_cluster_adds_no_metadata_the_files_did_not_have(tmp_path):
+    """Files with no schema metadata (pyarrow's own writes) came out with pandas' metadata of
+    cluster's frames, whose ArrowDtypes (int64[pyarrow], string NA) changed what
+    pandas.read_parquet gives back; so did files whose metadata had nothing in common."""
+    pd = pytest.importorskip("pandas")
+    for name, metadata in (("bare", None), ("apart", [{b"src": b"f0"}, {b"src": b"f1"}])):
+        data = tmp_path / name
+        data.mkdir()
+        for k in range(2):
+            table = pa.table({"a": [2 * k + 1, 2 * k], "s": ["x", None],
+                              "t": pa.array([0, 1], pa.timestamp("us"))})
+            if metadata is not None:
+                table = table.replace_schema_metadata(metadata[k])
+            pq.write_table(table, data / f"p{k}.parquet")
+        cluster(str(data), str(tmp_path / f"out-{name}"), ["a"])
+        out = read_folder(tmp_path / f"out-{name}")
+        assert out.schema.metadata in (None, {}), name
+        assert sorted(out.column("a").to_pylist()) == [0, 1, 2, 3]
+        written = sorted(p for p in os.listdir(tmp_path / f"out-{name}") if p.endswith(".parquet"))
+        assert dict(pd.read_parquet(tmp_path / f"out-{name}" / written[0]).dtypes) == \
+            dict(pd.read_parquet(data / "p0.parquet").dtypes), name
+
+
 def test_cluster_accepts_files_that_differ_in_type_width_or_nullability(tmp_path):
     """Files of one dataset written by different writers (timestamp units, a column not
     null in one file and holding nulls in another) were clustered before the footer check

@@ -239,7 +239,9 @@ def cluster(
         # the folder, whose _metadata file Dask would trust: a stale one lost the rows of
         # files written after it), so the job, its check and its report agree.
         schema = dataset_schema(data_path, files)
-        metadata = without_range_index(schema.metadata)
+        # (none in common is none written: not the metadata pandas writes for its frames,
+        # whose types, int64[pyarrow] and the like, change how pandas reads the files back)
+        metadata = without_range_index(schema.metadata) or {}
         schema = schema.remove_metadata()
         ddf = dd.read_parquet(files, dtype_backend="pyarrow", index=False,
                               ignore_metadata_file=True)

@@ -350,7 +350,8 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
                 compression: str, name_width: int):
     """Sort one range by Z-value and write it as one or more Parquet files into tmp_dir,
     with ``schema`` and, when given, the input's schema ``metadata`` (not the metadata
-    pandas would write for this frame)."""
+    pandas would write for this frame; an empty dict: none). ``None``: a Dask DataFrame's
+    input, written with the pandas metadata of its frames."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -369,7 +370,7 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
     table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
     table = table.take(pa.array(order))
     if metadata is not None:
-        table = table.replace_schema_metadata(metadata)
+        table = table.replace_schema_metadata(metadata or None)
     if keep_zvalue:
         zarr = pa.FixedSizeBinaryArray.from_buffers(
             pa.binary(size), len(matrix), [None, pa.py_buffer(matrix.tobytes())]
