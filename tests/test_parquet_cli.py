@@ -148,6 +148,55 @@ def test_cli_errors(parquet_in, tmp_path, capsys):
     assert not [p for p in os.listdir(tmp_path) if "zorder-tmp" in p]
 
 
+def numpy_out_of_memory():
+    np.empty(2**62, np.uint8)   # (numpy's own MemoryError: no address space is that large)
+
+
+def raising(exc):
+    def fail():
+        raise exc
+    return fail
+
+
+@pytest.mark.parametrize("fail, said", [
+    (numpy_out_of_memory, "error: out of memory (Unable to allocate 4.00 EiB"),
+    (raising(pa.lib.ArrowMemoryError("realloc of size 16777216 failed")),
+     "error: out of memory (realloc of size 16777216 failed)"),
+    (raising(MemoryError()), "error: out of memory (MemoryError)"),
+    (raising(RuntimeError("can't start new thread")), "error: could not start a thread"),
+])
+def test_running_out_of_memory_is_one_line_and_keeps_the_output(
+        fail, said, parquet_in, tmp_path, capsys, monkeypatch):
+    """A command out of memory printed a 20-40 line traceback; now one line, status 1, with
+    the old output and no temporary file left."""
+    src, _ = parquet_in
+    out = tmp_path / "out.parquet"
+    out.write_bytes(b"the old output")
+
+    def no_memory(*args, **kwargs):
+        fail()
+
+    monkeypatch.setattr(_parquet, "sort_indices", no_memory)
+    assert main(["sort", str(src), str(out), "--columns", "a,b", "--overwrite"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(said) and err.count("\n") == 1, err
+    assert "about 4 times their size in Arrow" in err
+    assert out.read_bytes() == b"the old output"
+    assert not [p for p in os.listdir(tmp_path) if "zorder-tmp" in p]
+
+
+def test_other_runtime_errors_still_show_their_traceback(parquet_in, tmp_path, monkeypatch):
+    """Only the thread-start failure is turned into one line: a bug stays visible."""
+    src, _ = parquet_in
+
+    def bug(*args, **kwargs):
+        raise RuntimeError("an internal bug")
+
+    monkeypatch.setattr(_parquet, "sort_indices", bug)
+    with pytest.raises(RuntimeError, match="an internal bug"):
+        main(["sort", str(src), str(tmp_path / "o.parquet"), "--columns", "a,b"])
+
+
 def test_cli_without_pyarrow(monkeypatch, capsys, tmp_path):
     # As if pyarrow were not installed: the real check must say which extra brings it.
     monkeypatch.setitem(sys.modules, "pyarrow", None)

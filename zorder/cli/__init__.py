@@ -18,6 +18,7 @@ import argparse
 import importlib
 import os
 import sys
+from concurrent.futures import BrokenExecutor
 from typing import List, Optional
 
 from zorder.parquet.safety import Terminated
@@ -38,6 +39,16 @@ USAGE, FAILURE, INTERRUPTED, TERMINATED = 2, 1, 130, 143
 def counted(n: int, noun: str) -> str:
     """``1 row group``, ``12,000 rows``: a count as the commands print it."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+#: What a command that ran out of memory adds to its one line (README: "Memory").
+MEMORY_HINT = ("zorder holds the rows it sorts in memory, about 4 times their size in Arrow "
+               "at the peak (README: \"Memory\")")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -82,6 +93,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         exec("")
         print("error: interrupted; the output was left as it was", file=sys.stderr)
         return INTERRUPTED
+    except MemoryError as exc:
+        # (numpy's and Arrow's failed allocations are MemoryErrors too; the commands' own
+        # cleanup has run, and the output is as it was)
+        print(f"error: out of memory ({_first_line(exc)}); {MEMORY_HINT}", file=sys.stderr)
+        return FAILURE
+    except BrokenExecutor as exc:
+        # (a worker process of --scheduler processes died: most often the kernel's OOM killer)
+        print(f"error: a worker process ended abruptly ({_first_line(exc)}), most often for "
+              f"want of memory; {MEMORY_HINT}", file=sys.stderr)
+        return FAILURE
     except (ImportError, TypeError, ValueError, FileNotFoundError, FileExistsError,
             IsADirectoryError, NotADirectoryError, NotImplementedError) as exc:
         # (NotImplementedError: what pyarrow says of data it cannot handle)
@@ -89,4 +110,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         return USAGE
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return FAILURE
+    except RuntimeError as exc:
+        # (after NotImplementedError's clause above, a RuntimeError too)
+        if "can't start new thread" not in str(exc):
+            raise
+        print(f"error: could not start a thread ({_first_line(exc)}): out of memory, or of "
+              f"the threads this user may run; {MEMORY_HINT}", file=sys.stderr)
         return FAILURE
