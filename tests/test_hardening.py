@@ -338,7 +338,8 @@ import zorder.engines.dask as engine
 real = engine.compute
 def compute(*a, **k):
     result = real(*a, **k)  # the pool's workers and its manager thread are running
-    writer = dask.config.get("pool")._result_queue._writer
+    from zorder.engines.dask_scheduler import compute_options
+    writer = compute_options()["pool"]._result_queue._writer
     os.write(writer.fileno(), struct.pack("!i", 1000) + b"x")
     signal.raise_signal(signal.SIGINT)  # Ctrl-C
     return result
@@ -363,8 +364,8 @@ def test_sigint_after_half_a_result_ends_cluster(parquet_dir):
 def test_an_interrupt_asks_running_thread_tasks_to_end():
     # Threads cannot be killed and the exit waits for them: the threads scheduler's pool
     # tells its running tasks to end (write_range checks between row groups), and waits.
-    dask = pytest.importorskip("dask")
-    from zorder.engines.dask_scheduler import interrupted, running_on
+    pytest.importorskip("dask")
+    from zorder.engines.dask_scheduler import compute_options, interrupted, running_on
 
     ended = []
 
@@ -376,13 +377,75 @@ def test_an_interrupt_asks_running_thread_tasks_to_end():
 
     with pytest.raises(KeyboardInterrupt):
         with running_on("threads", 1.0):
-            dask.config.get("pool").submit(task)
+            compute_options()["pool"].submit(task)
             time.sleep(0.3)
             raise KeyboardInterrupt
     assert len(ended) == 1 and ended[0][0] and ended[0][1] < 5, ended
     assert not interrupted()  # this thread, and later pools, are not stopped
     with running_on("threads", 1.0):
-        assert not dask.config.get("pool").submit(interrupted).result()
+        assert not compute_options()["pool"].submit(interrupted).result()
+
+
+def test_jobs_in_several_threads_keep_their_own_pools():
+    """Each job set its pool in Dask's process-wide config: jobs in other threads replaced
+    each other's (a task ran on another job's pool, or on a pool already shut down:
+    "cannot schedule new futures after shutdown"), and the last job's stopped pool stayed
+    the config's, so every later dask.compute in the process failed."""
+    dask = pytest.importorskip("dask")
+    from zorder.engines.dask_scheduler import compute, compute_options, running_on
+
+    ready, results, errors = threading.Barrier(3), {}, []
+
+    def job(k):
+        try:
+            with running_on("threads", 1.0):
+                own = compute_options()["pool"]
+                ready.wait(5)   # every job's pool exists now
+                for step in range(20):
+                    tasks = [dask.delayed(threading.current_thread)() for _ in range(4)]
+                    ran = compute(tasks, None, False, "")
+                    assert compute_options()["pool"] is own
+                    assert all(t.name.startswith("zorder") for t in ran)
+                    results.setdefault(k, set()).update(ran)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=job, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    # no task ran on another job's pool threads
+    assert not (results[0] & results[1]) and not (results[1] & results[2])
+    assert dask.config.get("pool", None) is None and dask.config.get("scheduler", None) is None
+    assert dask.compute(dask.delayed(sum)([1, 2, 3])) == (6,)
+    with running_on("sync", 1.0):
+        assert compute_options() == {"scheduler": "sync"}
+    assert compute_options() == {}
+
+
+def test_a_stopped_pools_threads_do_not_mark_later_threads(monkeypatch):
+    """A task that outlived stop()'s wait left its thread's ident marked as the stopped
+    pool's; a later, unrelated thread given the same ident was told it was interrupted
+    (about half of 200 fresh threads, as Linux reuses idents)."""
+    pytest.importorskip("dask")
+    from zorder.engines import dask_scheduler
+    from zorder.engines.dask_scheduler import compute_options, interrupted, running_on
+
+    monkeypatch.setattr(dask_scheduler._ThreadPool.stop, "__defaults__", (0.05,))
+    with pytest.raises(KeyboardInterrupt):
+        with running_on("threads", 1.0):
+            compute_options()["pool"].submit(time.sleep, 0.6)
+            time.sleep(0.1)
+            raise KeyboardInterrupt
+    time.sleep(0.8)   # the task has ended now, after the stop gave up waiting for it
+    seen = []
+    for _ in range(200):
+        t = threading.Thread(target=lambda: seen.append(interrupted()))
+        t.start()
+        t.join()
+    assert not any(seen), f"{sum(seen)} of {len(seen)} fresh threads told they were interrupted"
 
 
 # ---------------------------------------------------------------------------------------

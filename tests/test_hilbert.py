@@ -387,3 +387,48 @@ def test_docstring_examples():
 
     result = doctest.testmod(_hilbert)
     assert result.attempted >= 3 and result.failed == 0
+
+
+HILBERT_FAILURE_IN_ANOTHER_THREAD = """
+import resource, threading
+import numpy as np, zorder
+# (rows enough that each small call spans many of the big ones: its kernel runs without
+# the GIL while the main thread's calls fail)
+cols = [np.random.default_rng(k).integers(0, 256, (100_000, 8), dtype=np.uint8) for k in (1, 2)]
+want = zorder.hilbert_rows(cols)
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+with open("/proc/self/statm") as f:
+    used = int(f.read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (used + (200 << 20), hard))
+big = np.broadcast_to(np.zeros(8, np.uint8), (1, 1 << 20, 8))   # 2**20 columns: 256 MiB of scratch
+stop, wrong, spurious = False, [], []
+def small_calls():
+    while not stop:
+        try:
+            if not np.array_equal(zorder.hilbert_rows(cols), want):
+                wrong.append(1)
+        except MemoryError as exc:
+            spurious.append(exc)
+t = threading.Thread(target=small_calls)
+t.start()
+own = 0
+for _ in range(100):
+    try:
+        zorder.hilbert_rows(big)
+    except MemoryError:
+        own += 1
+stop = True
+t.join()
+print(own, len(spurious), len(wrong))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc: Linux")
+def test_a_failed_call_in_another_thread_is_not_this_calls(run_python):
+    """The kernels count their failed scratch allocations in one process-wide counter: a
+    call of 2 columns (stack scratch, it cannot fail) raised MemoryError whenever another
+    thread's call of 2**20 columns ran out of memory meanwhile."""
+    done = run_python("-c", HILBERT_FAILURE_IN_ANOTHER_THREAD, env={"OPENBLAS_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-800:]
+    own, spurious, wrong = map(int, done.stdout.split())
+    assert own == 100 and spurious == 0 and wrong == 0, done.stdout

@@ -5,6 +5,7 @@ and how a list of Dask collections is computed there, with a progress bar if ask
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import math
 import numbers
 import os
@@ -16,12 +17,33 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator
 
-__all__ = ["SCHEDULERS", "Interrupted", "check_connect_timeout", "compute", "interrupted",
-           "running_on"]
+__all__ = ["SCHEDULERS", "Interrupted", "check_connect_timeout", "compute", "compute_options",
+           "interrupted", "running_on"]
 
 
 SCHEDULERS = ("scheduler must be None, 'threads', 'processes', 'sync', an address string "
                "or a distributed.Client")
+
+
+#: The scheduler and pool of the job running in this context (this thread), handed to
+#: each dask.compute: Dask's config is the whole process's, and jobs in other threads set
+#: in it replaced each other's pools (a job's tasks ran on another's, stopped one).
+_job_options: contextvars.ContextVar = contextvars.ContextVar("zorder_dask_job", default=None)
+
+
+def compute_options() -> dict:
+    """The keywords for ``dask.compute`` of the job ``running_on`` runs in this context
+    (empty: Dask's default, a distributed client if there is one)."""
+    return dict(_job_options.get() or {})
+
+
+@contextlib.contextmanager
+def _job(**options: Any) -> Iterator[None]:
+    token = _job_options.set(options)
+    try:
+        yield
+    finally:
+        _job_options.reset(token)
 
 
 @contextlib.contextmanager
@@ -31,6 +53,8 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
     ``processes`` gets a process pool owned here, so that an interrupt can end its workers
     at once (Dask's own pool waits for running tasks on shutdown, which can hang);
     ``threads`` a thread pool owned here, whose running tasks an interrupt asks to end.
+    Local schedulers reach ``compute`` through ``compute_options()``, never through Dask's
+    process-wide config, so jobs in several threads each keep their own.
     """
     if scheduler is None:
         try:
@@ -42,16 +66,11 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
         return
     if scheduler == "threads":
         threads = _ThreadPool()
-        try:
-            with _owned_pool("threads", threads, threads.stop):
-                yield None
-        finally:
-            threads.forget()
+        with _owned_pool("threads", threads, threads.stop):
+            yield None
         return
     if isinstance(scheduler, str) and scheduler in ("sync", "synchronous"):
-        import dask
-
-        with dask.config.set(scheduler=scheduler):
+        with _job(scheduler="sync"):
             yield None
         return
     if scheduler == "processes":
@@ -76,10 +95,8 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
 def _owned_pool(scheduler: str, pool: Any, stop: Any) -> Iterator[None]:
     """Dask's ``scheduler`` on ``pool``, owned here: an interrupt or error ``stop()``s it
     at once; a block that ends normally waits for it to finish."""
-    import dask
-
     try:
-        with dask.config.set(scheduler=scheduler, pool=pool):
+        with _job(scheduler=scheduler, pool=pool):
             yield
     except BaseException:
         stop()
@@ -91,8 +108,10 @@ class Interrupted(Exception):
     """Raised inside a task of a thread pool that an interrupt stopped."""
 
 
-#: thread ident -> the _ThreadPool it serves
-_pool_of_thread: dict = {}
+#: The _ThreadPool a thread serves, in that thread's own storage: it ends with the thread
+#: (a dict by thread ident outlived threads that a stop did not wait for, and a later
+#: thread given the same ident was told it had been interrupted).
+_served = threading.local()
 
 
 class _ThreadPool(ThreadPoolExecutor):
@@ -107,7 +126,7 @@ class _ThreadPool(ThreadPoolExecutor):
         self.stopped = threading.Event()
 
     def _register(self) -> None:
-        _pool_of_thread[threading.get_ident()] = self
+        _served.pool = self
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop now; wait up to ``timeout`` s for the running tasks to end, so that what
@@ -119,18 +138,11 @@ class _ThreadPool(ThreadPoolExecutor):
             thread.join(max(0.0, deadline - time.monotonic()))
 
 
-    def forget(self) -> None:
-        """Unregister the threads that ended (an ident is reused by later threads)."""
-        for thread in list(getattr(self, "_threads", ())):
-            if not thread.is_alive():
-                _pool_of_thread.pop(thread.ident, None)
-
-
 def interrupted() -> bool:
     """Whether the task running in this thread should end: its thread pool was stopped
     by an interrupt (always False outside such a pool: process and distributed workers
     are stopped otherwise)."""
-    pool = _pool_of_thread.get(threading.get_ident())
+    pool = getattr(_served, "pool", None)
     return pool is not None and pool.stopped.is_set()
 
 
@@ -327,5 +339,5 @@ def compute(objs, client, progress: bool, label: str):
         from dask.diagnostics import ProgressBar
 
         with ProgressBar(out=sys.stderr):
-            return list(dask.compute(*objs))
-    return list(dask.compute(*objs))
+            return list(dask.compute(*objs, **compute_options()))
+    return list(dask.compute(*objs, **compute_options()))

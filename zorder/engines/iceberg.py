@@ -605,12 +605,13 @@ def _on_dask(scheduler: Any, function: Callable[..., Any],
     import dask
 
     from zorder.engines.dask import require_dask
-    from zorder.engines.dask_scheduler import running_on
+    from zorder.engines.dask_scheduler import compute_options, running_on
 
     require_dask("rewrite(scheduler=...)")
     tasks = [dask.delayed(function, pure=False)(*call) for call in calls]
     with running_on(scheduler, 10.0) as client:
-        return list(client.compute(tasks, sync=True) if client is not None else dask.compute(*tasks))
+        return list(client.compute(tasks, sync=True) if client is not None
+                    else dask.compute(*tasks, **compute_options()))
 
 
 def _run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[_FileGroup],

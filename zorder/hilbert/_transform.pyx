@@ -46,7 +46,9 @@ cdef extern from *:
     #define ZORDER_HILBERT_BACKENDS 8
     static zorder_rows_kernel zorder_hilbert_via[ZORDER_HILBERT_BACKENDS];
     /* Counts scratch allocations that failed (more than 16 columns, out of memory):
-     * a row kernel cannot raise, so the caller compares it before and after. */
+     * a row kernel cannot raise, so the caller compares it before and after. The count
+     * is the process's: a call of at most ZORDER_HILBERT_STACK_COLUMNS columns, which
+     * cannot fail, ignores it (another thread's failure is not its own). */
     static volatile unsigned long zorder_hilbert_failures = 0;
     static void zorder_hilbert_failed(void)
     {
@@ -86,6 +88,7 @@ cdef extern from *:
     RowsKernel via "zorder_hilbert_via"[8]
     const RowsKernel kernels "zorder_hilbert_kernels"[8][3]
     unsigned long failures "zorder_hilbert_failures"
+    int STACK_COLUMNS "ZORDER_HILBERT_STACK_COLUMNS"
 
 if len(BACKEND_NAMES) > NBACKENDS:  # pragma: no cover - a new backend needs a slot above
     raise ImportError(f"zorder._hilbert knows {NBACKENDS} interleave backends, not {BACKEND_NAMES}")
@@ -222,8 +225,10 @@ cdef object checked_rows_columns(object columns, int bits):
     return items, len(items)
 
 
-cdef int check_failures(unsigned long before) except -1:
-    if failures != before:
+cdef int check_failures(unsigned long before, object ncols) except -1:
+    """MemoryError if a kernel of this call found no scratch: only calls of more columns
+    than fit the stack can, so a smaller call never takes another thread's failure."""
+    if ncols is not None and ncols > STACK_COLUMNS and failures != before:
         raise MemoryError("no memory for the Hilbert kernel's scratch rows")
     return 0
 
@@ -255,7 +260,7 @@ cdef object index_with(RowsKernel kernel, object columns, object bits_per_column
     check_row_widths(items, bits)
     check_out_width(out, len(items) * (bits // 8), 1)
     result = interleave_bits_with(kernel, items, len(items) * (bits // 8), out)
-    check_failures(before)
+    check_failures(before, len(items))
     return result
 
 
@@ -269,7 +274,7 @@ cdef object rows_with(RowsKernel kernel, object columns, object bits_per_column,
     if size is not None:
         check_out_width(out, size, 2)
     result = interleave_rows_with(kernel, columns, size, out, threads)
-    check_failures(before)
+    check_failures(before, n)
     return result
 
 
