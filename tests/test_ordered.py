@@ -407,6 +407,20 @@ def test_date_out_of_spark_range_is_an_error(unit, far):
         ordered_bytes(np.array([0, far, "NaT"], dtype=f"M8[{unit}]"))
 
 
+@pytest.mark.parametrize("masked", ["mask=", "numpy.ma"])
+def test_a_null_row_is_not_range_checked(masked):
+    """A row the caller's mask makes null never reaches Spark: its value, however far, is
+    not refused (the range checks saw only NaT as a null)."""
+    for values, kind in ((np.array([2**40, 1], "M8[D]"), None), (np.array([2**62, 1], "M8[Y]"), None),
+                         (np.array([2**62, 1], "M8[s]"), None), (np.array([2**62, 1], "M8[s]"), "tz")):
+        flags = np.array([True, False])
+        column = np.ma.array(values, mask=flags) if masked == "numpy.ma" else values
+        out = ordered_bytes(column, timestamp=kind, **({"mask": flags} if masked == "mask=" else {}))
+        assert hexrows(out)[0] == "0" * 16, values.dtype
+        with pytest.raises(ValueError, match="out of the range Spark can hold"):
+            ordered_bytes(values, timestamp=kind, mask=np.array([False, True]))
+
+
 def test_date_range_edges_and_arrow_dates():
     pa = pytest.importorskip("pyarrow")
     edge = np.array([2**31 - 1, -(2**31), "NaT"], dtype="M8[D]")

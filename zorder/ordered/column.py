@@ -130,6 +130,7 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
             )
         if release is not None and release < FIRST_NTZ_RELEASE:
             _refuse_ntz(_arrow_is_ntz(values.type, kind), release)
+        given = _given_nulls((inherent, mask), len(values))
         out, nulls = arrow_column(values, n_length, float_mode, dates, kind)
     else:
         if isinstance(values, numpy.ma.MaskedArray):
@@ -177,18 +178,12 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
         if release is not None and release < FIRST_NTZ_RELEASE:
             _refuse_ntz(values.dtype.kind == "M" and numpy.datetime_data(values.dtype)[0]
                         not in ("Y", "M", "W", "D", "generic") and kind != "tz", release)
-        out, nulls = numpy_column(values, n_length, float_mode, dates, kind)
-    for extra in (inherent, mask):
-        if extra is None:
-            continue
-        extra = numpy.asarray(extra)
-        if extra.dtype != bool:
-            raise TypeError(f"ordered_bytes: mask must be a bool array, not {extra.dtype}")
-        if extra.shape != (out.shape[0],):
-            raise ValueError(
-                f"ordered_bytes: mask must have shape ({out.shape[0]},), got {extra.shape}"
-            )
-        nulls = extra if nulls is None else (nulls | extra)
+        # (the nulls given, before the values are read: a date or timestamp's range is not
+        # checked where the row is a null)
+        given = _given_nulls((inherent, mask), values.shape[0])
+        out, nulls = numpy_column(values, n_length, float_mode, dates, kind, given)
+    if given is not None:
+        nulls = given if nulls is None else (nulls | given)
     if nulls is not None and nulls.any():
         if release is not None and _is_boolean(values):
             first = int(numpy.argmax(nulls))
@@ -236,6 +231,21 @@ def _arrow_is_ntz(typ: Any, kind: Optional[str]) -> bool:
     if t.is_dictionary(typ):
         typ = typ.value_type
     return bool(t.is_timestamp(typ) and (kind == "ntz" or (kind is None and typ.tz is None)))
+
+
+def _given_nulls(masks: Any, n: int) -> Optional[numpy.ndarray]:
+    """The OR of the null masks given (None where none is), each checked: bool, n long."""
+    nulls = None
+    for extra in masks:
+        if extra is None:
+            continue
+        extra = numpy.asarray(extra)
+        if extra.dtype != bool:
+            raise TypeError(f"ordered_bytes: mask must be a bool array, not {extra.dtype}")
+        if extra.shape != (n,):
+            raise ValueError(f"ordered_bytes: mask must have shape ({n},), got {extra.shape}")
+        nulls = extra if nulls is None else (nulls | extra)
+    return nulls
 
 
 def _refuse_ntz(is_ntz: bool, release: Any) -> None:

@@ -104,15 +104,18 @@ def spark_days(days: numpy.ndarray, valid: Optional[numpy.ndarray]) -> numpy.nda
     return days
 
 
-def datetime64(v: numpy.ndarray, spark: str, kind: Optional[str]) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """(bytes, null mask) of a numpy datetime64 array."""
+def datetime64(v: numpy.ndarray, spark: str, kind: Optional[str],
+               given_nulls: Optional[numpy.ndarray] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """(bytes, null mask) of a numpy datetime64 array; NaT and ``given_nulls`` rows are
+    nulls, whose range is not checked."""
     unit, count = numpy.datetime_data(v.dtype)
     if unit == "generic":
         raise ColumnTypeError("datetime64 without a unit is not supported")
     if not v.dtype.isnative:   # (the ticks are read through an int64 view below)
         v = v.astype(v.dtype.newbyteorder("="))
     nat = numpy.isnat(v)
-    valid = ~nat if nat.any() else None
+    absent = nat if given_nulls is None else (nat | given_nulls)
+    valid = ~absent if absent.any() else None
     if unit in DATE_UNITS:
         if spark == "3.5":
             return numpy.zeros((v.shape[0], 8), dtype=numpy.uint8), nat

@@ -11,9 +11,11 @@ from zorder.ordered.numbers import be8, booleans, datetime64, floats, whole_numb
 from zorder.ordered.strings import fixed_bytes, objects, unicode
 
 
-def numpy_column(v: numpy.ndarray, length: int, mode: str, spark: str,
-                 kind: Optional[str]) -> Tuple[numpy.ndarray, Optional[numpy.ndarray]]:
-    """(bytes, inherent null mask or None) for a 1-D numpy array."""
+def numpy_column(v: numpy.ndarray, length: int, mode: str, spark: str, kind: Optional[str],
+                 given_nulls: Optional[numpy.ndarray] = None
+                 ) -> Tuple[numpy.ndarray, Optional[numpy.ndarray]]:
+    """(bytes, inherent null mask or None) for a 1-D numpy array; ``given_nulls``: the rows
+    the caller's mask makes null, whose dates and timestamps are not range-checked."""
     k = v.dtype.kind
     if k == "i":
         return whole_numbers(v), None
@@ -30,7 +32,7 @@ def numpy_column(v: numpy.ndarray, length: int, mode: str, spark: str,
     if k == "b":
         return booleans(v), None
     if k == "M":
-        return datetime64(v, spark, kind)
+        return datetime64(v, spark, kind, given_nulls)
     if k == "U":
         return unicode(v, length), None
     if k == "S":
