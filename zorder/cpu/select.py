@@ -100,6 +100,17 @@ def pdep_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
     return True, "bmi2 present and PDEP runs in 3 cycles on this CPU family"
 
 
+def os_state_missing(name: str, cpu_info: Mapping) -> Optional[str]:
+    """Why the OS keeps backend ``name`` from running: the registers it does not save
+    (XCR0), as ``os_avx``/``os_avx512`` say; None where it saves them or is not asked."""
+    # (an OS that does not save the YMM registers saves no ZMM ones either)
+    if name == "simd" and (cpu_info.get("os_avx512") is False or cpu_info.get("os_avx") is False):
+        return "the OS does not save the AVX-512 registers (XCR0)"
+    if name == "avx2" and cpu_info.get("os_avx") is False:
+        return "the OS does not save the YMM registers (XCR0)"
+    return None
+
+
 def simd_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
     """(usable, why): whether the AVX-512 VBMI + GFNI kernels can run here."""
     if not is_x86_64(cpu_info):
@@ -107,9 +118,9 @@ def simd_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
     missing = [f for f in SIMD_FLAGS if f not in _flags(cpu_info)]
     if missing:
         return False, "missing " + ", ".join(missing)
-    # (an OS that does not save the YMM registers saves no ZMM ones either)
-    if cpu_info.get("os_avx512") is False or cpu_info.get("os_avx") is False:
-        return False, "the OS does not save the AVX-512 registers (XCR0)"
+    why = os_state_missing("simd", cpu_info)
+    if why is not None:
+        return False, why
     return True, "AVX2, AVX-512 F/BW/VBMI and GFNI present"
 
 
@@ -119,8 +130,9 @@ def avx2_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
         return False, f"AVX2 is x86-64 only; arch is {cpu_info.get('arch')!r}"
     if not set(ISA_FLAGS["avx2"]) <= _flags(cpu_info):
         return False, "no avx2 flag"
-    if cpu_info.get("os_avx") is False:
-        return False, "the OS does not save the YMM registers (XCR0)"
+    why = os_state_missing("avx2", cpu_info)
+    if why is not None:
+        return False, why
     return True, "AVX2 present"
 
 

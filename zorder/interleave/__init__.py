@@ -26,7 +26,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from zorder import cpu
 from zorder.cpu.select import (
     BACKEND_ARCHES, BACKEND_NAMES, ISA_FLAGS, SHAPE_CLASSES, backend_applies, describe_plan,
-    dispatch_plan,
+    dispatch_plan, os_state_missing,
 )
 
 __all__ = [
@@ -72,11 +72,7 @@ def _lacking(name: str, cpu_info: Mapping[str, Any]) -> Optional[str]:
     missing = [f for f in ISA_FLAGS.get(name, ()) if f not in flags]
     if missing:
         return "this CPU lacks " + ", ".join(missing)
-    if name == "simd" and (cpu_info.get("os_avx512") is False or cpu_info.get("os_avx") is False):
-        return "the OS does not save the AVX-512 registers (XCR0)"
-    if name == "avx2" and cpu_info.get("os_avx") is False:
-        return "the OS does not save the YMM registers (XCR0)"
-    return None
+    return os_state_missing(name, cpu_info)
 
 
 def load(name: str, cpu_info: Optional[Mapping[str, Any]] = None) -> Tuple[Optional[ModuleType], Optional[str]]:
