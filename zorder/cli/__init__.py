@@ -46,9 +46,14 @@ MEMORY_HINT = ("zorder holds the rows it sorts in memory, about 4 times their si
                "at the peak (README: \"Memory\")")
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message ("" for none): one line of an error."""
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return text.splitlines()[0] if text else ""
+
+
+def _what(exc: BaseException) -> str:
+    return first_line(exc) or type(exc).__name__
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -96,11 +101,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except MemoryError as exc:
         # (numpy's and Arrow's failed allocations are MemoryErrors too; the commands' own
         # cleanup has run, and the output is as it was)
-        print(f"error: out of memory ({_first_line(exc)}); {MEMORY_HINT}", file=sys.stderr)
+        print(f"error: out of memory ({_what(exc)}); {MEMORY_HINT}", file=sys.stderr)
         return FAILURE
     except BrokenExecutor as exc:
         # (a worker process of --scheduler processes died: most often the kernel's OOM killer)
-        print(f"error: a worker process ended abruptly ({_first_line(exc)}), most often for "
+        print(f"error: a worker process ended abruptly ({_what(exc)}), most often for "
               f"want of memory; {MEMORY_HINT}", file=sys.stderr)
         return FAILURE
     except (ImportError, TypeError, ValueError, FileNotFoundError, FileExistsError,
@@ -115,6 +120,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         # (after NotImplementedError's clause above, a RuntimeError too)
         if "can't start new thread" not in str(exc):
             raise
-        print(f"error: could not start a thread ({_first_line(exc)}): out of memory, or of "
+        print(f"error: could not start a thread ({_what(exc)}): out of memory, or of "
               f"the threads this user may run; {MEMORY_HINT}", file=sys.stderr)
         return FAILURE

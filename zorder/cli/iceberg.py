@@ -11,7 +11,7 @@ import sys
 import urllib.parse
 from typing import Any, Dict, List, Optional, Tuple
 
-from zorder.cli import FAILURE, INTERRUPTED, TERMINATED
+from zorder.cli import FAILURE, INTERRUPTED, TERMINATED, first_line
 from zorder.cli.args import (
     add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, columns_arg,
     encoding_arguments, iceberg_options, size_arg,
@@ -165,9 +165,7 @@ def _data_or_manifest(path: str) -> bool:
 
 def _cannot(what: str, exc: Exception) -> int:
     """One line for a catalog's own error (its class and first line), exit status 1."""
-    text = str(exc).strip()
-    print(f"error: cannot {what} ({type(exc).__name__}: {text.splitlines()[0] if text else ''})",
-          file=sys.stderr)
+    print(f"error: cannot {what} ({type(exc).__name__}: {first_line(exc)})", file=sys.stderr)
     return 1
 
 
