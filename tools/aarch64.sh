@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build zorder for aarch64 on an x86-64 Linux host and test it there under emulation:
 #
-#   tools/aarch64.sh             # the whole test suite under qemu-user
-#   tools/aarch64.sh --quick     # all but the Dask, Iceberg and child-process files (what CI runs)
+#   tools/aarch64.sh             # the whole test suite under qemu-user (what CI runs)
+#   tools/aarch64.sh --quick     # all but the Dask, Iceberg and child-process files
 #   tools/aarch64.sh --prepare   # everything but the tests: the root, its venv, the wheel
 #   tools/aarch64.sh --fresh     # forget the cached root and build it again first
 #   tools/aarch64.sh -- -k table # extra arguments after -- go to pytest
@@ -48,12 +48,11 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-# --quick (what CI runs): the whole suite but the three files whose Python is the same on
-# every platform and whose time under emulation goes to starting processes: test_dask
-# (a Dask cluster), test_iceberg (Iceberg catalogs and Dask) and test_hardening (child
-# processes and signals), about 325 of the emulated suite's 1,000-odd CPU-seconds. CI ran
-# the whole suite until 2026-12-04, when it took 1,197-1,275 s of the 1,200 allowed in
-# this machine's slow hours (benchmarks/NOTES.md, "CI time"). Natively every run has them.
+# --quick: the whole suite but the three files whose Python is the same on every platform
+# and whose time under emulation goes to starting processes: test_dask (a Dask cluster),
+# test_iceberg (Iceberg catalogs and Dask) and test_hardening (child processes and signals),
+# about 190 s of the emulated suite's 440 in two workers. For a quicker look at the kernels;
+# CI runs the whole suite.
 QUICK_TESTS=(tests --ignore=tests/test_dask.py --ignore=tests/test_iceberg.py
              --ignore=tests/test_hardening.py)
 # Emulated code runs several times slower: the leak checks get longer windows so that they
