@@ -421,6 +421,23 @@ def test_a_null_row_is_not_range_checked(masked):
             ordered_bytes(values, timestamp=kind, mask=np.array([False, True]))
 
 
+@pytest.mark.parametrize("chunks", [1, 2])
+def test_an_arrow_row_the_mask_makes_null_is_not_range_checked(chunks):
+    """mask= on an Arrow column: its rows are not range-checked either, chunk by chunk (the
+    checks skipped only the Arrow column's own nulls)."""
+    pa = pytest.importorskip("pyarrow")
+    far_date = 2**61 // 86_400_000 * 86_400_000   # date64 milliseconds past Spark's days
+    for typ, far in ((pa.timestamp("s"), 2**62), (pa.timestamp("s", tz="UTC"), 2**62),
+                     (pa.date64(), far_date)):
+        values = [1, far, None, 2]
+        column = (pa.chunked_array([pa.array(values[:2], typ), pa.array(values[2:], typ)])
+                  if chunks == 2 else pa.array(values, typ))
+        out = ordered_bytes(column, mask=np.array([False, True, False, False]))
+        assert hexrows(out)[1:3] == ["0" * 16] * 2, typ
+        with pytest.raises(ValueError, match="out of the range Spark can hold"):
+            ordered_bytes(column, mask=np.array([True, False, False, True]))
+
+
 def test_date_range_edges_and_arrow_dates():
     pa = pytest.importorskip("pyarrow")
     edge = np.array([2**31 - 1, -(2**31), "NaT"], dtype="M8[D]")

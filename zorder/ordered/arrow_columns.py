@@ -33,17 +33,23 @@ def _arrow_fixed(arr, dtype) -> numpy.ndarray:
     return numpy.frombuffer(buf, dtype=dtype, count=arr.offset + len(arr))[arr.offset:]
 
 
-def arrow_column(arr, length: int, mode: str, spark: str,
-                 kind: Optional[str]) -> Tuple[numpy.ndarray, Optional[numpy.ndarray]]:
+def arrow_column(arr, length: int, mode: str, spark: str, kind: Optional[str],
+                 given: Optional[numpy.ndarray] = None
+                 ) -> Tuple[numpy.ndarray, Optional[numpy.ndarray]]:
+    """(bytes, nulls) of an Arrow column. ``given``: the caller's nulls (``mask=``), whose
+    rows are not range-checked either (the caller ORs them into the nulls)."""
     pa = arrow_module()
     import pyarrow.types as t
 
     if isinstance(arr, pa.ChunkedArray):
         if arr.num_chunks == 1:  # no copy of the bytes, and no null mask when none is null
-            return arrow_column(arr.chunk(0), length, mode, spark, kind)
+            return arrow_column(arr.chunk(0), length, mode, spark, kind, given)
         parts, masks = [], []
+        start = 0
         for chunk in arr.chunks:
-            b, m = arrow_column(chunk, length, mode, spark, kind)
+            part_given = None if given is None else given[start:start + len(chunk)]
+            start += len(chunk)
+            b, m = arrow_column(chunk, length, mode, spark, kind, part_given)
             parts.append(b)
             masks.append(m)
         if not parts:
@@ -62,11 +68,13 @@ def arrow_column(arr, length: int, mode: str, spark: str,
             # pyarrow has no take for some value types (string_view, binary_view): encode
             # each dictionary value once and pick rows by index.
             return _dictionary_by_index(arr, length, mode, spark, kind)
-        return arrow_column(decoded, length, mode, spark, kind)
+        return arrow_column(decoded, length, mode, spark, kind, given)
     n = len(arr)
     if t.is_null(typ):  # no values at all: as an all-null STRING column
         return numpy.zeros((n, length), dtype=numpy.uint8), None
     nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
+    # the rows whose values are not read: a date or timestamp's range is not checked there
+    skipped = nulls if given is None else (given if nulls is None else nulls | given)
     if t.is_integer(typ) or t.is_floating(typ):
         dtype = typ.to_pandas_dtype()
         v = _arrow_fixed(arr, dtype)
@@ -86,11 +94,11 @@ def arrow_column(arr, length: int, mode: str, spark: str,
             days = _arrow_fixed(arr, numpy.int32).astype(numpy.int64)
         else:
             days = spark_days(floor_div(_arrow_fixed(arr, numpy.int64), 86_400_000),
-                              ~nulls if nulls is not None else None)
+                              ~skipped if skipped is not None else None)
         return whole_numbers(days), nulls
     if t.is_timestamp(typ):
         ticks = _arrow_fixed(arr, numpy.int64)
-        valid = ~nulls if nulls is not None else None
+        valid = ~skipped if skipped is not None else None
         inferred = "tz" if typ.tz is not None else "ntz"
         longs = timestamps(ticks, TICKS_PER_SECOND[typ.unit], 0, kind or inferred, valid)
         return whole_numbers(longs), nulls
@@ -99,7 +107,7 @@ def arrow_column(arr, length: int, mode: str, spark: str,
         # malformed sequence becomes U+FFFD (the replacement Python's decoder makes too).
         texts = [None if b is None else b.decode("utf-8", "replace")
                  for b in arr.cast(pa.large_binary()).to_pylist()]
-        return arrow_column(pa.array(texts, pa.large_string()), length, mode, spark, kind)
+        return arrow_column(pa.array(texts, pa.large_string()), length, mode, spark, kind, given)
     if t.is_string(typ) or t.is_large_string(typ) or t.is_binary(typ) or t.is_large_binary(typ):
         utf8 = t.is_string(typ) or t.is_large_string(typ)
         large = t.is_large_string(typ) or t.is_large_binary(typ)
@@ -127,7 +135,7 @@ def arrow_column(arr, length: int, mode: str, spark: str,
     view = view_kind(typ)
     if view is not None:
         plain = pa.large_string() if view == "string" else pa.large_binary()
-        return arrow_column(arr.cast(plain), length, mode, spark, kind)
+        return arrow_column(arr.cast(plain), length, mode, spark, kind, given)
     raise ColumnTypeError(
         f"unsupported Arrow type {typ}; Iceberg's Spark UDF takes "
         f"integers, floats, booleans, dates, timestamps, strings and binary"

@@ -131,7 +131,7 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
         if release is not None and release < FIRST_NTZ_RELEASE:
             _refuse_ntz(_arrow_is_ntz(values.type, kind), release)
         given = _given_nulls((inherent, mask), len(values))
-        out, nulls = arrow_column(values, n_length, float_mode, dates, kind)
+        out, nulls = arrow_column(values, n_length, float_mode, dates, kind, given)
     else:
         if isinstance(values, numpy.ma.MaskedArray):
             inherent = numpy.ma.getmaskarray(values)
