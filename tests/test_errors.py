@@ -444,6 +444,7 @@ OTHER_ERRORS = [
     ("truncate-int-value", "byte_truncate_or_fill", (5, 4), {}, TypeError, r"value must be bytes-like or None, not int"),
     ("truncate-wide-items", "byte_truncate_or_fill", (np.zeros(2, np.uint16), 4), {}, TypeError, r"item size"),
     ("truncate-huge-length", "byte_truncate_or_fill", (b"a", 2**70), {}, ValueError, r"length"),
+    ("truncate-2d-value", "byte_truncate_or_fill", (np.zeros((2, 3), np.uint8), 4), {}, ValueError, r"value must be one bytes-like value \(1-D\), not of shape \(2, 3\)"),
     ("ordered-unknown-iceberg", "ordered_bytes", (np.array([1, 2]),), {"iceberg": "x"}, ValueError, r"iceberg must be"),
     ("ordered-unknown-spark", "ordered_bytes", (np.array([1, 2]),), {"spark": "x"}, ValueError, r"spark must be"),
     ("ordered-unknown-timestamp", "ordered_bytes", (np.array([1]),), {"timestamp": "x"}, ValueError, r"timestamp must be"),

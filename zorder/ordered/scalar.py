@@ -283,5 +283,10 @@ def byte_truncate_or_fill(value: Any, length: int) -> bytes:
             "byte_truncate_or_fill: value must hold bytes (item size 1), not items of "
             f"{view.itemsize} bytes (format {view.format!r})"
         )
+    if view.ndim > 1:   # (one value: a 2-D buffer's rows would be run together)
+        raise ValueError(
+            f"byte_truncate_or_fill: value must be one bytes-like value (1-D), not of shape "
+            f"{view.shape}"
+        )
     data = view.tobytes()[:n]   # (in order, whatever the view's strides)
     return data + bytes(n - len(data))
