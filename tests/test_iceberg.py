@@ -344,7 +344,7 @@ def test_a_writer_appending_between_plan_and_commit_is_refused_and_nothing_is_lo
     on_disk = data_files_on_disk(table)
     with pytest.raises(IcebergRewriteError, match="concurrent commit") as info:
         rewrite(table, ["l", "s"], progress=append_once)
-    assert isinstance(info.value.__cause__, CommitFailedException)
+    assert not info.value.outcome_unknown   # (seen when the table is loaded again)
     assert info.value.leftovers == []
     table.refresh()
     assert table.current_snapshot().summary.operation.value == "append"
@@ -353,6 +353,137 @@ def test_a_writer_appending_between_plan_and_commit_is_refused_and_nothing_is_lo
     new = data_files_on_disk(table) - on_disk
     assert {local(t.file.file_path) for t in table.scan().plan_files()} >= new
     assert len(new) == len({t.file.file_path for t in other.scan().plan_files()}) - len(on_disk)
+
+
+def unreferenced_files(table):
+    """Files under the table's location that none of its metadata names (orphans)."""
+    table.refresh()
+    on_disk = set()
+    for root, _, names in os.walk(local(table.location())):
+        on_disk.update(os.path.join(root, n) for n in names)
+    return on_disk - {local(p) for p in engine.referenced_files(table)}
+
+
+def test_a_writer_committing_after_the_last_look_is_refused_by_the_catalog(catalog, monkeypatch):
+    """A concurrent commit between the rewrite's last look at the table and its commit:
+    the catalog's check of main's head refuses it, and its files are deleted."""
+    from pyiceberg.table import Transaction
+
+    table = make_table(catalog, name="late_race", appends=2, rows=100)
+    extra = arrow_batch(np.random.default_rng(5), 20)
+    real = Transaction.commit_transaction
+
+    def after_another(txn):
+        monkeypatch.setattr(Transaction, "commit_transaction", real)   # (the append's own)
+        catalog.load_table("db.late_race").append(extra)
+        return real(txn)
+
+    monkeypatch.setattr(Transaction, "commit_transaction", after_another)
+    with pytest.raises(IcebergRewriteError, match="concurrent commit") as info:
+        rewrite(table, ["l"])
+    monkeypatch.undo()
+    assert isinstance(info.value.__cause__, CommitFailedException)
+    assert not info.value.outcome_unknown and info.value.leftovers == []
+    assert table.current_snapshot().summary.operation.value == "append"
+    assert unreferenced_files(table) == set()
+
+
+@pytest.mark.parametrize("change", ["branch", "undone"])
+def test_a_commit_elsewhere_that_leaves_main_as_planned_does_not_stop_the_rewrite(catalog, change):
+    """A commit to another branch, or one to main that was rolled back, between plan and
+    commit: main's head is still the planned snapshot, so the rewrite commits (its
+    snapshot was staged with the planned sequence number, which the catalog then refused
+    as older, and it was reported as an unknown outcome with orphans left)."""
+    table = make_table(catalog, name=f"seq_{change}", appends=2, rows=100)
+    planned = table.current_snapshot().snapshot_id
+    if change == "branch":
+        table.manage_snapshots().create_branch(planned, "audit").commit()
+    before = multiset(table.scan().to_arrow())
+    extra = arrow_batch(np.random.default_rng(6), 10)
+    calls = []
+
+    def commit_elsewhere(done, total, entry):
+        if calls:
+            return
+        calls.append(done)
+        other = catalog.load_table(f"db.seq_{change}")
+        if change == "branch":
+            other.append(extra, branch="audit")
+        else:
+            other.append(extra)
+            other.manage_snapshots().set_current_snapshot(planned).commit()
+
+    result = rewrite(table, ["l", "s"], progress=commit_elsewhere)
+    assert calls
+    assert table.current_snapshot().snapshot_id == result.snapshot_id
+    assert table.current_snapshot().parent_snapshot_id == planned
+    assert table.current_snapshot().summary.operation.value == "replace"
+    assert multiset(table.scan().to_arrow()) == before
+    if change == "branch":
+        assert multiset(table.scan(snapshot_id=table.metadata.refs["audit"].snapshot_id)
+                        .to_arrow()) == before + multiset(extra)
+    assert not unreferenced_files(table) & set(result.added_paths)
+
+
+@pytest.mark.parametrize("properties, error, match", [
+    ("x", TypeError, "snapshot_properties must be a mapping of str to str, not str"),
+    ({"n": 1}, TypeError, "must map str to str"),
+    ({"operation": "replace"}, ValueError, "'operation' is a summary key Iceberg computes"),
+    ({"total-records": "5"}, ValueError, "'total-records' is a summary key Iceberg computes"),
+    ({"zorder.curve": "hilbert"}, ValueError, "'zorder.curve' is a summary key zorder computes"),
+])
+def test_snapshot_properties_are_checked_before_anything_is_written(catalog, properties,
+                                                                    error, match):
+    table = make_table(catalog, name="props", appends=1, rows=50)
+    snapshot = table.current_snapshot().snapshot_id
+    on_disk = data_files_on_disk(table)
+    with pytest.raises(error, match=match):
+        rewrite(table, ["l"], snapshot_properties=properties)
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert data_files_on_disk(table) == on_disk
+
+
+def test_a_bad_dry_run_or_target_size_property_is_named(catalog):
+    table = make_table(catalog, name="named", appends=1, rows=20)
+    with table.transaction() as txn:   # (PyIceberg's own writes refuse it as well)
+        txn.set_properties({"write.target-file-size-bytes": "512MB"})
+    with pytest.raises(TypeError, match="dry_run must be a bool, not str"):
+        rewrite(table, ["l"], dry_run="no")
+    with pytest.raises(ValueError, match="write.target-file-size-bytes must be a whole number "
+                                         "of bytes, not '512MB'"):
+        rewrite(table, ["l"])
+    assert rewrite(table, ["l"], target_file_size="1MB").snapshot_id is not None
+
+
+def test_a_snapshot_that_cannot_be_staged_is_no_unknown_outcome(catalog, monkeypatch):
+    """A failure while the snapshot is staged, before the catalog is asked, surely did not
+    commit: its files are deleted, not kept as if the outcome were unknown."""
+    from zorder.engines import iceberg_commit
+
+    table = make_table(catalog, name="stage", appends=2, rows=100)
+    snapshot = table.current_snapshot().snapshot_id
+    real = iceberg_commit._replace_producer_class
+
+    def failing_producer():
+        class Failing(real()):
+            def _commit(self):
+                raise OSError("no space left on device")
+        return Failing
+
+    monkeypatch.setattr(iceberg_commit, "_replace_producer_class", failing_producer)
+    with pytest.raises(IcebergRewriteError, match="could not be staged") as info:
+        rewrite(table, ["l"], snapshot_properties={"job": "nightly"})
+    assert not info.value.outcome_unknown and info.value.leftovers == []
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert unreferenced_files(table) == set()
+
+
+def test_the_summary_keeps_the_callers_properties(catalog):
+    table = make_table(catalog, name="summary", appends=2, rows=50)
+    rewrite(table, ["l"], snapshot_properties={"job": "nightly"})
+    summary = table.current_snapshot().summary
+    assert summary["job"] == "nightly" and summary["zorder.curve"] == "zorder"
 
 
 def test_a_failed_catalog_call_keeps_and_names_the_files(catalog, monkeypatch):
@@ -400,6 +531,35 @@ def test_an_interrupt_during_the_commit_keeps_the_files_and_its_status(
     monkeypatch.undo()
     new = data_files_on_disk(table) - on_disk
     assert new and all(p in err for p in new)
+
+
+@pytest.mark.parametrize("interrupt, status", [(KeyboardInterrupt, 130), ("terminated", 143)])
+def test_an_interrupt_during_the_report_after_the_commit_says_it_was_committed(
+        catalog, monkeypatch, tmp_path, capsys, interrupt, status):
+    """Ctrl-C or SIGTERM while the skipping report is read, after the commit: the line says
+    the table was rewritten (it said "the output was left as it was")."""
+    from zorder.cli import main
+    from zorder.parquet.safety import Terminated
+
+    table = make_table(catalog, name=f"rep{status}", appends=2, rows=50)
+    error = Terminated if interrupt == "terminated" else interrupt
+
+    def interrupted(*args, **kwargs):
+        raise error()
+
+    monkeypatch.setattr(engine, "skipping", interrupted)
+    assert main(["iceberg", "rewrite", f"db.rep{status}", "--columns", "l", "--catalog",
+                 "test", "--uri", f"sqlite:///{tmp_path}/catalog.db", "--warehouse",
+                 f"file://{tmp_path}/wh", "--quiet"]) == status
+    out, err = capsys.readouterr()
+    table.refresh()
+    snapshot = table.current_snapshot()
+    assert snapshot.summary.operation.value == "replace"
+    assert err.strip().splitlines() == [
+        f"error: {'terminated (SIGTERM)' if status == 143 else 'interrupted'} after the "
+        f"rewrite was committed as snapshot {snapshot.snapshot_id}: the table is rewritten, "
+        f"only the report was cut short"]
+    assert f"committed snapshot {snapshot.snapshot_id}" in out
 
 
 def test_a_commit_the_catalog_applies_after_reporting_a_timeout_keeps_its_files(
@@ -461,15 +621,41 @@ def test_an_unreachable_catalog_keeps_and_names_the_files(catalog, monkeypatch):
     def down(*args, **kwargs):
         raise ConnectionError("catalog down")
 
-    def unreachable(done, total, entry):  # after planning: the catalog goes away
-        monkeypatch.setattr(type(table.catalog), "commit_table", down)
+    def gone(*args, **kwargs):  # the commit's call: the catalog goes away during it
         monkeypatch.setattr(type(table.catalog), "load_table", down)
+        down()
+
+    def unreachable(done, total, entry):
+        monkeypatch.setattr(type(table.catalog), "commit_table", gone)
 
     with pytest.raises(IcebergRewriteError, match="cannot say whether it landed") as info:
         rewrite(table, ["l"], progress=unreachable)
     monkeypatch.undo()
     new = data_files_on_disk(table) - on_disk
     assert new and all(p in str(info.value) for p in new)
+
+
+def test_a_catalog_unreachable_before_the_commit_deletes_the_files(catalog, monkeypatch):
+    """The catalog gone when the table is loaded again just before the commit: nothing was
+    sent, so the rewrite surely did not commit, and its files are deleted."""
+    table = make_table(catalog, name="gone_early", appends=1, rows=100)
+    snapshot = table.current_snapshot().snapshot_id
+    on_disk = data_files_on_disk(table)
+
+    def down(*args, **kwargs):
+        raise ConnectionError("catalog down")
+
+    def unreachable(done, total, entry):
+        monkeypatch.setattr(type(table.catalog), "load_table", down)
+
+    with pytest.raises(IcebergRewriteError, match="could not be loaded again before the "
+                                                  "commit: catalog down") as info:
+        rewrite(table, ["l"], progress=unreachable)
+    monkeypatch.undo()
+    assert not info.value.outcome_unknown and info.value.leftovers == []
+    assert data_files_on_disk(table) == on_disk
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
 
 
 def test_tables_with_delete_files_are_refused(catalog, monkeypatch):
@@ -658,6 +844,35 @@ def test_sigterm_leaves_the_table_and_no_files_and_says_so(catalog, tmp_path, ru
     table.refresh()
     assert table.current_snapshot().snapshot_id == snapshot
     assert data_files_on_disk(table) == on_disk
+
+
+SIGTERM_AFTER_COMMIT = """
+import os, signal, sys, time
+import zorder.engines.iceberg as engine
+def skipping(*a, **k):
+    os.kill(os.getpid(), signal.SIGTERM)   # a `kill` arriving while the report is read
+    time.sleep(30)
+engine.skipping = skipping
+from zorder.__main__ import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_sigterm_after_the_commit_says_the_table_was_rewritten(catalog, tmp_path, run_python):
+    """A real SIGTERM during the report, after rewrite() returned: the process died of the
+    signal without a word (the handler was rewrite's own, gone by then)."""
+    make_table(catalog, name="term_late", appends=2, rows=50)
+    proc = run_python("-c", SIGTERM_AFTER_COMMIT, "iceberg", "rewrite", "db.term_late",
+                      "--columns", "l", "--catalog", "test", "--uri",
+                      f"sqlite:///{tmp_path}/catalog.db", "--warehouse", f"file://{tmp_path}/wh",
+                      "--quiet", timeout=300)
+    assert proc.returncode == 143, proc.stderr[-500:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: terminated (SIGTERM) after the rewrite was committed as "
+                           "snapshot "), proc.stderr[-500:]
+    table = catalog.load_table("db.term_late")
+    assert table.current_snapshot().summary.operation.value == "replace"
+    assert str(table.current_snapshot().snapshot_id) in last
 
 
 def test_a_failed_dask_task_leaves_nothing(catalog, monkeypatch):

@@ -17,7 +17,7 @@ from zorder.cli.args import (
     encoding_arguments, iceberg_options, size_arg,
 )
 from zorder.cli.progress import Progress
-from zorder.parquet.safety import Terminated
+from zorder.parquet.safety import Terminated, sigterm_as_exception
 
 __all__ = ["add_arguments", "load_catalog", "run"]
 
@@ -171,8 +171,7 @@ def _cannot(what: str, exc: Exception) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``zorder iceberg rewrite`` with parsed ``args``; returns the exit status."""
-    from zorder.engines.iceberg import IcebergRewriteError, _require_pyiceberg, rewrite, skipping
-    from zorder.parquet.skipping import format_report
+    from zorder.engines.iceberg import IcebergRewriteError, _require_pyiceberg, rewrite
 
     _require_pyiceberg()
     from pyiceberg.exceptions import NoSuchTableError
@@ -209,21 +208,42 @@ def run(args: argparse.Namespace) -> int:
         bar.update(f"file groups (last: {entry['partition'] or 'unpartitioned'})", done, total,
                    "groups", force=True)
 
-    try:
-        result = rewrite(table, args.columns, curve=args.curve,
-                         target_file_size=args.target_file_size, row_filter=args.where,
-                         options=options, dry_run=args.dry_run,
-                         case_sensitive=args.case_sensitive,
-                         max_file_group_size=args.max_file_group_size, progress=progress,
-                         **encoding)
-    except IcebergRewriteError as exc:
-        bar.close()
-        print(f"error: {exc}", file=sys.stderr)
-        # (an interrupt during the commit, whose outcome is then unknown: its status)
-        return (INTERRUPTED if isinstance(exc.__cause__, KeyboardInterrupt)
-                else TERMINATED if isinstance(exc.__cause__, Terminated) else FAILURE)
-    finally:
-        bar.close()
+    # SIGTERM as an exception for the whole command, the report after the commit included
+    # (rewrite() sets its own for its part): a `kill` then ends it with its one line too.
+    with sigterm_as_exception():
+        try:
+            result = rewrite(table, args.columns, curve=args.curve,
+                             target_file_size=args.target_file_size, row_filter=args.where,
+                             options=options, dry_run=args.dry_run,
+                             case_sensitive=args.case_sensitive,
+                             max_file_group_size=args.max_file_group_size, progress=progress,
+                             **encoding)
+        except IcebergRewriteError as exc:
+            bar.close()
+            print(f"error: {exc}", file=sys.stderr)
+            # (an interrupt during the commit, whose outcome is then unknown: its status)
+            return (INTERRUPTED if isinstance(exc.__cause__, KeyboardInterrupt)
+                    else TERMINATED if isinstance(exc.__cause__, Terminated) else FAILURE)
+        finally:
+            bar.close()
+        try:
+            return _after_the_rewrite(args, table, result)
+        except (KeyboardInterrupt, Terminated) as exc:
+            if result.snapshot_id is None:
+                raise   # (nothing was committed: "the output was left as it was" is true)
+            stopped = ("terminated (SIGTERM)" if isinstance(exc, Terminated)
+                       else "interrupted")
+            print(f"error: {stopped} after the rewrite was committed as snapshot "
+                  f"{result.snapshot_id}: the table is rewritten, only the report was cut "
+                  f"short", file=sys.stderr)
+            return TERMINATED if isinstance(exc, Terminated) else INTERRUPTED
+
+
+def _after_the_rewrite(args: argparse.Namespace, table: Any, result: Any) -> int:
+    """The report file and the lines printed after ``rewrite`` returned."""
+    from zorder.engines.iceberg import skipping
+    from zorder.parquet.skipping import format_report
+
     groups = result.report["groups"]
     out = sys.stdout
     if args.report_json:

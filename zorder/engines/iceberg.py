@@ -62,7 +62,8 @@ from zorder.engines.iceberg_columns import (  # noqa: F401  (re-exported names)
 )
 from zorder.engines.iceberg_columns import _require_pyiceberg
 from zorder.engines.dask_stages import aligned_cuts, estimated_bytes
-from zorder.engines.iceberg_commit import IcebergRewriteError, _commit, _delete_files
+from zorder.engines.iceberg_commit import (
+    IcebergRewriteError, _commit, _delete_files, summary_properties)
 from zorder.engines.dask_scheduler import Interrupted, interrupted
 from zorder.parquet.safety import sigterm_as_exception
 
@@ -673,7 +674,15 @@ def _target_size(table: Any, target_file_size: Any) -> int:
     if target_file_size is not None:
         return parse_size(target_file_size, "target_file_size")
     prop = table.properties.get("write.target-file-size-bytes")
-    return parse_size(int(prop), "write.target-file-size-bytes") if prop else DEFAULT_TARGET_FILE_SIZE
+    if not prop:
+        return DEFAULT_TARGET_FILE_SIZE
+    try:   # (a whole number of bytes, as Iceberg's Java reads it: Long.parseLong)
+        size = int(prop.strip())
+    except ValueError:
+        raise ValueError(f"the table property write.target-file-size-bytes must be a whole "
+                         f"number of bytes, not {prop!r} (or pass target_file_size / "
+                         f"--target-file-size)") from None
+    return parse_size(size, "the table property write.target-file-size-bytes")
 
 
 def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder",
@@ -690,8 +699,8 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     does, in one REPLACE snapshot.
 
     Args:
-        table: a ``pyiceberg.table.Table``; it is refreshed first, and again after the
-            commit.
+        table: a ``pyiceberg.table.Table``; it is refreshed first, and again just before
+            the commit, which leaves it at the new snapshot.
         columns: the columns, as names or one comma-separated string; resolved
             case-insensitively unless ``case_sensitive``. Identity-partition columns are
             dropped (Iceberg's error if none is left).
@@ -711,7 +720,9 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         max_file_group_size: the most input bytes in one group (Iceberg's
             ``max-file-group-size-bytes``, 100 GiB).
         progress: called as ``progress(done_groups, total_groups, group_entry)``.
-        snapshot_properties: extra entries for the snapshot summary.
+        snapshot_properties: extra entries for the snapshot summary, str to str; not a
+            key Iceberg computes (``operation``, ``added-*``, ``total-*``...) or zorder
+            writes (``zorder.curve``...).
         encoding: ``"iceberg"`` (Iceberg's ordered bytes, as Spark's rewrite) or
             ``"rank"`` (each column's quantile rank, so every column gets its share of
             the curve; not Iceberg's order, and Spark's rewrite will not reproduce it).
@@ -748,6 +759,9 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     if options is not None and not isinstance(options, IcebergOptions):
         raise TypeError(f"options must be a zorder.IcebergOptions, not {type(options).__name__}")
     row_filter = _row_filter(row_filter)
+    if not isinstance(dry_run, bool):
+        raise TypeError(f"dry_run must be a bool, not {type(dry_run).__name__}")
+    extra_summary = summary_properties(snapshot_properties)
     start = time.perf_counter()
     table.refresh()
     target = _target_size(table, target_file_size)
@@ -813,9 +827,10 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         if ordering.encoding == "rank":
             props.update({"zorder.encoding": "rank",
                           "zorder.rank-bits": str(ordering.rank_bits)})
-        props.update(snapshot_properties or {})
-        snapshot_id = _commit(table, removed, added, props, written)
-    table.refresh()
+        props.update(extra_summary)
+        snapshot_id = _commit(table, removed, added, props, written,
+                              None if previous is None else previous.snapshot_id)
+    # (the commit left `table` at the new snapshot: PyIceberg takes the catalog's answer)
     result.snapshot_id = snapshot_id
     result.added_files = len(added)
     result.added_paths = [f.file_path for f in added]

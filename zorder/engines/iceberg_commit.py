@@ -7,9 +7,7 @@ rebased. Files written for a rewrite that does not commit are deleted, or named.
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Sequence
-
-
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 
 class IcebergRewriteError(RuntimeError):
@@ -70,15 +68,64 @@ def _delete_files(io: Any, paths: Sequence[str]) -> List[str]:
     return left
 
 
+#: The snapshot summary keys zorder writes itself.
+ZORDER_SUMMARY_KEYS = ("zorder.curve", "zorder.columns", "zorder.encoding", "zorder.rank-bits")
+# The keys Iceberg's snapshot summary computes (Iceberg's SnapshotSummary and PyIceberg's
+# update_snapshot_summaries): a caller's value there would misreport the snapshot, and
+# the next snapshot's totals are computed from this one's.
+_COMPUTED_SUMMARY_PREFIXES = ("added-", "deleted-", "removed-", "total-", "changed-",
+                              "partitions.", "partition-summaries")
+
+
+def summary_properties(value: Any) -> Dict[str, str]:
+    """``snapshot_properties`` checked: a mapping of str to str (None: empty), none of
+    them a key Iceberg computes (``operation``, ``total-records``...) or zorder writes."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"snapshot_properties must be a mapping of str to str, not "
+                        f"{type(value).__name__}")
+    for key, item in value.items():
+        if not isinstance(key, str) or not isinstance(item, str):
+            raise TypeError(f"snapshot_properties must map str to str (the summary is a map "
+                            f"of strings), got {key!r}: {item!r}")
+        if (key == "operation" or key.startswith(_COMPUTED_SUMMARY_PREFIXES)
+                or key in ZORDER_SUMMARY_KEYS):
+            raise ValueError(f"snapshot_properties: {key!r} is a summary key "
+                             f"{'zorder' if key in ZORDER_SUMMARY_KEYS else 'Iceberg'} "
+                             f"computes; use another name")
+    return dict(value)
+
+
 def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
-            properties: Mapping[str, str], written: List[str]) -> int:
-    """Commit one REPLACE snapshot; returns its id. On failure, deletes what was written
-    (data files, manifests) only when the commit surely did not land and never will: a
-    concurrent commit refused it, or validation did."""
+            properties: Mapping[str, str], written: List[str],
+            planned: Optional[int]) -> int:
+    """Commit one REPLACE snapshot on the main branch, whose head must still be
+    ``planned`` (the snapshot id the rewrite planned from); returns its id. On failure,
+    deletes what was written (data files, manifests) only when the commit surely did not
+    land and never will: the table changed, validation refused it, or it was never sent
+    to the catalog."""
     from pyiceberg.exceptions import CommitFailedException, ValidationException
     from pyiceberg.table import Transaction
     from pyiceberg.table.snapshots import Operation
 
+    # The snapshot is staged on the table's metadata as it is now, not as planned: its
+    # sequence number must follow every commit since, a branch's or an undone one's too
+    # (staged on the planned metadata, the catalog refused it as older).
+    try:
+        table.refresh()
+    except BaseException as exc:
+        left = _delete_files(table.io, written)
+        if not isinstance(exc, Exception):
+            raise
+        raise IcebergRewriteError(f"the rewrite did not commit: the table could not be "
+                                  f"loaded again before the commit: {exc}", left) from exc
+    head = table.metadata.current_snapshot_id
+    if head != planned:
+        raise IcebergRewriteError(
+            f"the table changed while it was rewritten (a concurrent commit made snapshot "
+            f"{head} the head of main, planned from {planned}); the rewrite was refused and "
+            f"the table is as it was", _delete_files(table.io, written))
     txn = Transaction(table)
     producer = _replace_producer_class()(
         operation=Operation.OVERWRITE, transaction=txn, io=table.io,
@@ -98,6 +145,14 @@ def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
         # commit asserts the branch head is still the planned snapshot, so any concurrent
         # commit fails it (CommitFailedException): the rewrite is refused, never rebased.
         txn._apply(updates, requirements)
+    except BaseException as exc:
+        # (staged here, in memory and in the table's storage: the catalog was not asked)
+        left = discard()
+        if not isinstance(exc, Exception):
+            raise
+        raise IcebergRewriteError(f"the rewrite did not commit: its snapshot could not be "
+                                  f"staged: {exc!r}", left) from exc
+    try:
         txn.commit_transaction()
     except CommitFailedException as exc:
         raise IcebergRewriteError(
