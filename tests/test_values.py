@@ -530,6 +530,32 @@ def test_argsort_zvalues_two_byte_splits(high, width):
     np.testing.assert_array_equal(argsort_zvalues(z), expected)
 
 
+DEEP_SORT_IN_A_SMALL_STACK = """
+import threading, numpy as np, zorder
+size = 2048
+z = np.zeros((size + 1, size), np.uint8)
+z[np.arange(size), np.arange(size)] = 1   # row k leaves the others' bucket at byte k
+z = z[::-1].copy()
+z[:, ::2] |= 0x80                          # (not one value in a whole bucket)
+z = np.concatenate([z, z[:100]])          # ties too
+out = {}
+threading.stack_size(256 * 1024)           # musl's default is 128 KiB
+t = threading.Thread(target=lambda: out.setdefault("p", zorder.argsort_zvalues(z)))
+t.start(); t.join()
+expected = np.argsort(z.view(f"V{size}").ravel(), kind="stable")
+print(np.array_equal(out["p"], expected))
+"""
+
+
+def test_argsort_of_values_that_split_at_every_byte_fits_a_small_thread_stack(run_python):
+    """Values of 2,048 bytes whose buckets split at every byte: the radix sort's calls
+    nested once a byte, a frame each, and overflowed a 256 KiB thread stack (SIGSEGV);
+    they now nest at most log2(rows) deep."""
+    proc = run_python("-c", DEEP_SORT_IN_A_SMALL_STACK, timeout=300)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-500:])
+    assert proc.stdout.strip() == "True"
+
+
 def test_docstring_examples():
     import doctest
 

@@ -90,7 +90,7 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
     them in order; they are reloaded every 8 bytes. Each split scatters into the other
     buffer (no copy back); a finished bucket is copied once if it ended in the wrong one.
     """
-    cdef Py_ssize_t i, b, start, total, nonempty, shift
+    cdef Py_ssize_t i, b, start, total, nonempty, shift, big_start, big_total
     cdef Py_ssize_t* cnt
     cdef int64_t* idx
     cdef uint64_t* keys
@@ -117,9 +117,18 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
             if s.wide[depth] == NULL:
                 s.wide[depth] = <Py_ssize_t*>malloc(65537 * sizeof(Py_ssize_t))
             if s.wide[depth] != NULL:
-                if split_wide(s, idx_a, keys_a, idx_b, keys_b, n, depth, cached, in_a, want_a):
-                    return
-                depth += 2  # one two-byte value in the whole bucket
+                if split_wide(s, idx_a, keys_a, idx_b, keys_b, n, depth, cached, in_a, want_a,
+                              &big_start, &big_total):
+                    # (a bucket of more than half the rows is left to this loop, as below)
+                    if big_total == 0:
+                        return
+                    idx_a += big_start
+                    keys_a += big_start
+                    idx_b += big_start
+                    keys_b += big_start
+                    n = big_total
+                    in_a = not in_a
+                depth += 2  # (or one two-byte value in the whole bucket)
                 continue
         shift = 56 - 8 * (depth - cached)
         cnt = s.counts + depth * 257
@@ -144,22 +153,42 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
             out_idx[cnt[b]] = idx[i]
             out_keys[cnt[b]] = keys[i]
             cnt[b] += 1
-        # cnt[v] is now where bucket v ends.
+        # cnt[v] is now where bucket v ends. The buckets are sorted in order by calls, but
+        # a bucket of more than half the rows by this loop, after them: a call then has at
+        # most half its caller's rows, so calls nest at most log2(n) deep whatever the
+        # data (one a byte split, they took 4,096 frames on values of 4,096 bytes that
+        # split at every byte: more than a 512 KiB thread stack).
         start = 0
+        big_start = 0
+        big_total = 0
         for b in range(256):
             total = cnt[b] - start
-            if total >= 1:
+            if total > n // 2:
+                big_start = start
+                big_total = total
+            elif total >= 1:
                 msd(s, idx_a + start, keys_a + start, idx_b + start, keys_b + start,
                     total, depth + 1, cached, not in_a, want_a)
             start = cnt[b]
-        return
+        if big_total == 0:
+            return
+        idx_a += big_start
+        keys_a += big_start
+        idx_b += big_start
+        keys_b += big_start
+        n = big_total
+        depth += 1
+        in_a = not in_a
 
 
 cdef bint split_wide(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
                      uint64_t* keys_b, Py_ssize_t n, Py_ssize_t depth, Py_ssize_t cached,
-                     bint in_a, bint want_a) noexcept nogil:
+                     bint in_a, bint want_a, Py_ssize_t* big_start,
+                     Py_ssize_t* big_total) noexcept nogil:
     """msd's split on bytes depth and depth + 1 together; False (nothing done) when the
-    whole bucket has one value there."""
+    whole bucket has one value there. Every bucket is sorted here but one of more than
+    half the rows, whose start and row count are left in big_start, big_total for the
+    caller (0 rows: none)."""
     cdef Py_ssize_t i, b, start, total, nonempty = 0
     cdef Py_ssize_t shift = 48 - 8 * (depth - cached)
     cdef Py_ssize_t* cnt = s.wide[depth]
@@ -186,9 +215,14 @@ cdef bint split_wide(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b
         out_keys[cnt[b]] = keys[i]
         cnt[b] += 1
     start = 0
+    big_start[0] = 0
+    big_total[0] = 0
     for b in range(65536):
         total = cnt[b] - start
-        if total >= 1:
+        if total > n // 2:
+            big_start[0] = start
+            big_total[0] = total
+        elif total >= 1:
             msd(s, idx_a + start, keys_a + start, idx_b + start, keys_b + start,
                 total, depth + 2, cached, not in_a, want_a)
         start = cnt[b]

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["argsort_zvalues", "sort", "sort_indices"]
 
-#: Longer Z-values use numpy's stable sort: the radix sort recurses once per byte.
+#: Longer Z-values use numpy's stable sort: the radix sort keeps 257 counts a byte of
+#: width (2 MiB at 1,024 bytes), and such values are rare.
 _RADIX_MAX_BYTES = 4096
 #: Z-values this short (e.g. two 16-bit ranks) sort by a least-significant-digit radix
 #: sort over their varying bits (``_radix.argsort_short``).
@@ -74,7 +75,7 @@ def _argsort_zvalues(values: Any, scratch: Any) -> numpy.ndarray:
             z = numpy.ascontiguousarray(z)
         return argsort_short(z)
     if z.shape[1] > _RADIX_MAX_BYTES:
-        # The radix sort recurses once per byte; very long values use numpy's stable sort.
+        # (the radix sort's counts grow with the width: very long values use numpy's)
         rows = numpy.ascontiguousarray(z).view(f"V{z.shape[1]}").reshape(z.shape[0])
         return numpy.argsort(rows, kind="stable").astype(numpy.int64, copy=False)
     if z.shape[1] > 1 and z.strides[1] != 1:
