@@ -224,6 +224,16 @@ def test_few_distinct_values_give_dense_ranks():
         assert got[:7] == [2, 0, 1, 0, 4, 3, 2]
 
 
+@pytest.mark.parametrize("rank_bits", [8, 64])
+def test_a_sample_of_one_row_gives_boundaries_at_every_rank_width(rank_bits):
+    """A one-row sample (of a tiny partition, say) at 64 bits: an OverflowError."""
+    b = rank_boundaries([np.arange(10)], rank_bits=rank_bits, sample=1)
+    codes = np.asarray(zorder.zorder_values([np.arange(10)], encoding="rank", boundaries=b))
+    assert codes.shape == (10, rank_bits // 8)
+    one = zorder.RankBoundaries.from_ordered([np.zeros((1, 8), np.uint8)], rank_bits)
+    assert np.asarray(zorder.zorder_values([np.arange(3)], encoding="rank", boundaries=one)).shape == (3, rank_bits // 8)
+
+
 def test_dense_only_when_the_sample_saw_every_value():
     rng = np.random.default_rng(6)
     few = rng.integers(0, 100, 500_000)                 # every value seen ~2,600 times

@@ -221,6 +221,8 @@ def _bucket_codes(ordered: numpy.ndarray, points: numpy.ndarray, rank_bits: int)
     bits split the rows evenly (the empirical distribution function), made strictly
     increasing so distinct buckets keep distinct ranks."""
     k = len(points)
+    if k == 0:   # one bucket (a sample of one value: 2**64 // 1 would not fit below)
+        return numpy.zeros(1, numpy.uint64)
     top = (1 << rank_bits) - 1
     below = numpy.zeros(k + 1, numpy.uint64)
     below[1:] = numpy.searchsorted(ordered, points, side="left")
