@@ -437,3 +437,34 @@ def test_a_failed_call_in_another_thread_is_not_this_calls(run_python):
     assert done.returncode == 0, done.stderr[-800:]
     own, spurious, wrong = map(int, done.stdout.split())
     assert own == 100 and spurious == 0 and wrong == 0, done.stdout
+
+
+@pytest.mark.parametrize("call", ["hilbert_values", "sort_indices", "sort_indices_rank"])
+@pytest.mark.parametrize("backend, match", [
+    ("avx", "unknown zorder backend 'avx'"), ("auto", "'auto' is not one backend"),
+    (5, "a backend name must be a str"),
+])
+def test_a_bad_backend_on_the_hilbert_paths_is_a_backend_error_before_any_work(
+        monkeypatch, call, backend, match):
+    """The Z-order paths' BackendError (it was "tuple.index(x): x not in tuple", after
+    every column had been encoded)."""
+    from zorder.values import table
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("columns were encoded before the backend was checked")
+
+    monkeypatch.setattr(table, "_columns_bytes", no_work)
+    data = [np.arange(3), np.arange(3)]
+    with pytest.raises(zorder.BackendError, match=match):
+        if call == "hilbert_values":
+            zorder.hilbert_values(data, backend=backend)
+        elif call == "sort_indices":
+            zorder.sort_indices(data, curve="hilbert", backend=backend)
+        else:
+            zorder.sort_indices(data, curve="hilbert", encoding="rank", backend=backend)
+
+
+def test_a_backend_name_is_normalized_on_the_hilbert_paths_too():
+    data = [np.arange(5), np.arange(5)[::-1].copy()]
+    assert np.array_equal(zorder.hilbert_values(data, backend=" Table "),
+                          zorder.hilbert_values(data, backend="bitloop"))

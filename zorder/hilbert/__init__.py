@@ -15,6 +15,7 @@ transform this CPU runs); never the floors above.
 import functools
 from typing import Any, Callable, Optional
 
+from zorder import interleave
 from zorder.hilbert import _transform
 from zorder.hilbert._transform import (
     check_bits_per_column, hilbert_index, hilbert_rows, untranspose_rows,
@@ -28,4 +29,6 @@ def rows_function(backend: Optional[str] = None) -> Callable[..., Any]:
     """``hilbert_rows``, interleaving with backend ``backend`` (default: the chosen one)."""
     if backend is None:
         return hilbert_rows
-    return functools.partial(_transform._hilbert_rows_with, backend)
+    name = interleave.backend_name(backend)
+    interleave.get_backend(name)   # (its BackendError, for a bad or missing name, now)
+    return functools.partial(_transform._hilbert_rows_with, name)

@@ -642,19 +642,22 @@ def rank_values_of_ordered(ordered: Sequence[Any], boundaries: RankBoundaries, *
 
     For engines that already hold ordered bytes (a distributed sample: the Z-values of
     the sampled rows give the range split points of the same job)."""
+    if curve not in ("zorder", "hilbert"):
+        raise ValueError(f"curve must be 'zorder' or 'hilbert', got {curve!r}")
+    if curve == "hilbert" and max_output_size is not None:
+        raise ValueError("max_output_size is a Z-order option; the Hilbert index takes "
+                         "every rank bit")
+    # (a bad backend is an error before any work)
+    rows = (interleave.rows_function(backend) if curve == "zorder"
+            else hilbert.rows_function(backend))
     ranks = rank_columns(ordered, boundaries)
     bits = boundaries.rank_bits
     if curve == "zorder":
         size = len(ranks) * (bits // 8)
         if max_output_size is not None:
             size = min(size, max_output_size)
-        return interleave.rows_function(backend)(ranks, size)
-    if curve == "hilbert":
-        if max_output_size is not None:
-            raise ValueError("max_output_size is a Z-order option; the Hilbert index takes "
-                             "every rank bit")
-        return hilbert.rows_function(backend)(ranks, bits)
-    raise ValueError(f"curve must be 'zorder' or 'hilbert', got {curve!r}")
+        return rows(ranks, size)
+    return rows(ranks, bits)
 
 
 def check_encoding_arguments(encoding: Any, rank_bits: Any, boundaries: Any) -> Optional[int]:

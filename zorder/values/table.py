@@ -236,8 +236,9 @@ def hvalue_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
             "var_length_contribution and max_output_size are Z-order options: Iceberg's "
             "Hilbert rewrite takes exactly 8 bytes of every column, with no cap"
         )
+    hilbert_rows = hilbert.rows_function(backend)   # (a bad backend, before any work)
     parts, arrow = _columns_bytes(data, columns, options, 8)
-    return hilbert.rows_function(backend)(parts, 64), arrow
+    return hilbert_rows(parts, 64), arrow
 
 
 def curve_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
