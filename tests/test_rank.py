@@ -261,6 +261,33 @@ def test_quantile_ranks_split_the_rows_evenly():
     check_monotone(ids[:20_000].tolist(), ranks[:20_000].tolist())
 
 
+@pytest.mark.parametrize("rank_bits", [8, 16])
+@pytest.mark.parametrize("heavy, share, upper", [
+    ("null", 0.3, 0.5),      # nulls rank first: the light rows fill the rest of the halves
+    ("top", 0.3, 0.5),       # a sentinel (or NaN) above every value
+    ("top", 0.7, 0.7),       # too heavy to split: alone in the upper half
+])
+def test_a_heavy_value_at_either_end_leaves_the_leading_bit_balanced(rank_bits, heavy, share,
+                                                                     upper):
+    """Ranks spent on the light values past their share of the codes were squeezed to
+    0, 1, 2, ...: 30% nulls put 35% of the rows in the upper half, a 30% top value 65%,
+    and a 70% one, whose rank was the share below it, none."""
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(3)
+    n = 400_000
+    values = rng.integers(-10**9, 10**9, n)
+    marked = rng.random(n) < share
+    column = (pa.array(values, mask=marked) if heavy == "null"
+              else np.where(marked, 2**62, values))
+    from zorder.values.codec import as_matrix   # (an Arrow column gives an Arrow array)
+
+    z = as_matrix(zorder.zorder_values([column], encoding="rank", rank_bits=rank_bits))
+    ranks = z.view(">u2").ravel() if rank_bits == 16 else z.ravel()
+    assert abs(np.mean(ranks >> (rank_bits - 1)) - upper) < 0.01
+    keys = np.where(marked, 2**62 if heavy == "top" else -2**63, values)   # (nulls first)
+    check_monotone(keys[:5_000].tolist(), ranks[:5_000].tolist())
+
+
 def test_rank_widths_and_big_endian_output():
     values = np.arange(1000)
     for bits in (8, 24, 40, 64):

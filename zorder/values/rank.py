@@ -200,7 +200,12 @@ def _quantile_points(ordered: numpy.ndarray, distinct: numpy.ndarray,
     heavy = numpy.flatnonzero(counts * slots > n)
     own = numpy.unique(numpy.concatenate((heavy, heavy + 1)))
     own = own[own < len(distinct)]
-    budget = slots - 1 - len(own)
+    # The light values' ranks span their share of the codes (_bucket_codes: the share of
+    # rows below), so no more of them than that share of the slots: more would be squeezed
+    # into distinct codes past their share, and a heavy value at either end (nulls, NaN, a
+    # sentinel) then took a leading-bit half of 35 or 65% of the rows, not 50.
+    room = (n - int(counts[heavy].sum())) * slots // n
+    budget = min(slots - 1 - len(own), room - 1)
     if budget < (slots - 1) // 2:  # very many heavy values: plain quantiles
         positions = (numpy.arange(1, slots, dtype=numpy.int64) * n) // slots
         points = _distinct_sorted(ordered[positions])
@@ -217,20 +222,28 @@ def _quantile_points(ordered: numpy.ndarray, distinct: numpy.ndarray,
 
 def _bucket_codes(ordered: numpy.ndarray, points: numpy.ndarray, rank_bits: int) -> numpy.ndarray:
     """The rank of each of the ``K + 1`` buckets of ``points``: the share of the sorted
-    sample below the bucket, scaled to ``0 .. 2**rank_bits - 1``, so the leading rank
-    bits split the rows evenly (the empirical distribution function), made strictly
-    increasing so distinct buckets keep distinct ranks."""
+    sample below the middle of the bucket (its mid-rank), scaled to
+    ``0 .. 2**rank_bits - 1``, so the leading rank bits split the rows evenly (the
+    empirical distribution function), made strictly increasing so distinct buckets keep
+    distinct ranks. (The middle, not the start: a heavy value at the top, 70% of the rows,
+    started at 0.3 and put every row in the lower half.)"""
     k = len(points)
-    if k == 0:   # one bucket (a sample of one value: 2**64 // 1 would not fit below)
+    if k == 0:   # one bucket (a sample of one value)
         return numpy.zeros(1, numpy.uint64)
     top = (1 << rank_bits) - 1
-    below = numpy.zeros(k + 1, numpy.uint64)
-    below[1:] = numpy.searchsorted(ordered, points, side="left")
-    n = numpy.uint64(len(ordered))
-    # floor(below * 2**rank_bits / n) without overflowing 64 bits (below <= n < 2**32)
-    scale = 1 << rank_bits
-    codes = (below * numpy.uint64(scale // len(ordered))
-             + (below * numpy.uint64(scale % len(ordered))) // n)
+    n_rows = len(ordered)
+    n = numpy.uint64(n_rows)
+    edges = numpy.empty(k + 2, numpy.uint64)   # each bucket's first and last + 1 row
+    edges[0] = 0
+    edges[1:-1] = numpy.searchsorted(ordered, points, side="left")
+    edges[-1] = n_rows
+    # floor((start + end) * 2**(rank_bits - 1) / n) without overflowing 64 bits: each
+    # edge's quotient and remainder (edge * (half % n) < n * n <= 2**64, n < 2**32)
+    quotient, remainder = divmod(1 << (rank_bits - 1), n_rows)
+    low = edges * numpy.uint64(remainder)
+    whole = edges * numpy.uint64(quotient) + low // n
+    part = low % n
+    codes = whole[:-1] + whole[1:] + (part[:-1] + part[1:]) // n
     steps = numpy.arange(k + 1, dtype=numpy.uint64)
     codes = numpy.maximum.accumulate(codes - numpy.minimum(codes, steps)) + steps
     return numpy.minimum(codes, numpy.uint64(top - k) + steps)
