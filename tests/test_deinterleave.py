@@ -103,7 +103,11 @@ def test_empty_rows_and_size_zero():
         (b"\x00", [1.0], TypeError, r"widths\[0\] must be an int"),
         (b"\x00", 8, TypeError, "widths must be a sequence"),
         ("ab", [1, 1], TypeError, "value must be bytes-like"),
-        (np.zeros(2, np.uint16), [2, 2], TypeError, "value must hold bytes"),
+        (np.zeros(2, np.uint16), [2, 2], TypeError, "value must hold uint8 bytes"),
+        (np.zeros(2, np.int8), [1, 1], TypeError, "value must hold uint8 bytes, not item format 'b'"),
+        (b"\x00", {1, 2}, TypeError, "widths must be a sequence in the columns' order, not set"),
+        (b"\x00", {"a": 1}, TypeError, "widths must be a sequence in the columns' order, not dict"),
+        (b"\x00", np.array([[1, 1]]), ValueError, r"widths must be 1-D \(bytes per column\), got shape \(1, 2\)"),
     ],
 )
 def test_bad_input(value, widths, exc, match):
@@ -116,3 +120,12 @@ def test_bad_rows_input():
         deinterleave_rows(np.zeros((2, 2), np.int16), [1, 1])
     with pytest.raises(ValueError, match="2-D"):
         deinterleave_rows(np.zeros(2, np.uint8), [1, 1])
+
+
+def test_the_decoder_takes_the_byte_buffers_the_encoder_takes():
+    """ctypes' unsigned bytes (item format '<B') were refused by the decoder alone."""
+    import ctypes
+
+    value = zorder.interleave_bits([(ctypes.c_ubyte * 1)(0x80), b"\x40", b"\x20"])
+    buffer = (ctypes.c_ubyte * 3).from_buffer_copy(value)
+    assert deinterleave_bits(buffer, [1, 1, 1]) == [b"\x80", b"\x40", b"\x20"]

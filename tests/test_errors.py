@@ -476,7 +476,7 @@ OTHER_ERRORS = [
     ("argsort-1d", "argsort_zvalues", (np.zeros(2, U8),), {}, ValueError, r"values must be a 2-D uint8 array"),
     ("argsort-uint16", "argsort_zvalues", (np.zeros((2, 2), np.uint16),), {}, TypeError, r"values must be a 2-D uint8 array.*not dtype uint16"),
     ("deinterleave-str", "deinterleave_bits", ("ab", [1, 1]), {}, TypeError, r"value must be bytes-like, not str"),
-    ("deinterleave-uint16", "deinterleave_bits", (np.zeros(2, np.uint16), [1, 1]), {}, TypeError, r"value must hold bytes"),
+    ("deinterleave-uint16", "deinterleave_bits", (np.zeros(2, np.uint16), [1, 1]), {}, TypeError, r"value must hold uint8 bytes"),
     ("deinterleave-negative-width", "deinterleave_bits", (b"ab", [-1, 3]), {}, ValueError, r"widths\[0\] must be >= 0, got -1"),
     ("deinterleave-float-width", "deinterleave_bits", (b"ab", [1.0, 1]), {}, TypeError, r"widths\[0\] must be an int, not float"),
     ("deinterleave-bool-width", "deinterleave_bits", (b"ab", [1, True]), {}, TypeError, r"widths\[1\] must be an int, not bool"),

@@ -23,6 +23,7 @@ from collections import OrderedDict
 
 import numpy
 
+from zorder.ordered.column import is_unordered
 from zorder.values.codec import as_matrix
 
 __all__ = ["deinterleave_bits", "deinterleave_rows"]
@@ -37,6 +38,13 @@ def _check_widths(widths):
         raise TypeError(
             f"widths must be a sequence of ints (bytes per column), not {type(widths).__name__}"
         )
+    if is_unordered(widths):
+        raise TypeError(
+            f"widths must be a sequence in the columns' order, not {type(widths).__name__}: "
+            f"a set's or mapping's order is not one you chose"
+        )
+    if getattr(widths, "ndim", 1) != 1:
+        raise ValueError(f"widths must be 1-D (bytes per column), got shape {widths.shape}")
     checked = []
     for i, w in enumerate(widths):
         if isinstance(w, bool) or not hasattr(w, "__index__"):
@@ -267,7 +275,8 @@ def deinterleave_bits(value, widths):
         raise TypeError(f"value must be bytes-like, not {type(value).__name__}") from None
     if view.ndim != 1:
         raise ValueError(f"value must be 1-D, got {view.ndim}-D")
-    if view.itemsize != 1 or view.format not in ("B", "b", "c"):
-        raise TypeError(f"value must hold bytes, not item format {view.format!r}")
+    # (the encoders' rule, interleave's is_byte_format: uint8 or char, any byte order)
+    if view.itemsize != 1 or view.format.lstrip("@=<>!") not in ("B", "c"):
+        raise TypeError(f"value must hold uint8 bytes, not item format {view.format!r}")
     row = numpy.frombuffer(view.tobytes(), dtype=numpy.uint8).reshape(1, -1)
     return [c[0].tobytes() for c in deinterleave_rows(row, widths)]
