@@ -192,14 +192,22 @@ def test_a_boundaries_file_that_is_not_text_names_the_option(tmp_path):
     (lambda d: d.pop("rank_bits"), "'rank_bits' is missing"),        # was a bare KeyError
     (lambda d: d["columns"][0].update(width=10**30, count=0, splits=""),  # numpy's own error
      r"boundaries: column 0 has width 10{30}, not 1 to 2\*\*31 - 1 bytes"),
+    (lambda d: d["columns"][0].update(width=8.7), r"width and count must be integers, got 8.7"),
+    (lambda d: d["columns"][0].update(width="8"), r"width and count must be integers, got '8'"),
+    (lambda d: d["columns"][1].update(name=None), r"names must all be strings or all null"),
 ])
 def test_bad_json_is_refused(edit, message):
-    d = rank_boundaries([np.array([1, 2, 3])]).to_dict()
+    d = rank_boundaries({"a": np.array([1, 2, 3]), "b": np.array([4, 5, 6])}).to_dict()
     edit(d)
     with pytest.raises(ValueError, match=message):
         RankBoundaries.from_dict(d)
     with pytest.raises(ValueError, match="not JSON"):
         RankBoundaries.from_json("{")
+
+
+def test_names_given_as_one_string_are_refused():
+    with pytest.raises(TypeError, match="names must be a list of str \\(or None\\), not one str"):
+        RankBoundaries.from_ordered([np.zeros((3, 8), np.uint8)] * 2, 16, names="ts")
 
 
 def test_boundaries_keep_their_own_copy_of_the_split_points():

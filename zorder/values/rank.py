@@ -435,6 +435,8 @@ class RankBoundaries:
         parts = _check_ordered(ordered_columns)
         found = [_split_points(_search_keys(p), bits, bool(complete)) for p in parts]
         splits = [_key_matrix(points, p.shape[1]) for (points, _), p in zip(found, parts)]
+        if isinstance(names, str):   # (tuple("ts") would name two columns "t" and "s")
+            raise TypeError("names must be a list of str (or None), not one str")
         return cls(bits, tuple(splits), None if names is None else tuple(names),
                    tuple(codes for _, codes in found))
 
@@ -466,7 +468,11 @@ class RankBoundaries:
         splits, names, codes = [], [], []
         for i, col in enumerate(columns):
             try:
-                width, count, text = int(col["width"]), int(col["count"]), str(col["splits"])
+                width, count, text = col["width"], col["count"], col["splits"]
+                if not all(isinstance(v, int) and not isinstance(v, bool) for v in (width, count)):
+                    raise TypeError(f"width and count must be integers, got {width!r}, {count!r}")
+                if not isinstance(text, str):
+                    raise TypeError(f"splits must be a hex string, not {type(text).__name__}")
                 raw = bytes.fromhex(text)
             except (KeyError, TypeError, ValueError) as exc:
                 raise ValueError(f"boundaries: column {i} is malformed ({exc})") from None
@@ -486,6 +492,9 @@ class RankBoundaries:
             except ValueError as exc:
                 raise ValueError(f"boundaries: column {i} has malformed codes ({exc})") from None
         named = all(isinstance(n, str) for n in names)
+        if not named and any(n is not None for n in names):
+            raise ValueError(f"boundaries: the columns' names must all be strings or all "
+                             f"null, got {names!r}")
         if "rank_bits" not in data:
             raise ValueError("boundaries: 'rank_bits' is missing")
         try:
