@@ -477,8 +477,10 @@ def hilbert_values(data: Any, columns: ColumnSelection = None, *, iceberg: str =
     Args:
         data, columns, iceberg, spark, timestamp, backend: as for ``zorder_values``.
         options: an ``IcebergOptions`` for iceberg, spark and timestamp at once (its
-            var_length_contribution must be 8 and max_output_size None: they are
-            Z-order options).
+            max_output_size must be None, and with Iceberg's bytes its
+            var_length_contribution 8: they are Z-order options; with
+            ``encoding="rank"``, var_length_contribution is how many bytes of a string
+            or binary value its rank is taken over).
         encoding, rank_bits, boundaries: ``encoding="rank"`` transforms column ranks
             instead of Iceberg's bytes (see ``zorder_values``): balanced, not Iceberg's.
 
