@@ -828,8 +828,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             props.update({"zorder.encoding": "rank",
                           "zorder.rank-bits": str(ordering.rank_bits)})
         props.update(extra_summary)
-        snapshot_id = _commit(table, removed, added, props, written,
-                              None if previous is None else previous.snapshot_id)
+        snapshot_id = _commit(table, removed, added, props, written, metadata)
     # (the commit left `table` at the new snapshot: PyIceberg takes the catalog's answer)
     result.snapshot_id = snapshot_id
     result.added_files = len(added)

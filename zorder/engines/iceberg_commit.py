@@ -7,7 +7,7 @@ rebased. Files written for a rewrite that does not commit are deleted, or named.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Sequence
 
 
 class IcebergRewriteError(RuntimeError):
@@ -98,13 +98,13 @@ def summary_properties(value: Any) -> Dict[str, str]:
 
 
 def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
-            properties: Mapping[str, str], written: List[str],
-            planned: Optional[int]) -> int:
-    """Commit one REPLACE snapshot on the main branch, whose head must still be
-    ``planned`` (the snapshot id the rewrite planned from); returns its id. On failure,
-    deletes what was written (data files, manifests) only when the commit surely did not
-    land and never will: the table changed, validation refused it, or it was never sent
-    to the catalog."""
+            properties: Mapping[str, str], written: List[str], planned: Any) -> int:
+    """Commit one REPLACE snapshot on the main branch; returns its id. ``planned`` is the
+    table metadata the rewrite planned from and wrote its files under: main's head, the
+    default partition spec and the table's uuid must still be its. On failure, deletes
+    what was written (data files, manifests) only when the commit surely did not land and
+    never will: the table changed, validation refused it, or it was never sent to the
+    catalog."""
     from pyiceberg.exceptions import CommitFailedException, ValidationException
     from pyiceberg.table import Transaction
     from pyiceberg.table.snapshots import Operation
@@ -120,12 +120,23 @@ def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
             raise
         raise IcebergRewriteError(f"the rewrite did not commit: the table could not be "
                                   f"loaded again before the commit: {exc}", left) from exc
-    head = table.metadata.current_snapshot_id
-    if head != planned:
+    now = table.metadata
+    changed = None
+    if now.table_uuid != planned.table_uuid:
+        changed = (f"it was replaced by another table of the same name (uuid "
+                   f"{now.table_uuid}, planned on {planned.table_uuid})")
+    elif now.current_snapshot_id != planned.current_snapshot_id:
+        changed = (f"a concurrent commit made snapshot {now.current_snapshot_id} the head "
+                   f"of main, planned from {planned.current_snapshot_id}")
+    elif now.default_spec_id != planned.default_spec_id:
+        # (the new files' partition values are the planned spec's; PyIceberg lists added
+        # files under the table's default spec, so they would be read as the new one's)
+        changed = (f"its partition spec changed from {planned.default_spec_id} to "
+                   f"{now.default_spec_id}, and the files were written under the first")
+    if changed is not None:
         raise IcebergRewriteError(
-            f"the table changed while it was rewritten (a concurrent commit made snapshot "
-            f"{head} the head of main, planned from {planned}); the rewrite was refused and "
-            f"the table is as it was", _delete_files(table.io, written))
+            f"the table changed while it was rewritten ({changed}); the rewrite was "
+            f"refused and the table is as it was", _delete_files(table.io, written))
     txn = Transaction(table)
     producer = _replace_producer_class()(
         operation=Operation.OVERWRITE, transaction=txn, io=table.io,
