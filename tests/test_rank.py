@@ -205,9 +205,13 @@ def test_bad_json_is_refused(edit, message):
         RankBoundaries.from_json("{")
 
 
-def test_names_given_as_one_string_are_refused():
-    with pytest.raises(TypeError, match="names must be a list of str \\(or None\\), not one str"):
-        RankBoundaries.from_ordered([np.zeros((3, 8), np.uint8)] * 2, 16, names="ts")
+@pytest.mark.parametrize("names, kind", [("ts", "one str"), ({"t", "s"}, "set"),
+                                         ({"t": 1, "s": 2}, "dict"), (iter(["t", "s"]), "list_iterator")])
+def test_names_not_given_as_a_list_are_refused(names, kind):
+    """A str named two columns "t" and "s"; a set's order (the hash seed's) matched one
+    column's split points to the other's name."""
+    with pytest.raises(TypeError, match=f"names must be a list of str \\(or None\\), not {kind}"):
+        RankBoundaries.from_ordered([np.zeros((3, 8), np.uint8)] * 2, 16, names=names)
 
 
 def test_boundaries_keep_their_own_copy_of_the_split_points():

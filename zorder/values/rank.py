@@ -433,10 +433,15 @@ class RankBoundaries:
         once); otherwise quantile split points filling the whole rank range."""
         bits = check_rank_bits(rank_bits)
         parts = _check_ordered(ordered_columns)
+        # (checked before the work, as the constructor would: tuple("ts") would name two
+        # columns "t" and "s", and a set's order is not the columns')
+        if names is not None and not isinstance(names, (list, tuple)):
+            raise TypeError(f"names must be a list of str (or None), not "
+                            f"{'one str' if isinstance(names, str) else type(names).__name__}")
+        if names is not None and len(names) != len(parts):
+            raise ValueError(f"names has {len(names)} entries for {len(parts)} columns")
         found = [_split_points(_search_keys(p), bits, bool(complete)) for p in parts]
         splits = [_key_matrix(points, p.shape[1]) for (points, _), p in zip(found, parts)]
-        if isinstance(names, str):   # (tuple("ts") would name two columns "t" and "s")
-            raise TypeError("names must be a list of str (or None), not one str")
         return cls(bits, tuple(splits), None if names is None else tuple(names),
                    tuple(codes for _, codes in found))
 
