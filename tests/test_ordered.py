@@ -438,6 +438,18 @@ def test_an_arrow_row_the_mask_makes_null_is_not_range_checked(chunks):
             ordered_bytes(column, mask=np.array([True, False, False, True]))
 
 
+def test_a_chunked_arrow_columns_range_error_names_the_columns_row():
+    """The row was counted within its chunk: 'first at index 1' for row 4."""
+    pa = pytest.importorskip("pyarrow")
+    typ = pa.timestamp("s")
+    column = pa.chunked_array([pa.array([1, 2, 3], typ), pa.array([4, 2**62], typ)])
+    with pytest.raises(ValueError, match=r"as microseconds \(first at index 4\)$"):
+        ordered_bytes(column)
+    days = pa.chunked_array([pa.array([0], pa.date64()), pa.array([0, 0, 2**61], pa.date64())])
+    with pytest.raises(ValueError, match=r"as days, an int \(first at index 3\)$"):
+        ordered_bytes(days)
+
+
 def test_date_range_edges_and_arrow_dates():
     pa = pytest.importorskip("pyarrow")
     edge = np.array([2**31 - 1, -(2**31), "NaT"], dtype="M8[D]")

@@ -6,7 +6,7 @@ from typing import Any, Optional, Tuple
 
 import numpy
 
-from zorder.ordered.errors import ColumnTypeError
+from zorder.ordered.errors import ColumnTypeError, ColumnValueError
 from zorder.ordered.numbers import (
     TICKS_PER_SECOND, be8, booleans, floats, floor_div, spark_days, timestamps, whole_numbers,
 )
@@ -48,8 +48,13 @@ def arrow_column(arr, length: int, mode: str, spark: str, kind: Optional[str],
         start = 0
         for chunk in arr.chunks:
             part_given = None if given is None else given[start:start + len(chunk)]
+            try:
+                b, m = arrow_column(chunk, length, mode, spark, kind, part_given)
+            except ColumnValueError as exc:
+                if exc.first is not None:   # (a row of the column, not of the chunk)
+                    exc.first += start
+                raise
             start += len(chunk)
-            b, m = arrow_column(chunk, length, mode, spark, kind, part_given)
             parts.append(b)
             masks.append(m)
         if not parts:

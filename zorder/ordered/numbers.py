@@ -61,10 +61,8 @@ def _checked_mul(v: numpy.ndarray, m: int, valid: Optional[numpy.ndarray], what:
     if valid is not None:
         bad &= valid
     if bad.any():
-        raise ColumnValueError(
-            f"a timestamp is out of the range Spark can hold as {what} "
-            f"(first at index {int(numpy.argmax(bad))})"
-        )
+        raise ColumnValueError(f"a timestamp is out of the range Spark can hold as {what}",
+                               first=int(numpy.argmax(bad)))
     return v * numpy.int64(m)
 
 
@@ -93,9 +91,8 @@ def _refuse_dates(bad: numpy.ndarray, valid: Optional[numpy.ndarray]) -> None:
     if valid is not None:
         bad &= valid
     if bad.any():
-        raise ColumnValueError(
-            f"a date is out of the range Spark can hold as days, an int "
-            f"(first at index {int(numpy.argmax(bad))})")
+        raise ColumnValueError("a date is out of the range Spark can hold as days, an int",
+                               first=int(numpy.argmax(bad)))
 
 
 def spark_days(days: numpy.ndarray, valid: Optional[numpy.ndarray]) -> numpy.ndarray:
