@@ -493,3 +493,10 @@ def test_an_ordering_made_again_stays_valid():
     assert ranked.rank_bits == 16 and replace(ranked, curve="hilbert").rank_bits == 16
     with pytest.raises(ValueError, match="rank_bits is for encoding='rank'"):
         Ordering(rank_bits=8)
+
+
+def test_a_sample_past_the_split_points_arithmetic_is_refused_before_any_work():
+    """From 2**31 rows the heavy-value test and the codes' 64-bit products could wrap."""
+    huge = np.broadcast_to(np.zeros((1, 1), np.uint8), (2**31, 1))   # (no memory)
+    with pytest.raises(ValueError, match="at most 2,147,483,647 sampled rows, got 2,147,483,648"):
+        RankBoundaries.from_ordered([huge], 16)

@@ -149,6 +149,10 @@ def _key_matrix(keys: numpy.ndarray, width: int) -> numpy.ndarray:
     return numpy.frombuffer(keys.tobytes(), numpy.uint8).reshape(len(keys), width).copy()
 
 
+
+#: The most rows split points are taken from (a sample: the default is 262,144).
+MAX_SAMPLE_ROWS = 2**31 - 1
+
 def _distinct_sorted(keys: numpy.ndarray) -> numpy.ndarray:
     if len(keys) < 2:
         return keys
@@ -433,6 +437,11 @@ class RankBoundaries:
         once); otherwise quantile split points filling the whole rank range."""
         bits = check_rank_bits(rank_bits)
         parts = _check_ordered(ordered_columns)
+        if parts[0].shape[0] > MAX_SAMPLE_ROWS:
+            # (the split points' 64-bit arithmetic holds for fewer than 2**31 rows)
+            raise ValueError(f"ordered_columns: at most {MAX_SAMPLE_ROWS:,} sampled rows, got "
+                             f"{parts[0].shape[0]:,}; sample them first (rank_boundaries' "
+                             f"sample=)")
         # (checked before the work, as the constructor would: tuple("ts") would name two
         # columns "t" and "s", and a set's order is not the columns')
         if names is not None and not isinstance(names, (list, tuple)):
