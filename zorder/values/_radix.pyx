@@ -90,7 +90,7 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
     them in order; they are reloaded every 8 bytes. Each split scatters into the other
     buffer (no copy back); a finished bucket is copied once if it ended in the wrong one.
     """
-    cdef Py_ssize_t i, b, start, total, nonempty, shift, big_start, big_total
+    cdef Py_ssize_t i, b, start, total, nonempty, shift, big_start, big_total, step
     cdef Py_ssize_t* cnt
     cdef int64_t* idx
     cdef uint64_t* keys
@@ -113,63 +113,59 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
             if in_a != want_a:
                 memcpy(idx_a if want_a else idx_b, idx, n * sizeof(int64_t))
             return
+        step = 0
         if n >= BIG and depth - cached <= 6 and depth + 1 < s.size:
             if s.wide[depth] == NULL:
                 s.wide[depth] = <Py_ssize_t*>malloc(65537 * sizeof(Py_ssize_t))
             if s.wide[depth] != NULL:
-                if split_wide(s, idx_a, keys_a, idx_b, keys_b, n, depth, cached, in_a, want_a,
-                              &big_start, &big_total):
-                    # (a bucket of more than half the rows is left to this loop, as below)
-                    if big_total == 0:
-                        return
-                    idx_a += big_start
-                    keys_a += big_start
-                    idx_b += big_start
-                    keys_b += big_start
-                    n = big_total
-                    in_a = not in_a
-                depth += 2  # (or one two-byte value in the whole bucket)
+                if not split_wide(s, idx_a, keys_a, idx_b, keys_b, n, depth, cached, in_a,
+                                  want_a, &big_start, &big_total):
+                    depth += 2  # one two-byte value in the whole bucket: nothing to move
+                    continue
+                step = 2
+        if step == 0:
+            shift = 56 - 8 * (depth - cached)
+            cnt = s.counts + depth * 257
+            for b in range(257):
+                cnt[b] = 0
+            for i in range(n):
+                cnt[((keys[i] >> shift) & 0xFF) + 1] += 1
+            nonempty = 0
+            for b in range(1, 257):
+                if cnt[b]:
+                    nonempty += 1
+            if nonempty == 1:
+                depth += 1      # one byte value in the whole bucket: nothing to move
                 continue
-        shift = 56 - 8 * (depth - cached)
-        cnt = s.counts + depth * 257
-        for b in range(257):
-            cnt[b] = 0
-        for i in range(n):
-            cnt[((keys[i] >> shift) & 0xFF) + 1] += 1
-        nonempty = 0
-        for b in range(1, 257):
-            if cnt[b]:
-                nonempty += 1
-        if nonempty == 1:
-            depth += 1      # one byte value in the whole bucket: nothing to move
-            continue
-        for b in range(1, 257):
-            cnt[b] += cnt[b - 1]
-        # cnt[v] is where bucket v starts: scatter stably into the other buffer.
-        out_idx = idx_b if in_a else idx_a
-        out_keys = keys_b if in_a else keys_a
-        for i in range(n):
-            b = (keys[i] >> shift) & 0xFF
-            out_idx[cnt[b]] = idx[i]
-            out_keys[cnt[b]] = keys[i]
-            cnt[b] += 1
-        # cnt[v] is now where bucket v ends. The buckets are sorted in order by calls, but
-        # a bucket of more than half the rows by this loop, after them: a call then has at
-        # most half its caller's rows, so calls nest at most log2(n) deep whatever the
-        # data (one a byte split, they took 4,096 frames on values of 4,096 bytes that
-        # split at every byte: more than a 512 KiB thread stack).
-        start = 0
-        big_start = 0
-        big_total = 0
-        for b in range(256):
-            total = cnt[b] - start
-            if total > n // 2:
-                big_start = start
-                big_total = total
-            elif total >= 1:
-                msd(s, idx_a + start, keys_a + start, idx_b + start, keys_b + start,
-                    total, depth + 1, cached, not in_a, want_a)
-            start = cnt[b]
+            for b in range(1, 257):
+                cnt[b] += cnt[b - 1]
+            # cnt[v] is where bucket v starts: scatter stably into the other buffer.
+            out_idx = idx_b if in_a else idx_a
+            out_keys = keys_b if in_a else keys_a
+            for i in range(n):
+                b = (keys[i] >> shift) & 0xFF
+                out_idx[cnt[b]] = idx[i]
+                out_keys[cnt[b]] = keys[i]
+                cnt[b] += 1
+            # cnt[v] is now where bucket v ends. The buckets are sorted in order by calls,
+            # but a bucket of more than half the rows by this loop, after them: a call then
+            # has at most half its caller's rows, so calls nest at most log2(n) deep
+            # whatever the data (one a byte split, they took 4,096 frames on values of
+            # 4,096 bytes that split at every byte: more than a 512 KiB thread stack).
+            start = 0
+            big_start = 0
+            big_total = 0
+            for b in range(256):
+                total = cnt[b] - start
+                if total > n // 2:
+                    big_start = start
+                    big_total = total
+                elif total >= 1:
+                    msd(s, idx_a + start, keys_a + start, idx_b + start, keys_b + start,
+                        total, depth + 1, cached, not in_a, want_a)
+                start = cnt[b]
+            step = 1
+        # The split's bucket of more than half the rows (split_wide's too), if any, here.
         if big_total == 0:
             return
         idx_a += big_start
@@ -177,9 +173,8 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
         idx_b += big_start
         keys_b += big_start
         n = big_total
-        depth += 1
+        depth += step
         in_a = not in_a
-
 
 cdef bint split_wide(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
                      uint64_t* keys_b, Py_ssize_t n, Py_ssize_t depth, Py_ssize_t cached,
