@@ -421,3 +421,14 @@ def test_parse_size():
         zd.parse_size(True, "target")
     with pytest.raises(ValueError):
         zd.parse_size("MB")
+
+
+def test_a_bad_value_names_its_partition(tmp_path):
+    """The row index of an out-of-range value is counted in its partition: the message
+    says which one (it read as row 2 of the frame, which is row 6)."""
+    ts = np.array([0, 1, 2, 3, 4, 5, 2**62, 7], "datetime64[s]")
+    ddf = dd.from_pandas(pd.DataFrame({"t": ts, "a": np.arange(8)}), npartitions=2)
+    with pytest.raises(ValueError, match=r"^partition 1's column 't': a timestamp is out of "
+                                         r"the range .* \(first at index 2\)$"):
+        zd.cluster(ddf, str(tmp_path / "out"), ["t", "a"], scheduler="sync")
+    assert os.listdir(str(tmp_path)) == []

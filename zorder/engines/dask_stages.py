@@ -14,6 +14,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from zorder.engines.dask_scheduler import Interrupted, interrupted
+from zorder.ordered.errors import ColumnError
 from zorder.values.codec import from_words, sort_keys, to_words
 from zorder.values.table import Ordering
 
@@ -74,7 +75,13 @@ def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compr
     encoding="rank") and cuts the ranges. ``keep_zvalue``: the output keeps the curve
     values, so they count in its size."""
     n = len(pdf)
-    parts = sample_parts(ordering.parts(_arrow_of(pdf, columns), list(columns)), index, sample_rows)
+    try:
+        encoded = ordering.parts(_arrow_of(pdf, columns), list(columns))
+    except ColumnError as exc:
+        # (its row index is the partition's: say which partition)
+        exc.where = f"partition {index}'s {exc.where}"
+        raise
+    parts = sample_parts(encoded, index, sample_rows)
     zvalues_of = None
     if keep_zvalue:
         def zvalues_of(head: Any) -> np.ndarray:
