@@ -214,6 +214,17 @@ def test_names_not_given_as_a_list_are_refused(names, kind):
         RankBoundaries.from_ordered([np.zeros((3, 8), np.uint8)] * 2, 16, names=names)
 
 
+def test_names_that_are_not_strings_are_refused_before_any_work(monkeypatch):
+    def no_work(*args, **kwargs):
+        raise AssertionError("split points were computed before names were checked")
+
+    monkeypatch.setattr(rank_mod, "_split_points", no_work)
+    with pytest.raises(TypeError, match=r"names must be a list of str \(or None\)$"):
+        RankBoundaries.from_ordered([np.zeros((3, 8), np.uint8)] * 2, 16, names=["a", 1])
+    with pytest.raises(ValueError, match="names has 1 entries for 2 columns"):
+        RankBoundaries.from_ordered([np.zeros((3, 8), np.uint8)] * 2, 16, names=["a"])
+
+
 def test_boundaries_keep_their_own_copy_of_the_split_points():
     """The caller's array stays writable (it was made read-only in place), and changing it
     afterwards changes nothing in the boundaries."""

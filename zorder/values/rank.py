@@ -447,6 +447,8 @@ class RankBoundaries:
         if names is not None and not isinstance(names, (list, tuple)):
             raise TypeError(f"names must be a list of str (or None), not "
                             f"{'one str' if isinstance(names, str) else type(names).__name__}")
+        if names is not None and not all(isinstance(n, str) for n in names):
+            raise TypeError("names must be a list of str (or None)")
         if names is not None and len(names) != len(parts):
             raise ValueError(f"names has {len(names)} entries for {len(parts)} columns")
         found = [_split_points(_search_keys(p), bits, bool(complete)) for p in parts]
