@@ -149,9 +149,25 @@ def _key_matrix(keys: numpy.ndarray, width: int) -> numpy.ndarray:
     return numpy.frombuffer(keys.tobytes(), numpy.uint8).reshape(len(keys), width).copy()
 
 
-
 #: The most rows split points are taken from (a sample: the default is 262,144).
 MAX_SAMPLE_ROWS = 2**31 - 1
+
+
+def _checked_names(names: Any, ncols: int) -> Optional[Tuple[str, ...]]:
+    """``names`` as a tuple of str, one per column, or None. A list or tuple only:
+    tuple("ts") would name two columns "t" and "s", and a set's order is not the
+    columns'."""
+    if names is None:
+        return None
+    if not isinstance(names, (list, tuple)):
+        raise TypeError(f"names must be a list of str (or None), not "
+                        f"{'one str' if isinstance(names, str) else type(names).__name__}")
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError("names must be a list of str (or None)")
+    if len(names) != ncols:
+        raise ValueError(f"names has {len(names)} entries for {ncols} columns")
+    return tuple(names)
+
 
 def _distinct_sorted(keys: numpy.ndarray) -> numpy.ndarray:
     if len(keys) < 2:
@@ -371,13 +387,7 @@ class RankBoundaries:
             checked.append(m)
             self._keys.append((keys, _build_table(keys) if keys.dtype == numpy.uint64 else None))
         object.__setattr__(self, "splits", tuple(checked))
-        if self.names is not None:
-            names = tuple(self.names) if isinstance(self.names, (list, tuple)) else None
-            if names is None or not all(isinstance(n, str) for n in names):
-                raise TypeError("names must be a list of str (or None)")
-            if len(names) != len(checked):
-                raise ValueError(f"names has {len(names)} entries for {len(checked)} columns")
-            object.__setattr__(self, "names", names)
+        object.__setattr__(self, "names", _checked_names(self.names, len(checked)))
         codes = (None,) * len(checked) if self.codes is None else self.codes
         if not isinstance(codes, (list, tuple)) or len(codes) != len(checked):
             raise ValueError(f"codes must be a list of one entry per column ({len(checked)})")
@@ -442,18 +452,10 @@ class RankBoundaries:
             raise ValueError(f"ordered_columns: at most {MAX_SAMPLE_ROWS:,} sampled rows, got "
                              f"{parts[0].shape[0]:,}; sample them first (rank_boundaries' "
                              f"sample=)")
-        # (checked before the work, as the constructor would: tuple("ts") would name two
-        # columns "t" and "s", and a set's order is not the columns')
-        if names is not None and not isinstance(names, (list, tuple)):
-            raise TypeError(f"names must be a list of str (or None), not "
-                            f"{'one str' if isinstance(names, str) else type(names).__name__}")
-        if names is not None and not all(isinstance(n, str) for n in names):
-            raise TypeError("names must be a list of str (or None)")
-        if names is not None and len(names) != len(parts):
-            raise ValueError(f"names has {len(names)} entries for {len(parts)} columns")
+        names = _checked_names(names, len(parts))   # (before the work, not after it)
         found = [_split_points(_search_keys(p), bits, bool(complete)) for p in parts]
         splits = [_key_matrix(points, p.shape[1]) for (points, _), p in zip(found, parts)]
-        return cls(bits, tuple(splits), None if names is None else tuple(names),
+        return cls(bits, tuple(splits), names,
                    tuple(codes for _, codes in found))
 
     def to_dict(self) -> Dict[str, Any]:
