@@ -63,7 +63,7 @@ from zorder.engines.iceberg_columns import (  # noqa: F401  (re-exported names)
 from zorder.engines.iceberg_columns import _require_pyiceberg
 from zorder.engines.dask_stages import aligned_cuts, estimated_bytes
 from zorder.engines.iceberg_commit import (
-    IcebergRewriteError, _commit, _delete_files, summary_properties)
+    IcebergRewriteError, _commit, _delete_files, summary_properties, zorder_summary)
 from zorder.engines.dask_scheduler import Interrupted, interrupted
 from zorder.parquet.safety import sigterm_as_exception
 
@@ -823,10 +823,8 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             check_checksums(sum(int(e["checksum"], 16) for e in entries) % 2**64,
                             sum(int(e["written_checksum"], 16) for e in entries) % 2**64,
                             "the table")
-        props = {"zorder.curve": curve, "zorder.columns": ",".join(names)}
-        if ordering.encoding == "rank":
-            props.update({"zorder.encoding": "rank",
-                          "zorder.rank-bits": str(ordering.rank_bits)})
+        props = zorder_summary(curve, names,
+                               ordering.rank_bits if ordering.encoding == "rank" else None)
         props.update(extra_summary)
         snapshot_id = _commit(table, removed, added, props, written, metadata)
     # (the commit left `table` at the new snapshot: PyIceberg takes the catalog's answer)

@@ -7,7 +7,7 @@ rebased. Files written for a rewrite that does not commit are deleted, or named.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 
 class IcebergRewriteError(RuntimeError):
@@ -68,8 +68,17 @@ def _delete_files(io: Any, paths: Sequence[str]) -> List[str]:
     return left
 
 
+def zorder_summary(curve: str, columns: Sequence[str], rank_bits: Optional[int]) -> Dict[str, str]:
+    """The snapshot summary entries zorder writes: the curve, its columns and, for the
+    rank encoding (``rank_bits`` not None), the encoding and its bits."""
+    summary = {"zorder.curve": curve, "zorder.columns": ",".join(columns)}
+    if rank_bits is not None:
+        summary.update({"zorder.encoding": "rank", "zorder.rank-bits": str(rank_bits)})
+    return summary
+
+
 #: The snapshot summary keys zorder writes itself.
-ZORDER_SUMMARY_KEYS = ("zorder.curve", "zorder.columns", "zorder.encoding", "zorder.rank-bits")
+ZORDER_SUMMARY_KEYS = tuple(zorder_summary("", (), 0))
 # The keys Iceberg's snapshot summary computes (Iceberg's SnapshotSummary and PyIceberg's
 # update_snapshot_summaries): a caller's value there would misreport the snapshot, and
 # the next snapshot's totals are computed from this one's.
