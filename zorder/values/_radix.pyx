@@ -90,12 +90,10 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
     them in order; they are reloaded every 8 bytes. Each split scatters into the other
     buffer (no copy back); a finished bucket is copied once if it ended in the wrong one.
     """
-    cdef Py_ssize_t i, b, start, total, nonempty, shift, big_start, big_total, step
-    cdef Py_ssize_t* cnt
+    cdef Py_ssize_t i, big_start, big_total, step
+    cdef bint split_done
     cdef int64_t* idx
     cdef uint64_t* keys
-    cdef int64_t* out_idx
-    cdef uint64_t* out_keys
     while True:
         idx = idx_a if in_a else idx_b
         keys = keys_a if in_a else keys_b
@@ -113,59 +111,27 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
             if in_a != want_a:
                 memcpy(idx_a if want_a else idx_b, idx, n * sizeof(int64_t))
             return
-        step = 0
+        # Split on the next two bytes at once (65,536 buckets) for a big bucket, else on
+        # the next byte; a bucket of more than half the rows is left to this loop, the
+        # others are sorted by calls: each then has at most half the rows, so calls nest
+        # at most log2(n) deep whatever the data (one a byte split, they took 4,096 frames
+        # on values of 4,096 bytes that split at every byte: more than a 512 KiB stack).
+        step = 1
         if n >= BIG and depth - cached <= 6 and depth + 1 < s.size:
             if s.wide[depth] == NULL:
                 s.wide[depth] = <Py_ssize_t*>malloc(65537 * sizeof(Py_ssize_t))
             if s.wide[depth] != NULL:
-                if not split_wide(s, idx_a, keys_a, idx_b, keys_b, n, depth, cached, in_a,
-                                  want_a, &big_start, &big_total):
-                    depth += 2  # one two-byte value in the whole bucket: nothing to move
-                    continue
                 step = 2
-        if step == 0:
-            shift = 56 - 8 * (depth - cached)
-            cnt = s.counts + depth * 257
-            for b in range(257):
-                cnt[b] = 0
-            for i in range(n):
-                cnt[((keys[i] >> shift) & 0xFF) + 1] += 1
-            nonempty = 0
-            for b in range(1, 257):
-                if cnt[b]:
-                    nonempty += 1
-            if nonempty == 1:
-                depth += 1      # one byte value in the whole bucket: nothing to move
-                continue
-            for b in range(1, 257):
-                cnt[b] += cnt[b - 1]
-            # cnt[v] is where bucket v starts: scatter stably into the other buffer.
-            out_idx = idx_b if in_a else idx_a
-            out_keys = keys_b if in_a else keys_a
-            for i in range(n):
-                b = (keys[i] >> shift) & 0xFF
-                out_idx[cnt[b]] = idx[i]
-                out_keys[cnt[b]] = keys[i]
-                cnt[b] += 1
-            # cnt[v] is now where bucket v ends. The buckets are sorted in order by calls,
-            # but a bucket of more than half the rows by this loop, after them: a call then
-            # has at most half its caller's rows, so calls nest at most log2(n) deep
-            # whatever the data (one a byte split, they took 4,096 frames on values of
-            # 4,096 bytes that split at every byte: more than a 512 KiB thread stack).
-            start = 0
-            big_start = 0
-            big_total = 0
-            for b in range(256):
-                total = cnt[b] - start
-                if total > n // 2:
-                    big_start = start
-                    big_total = total
-                elif total >= 1:
-                    msd(s, idx_a + start, keys_a + start, idx_b + start, keys_b + start,
-                        total, depth + 1, cached, not in_a, want_a)
-                start = cnt[b]
-            step = 1
-        # The split's bucket of more than half the rows (split_wide's too), if any, here.
+        if step == 2:
+            split_done = split(s, idx_a, keys_a, idx_b, keys_b, n, depth, cached, in_a, want_a,
+                               s.wide[depth], 16, &big_start, &big_total)
+        else:
+            split_done = split(s, idx_a, keys_a, idx_b, keys_b, n, depth, cached, in_a, want_a,
+                               s.counts + depth * 257, 8, &big_start, &big_total)
+        if not split_done:
+            depth += step   # one value there in the whole bucket: nothing to move
+            continue
+        # (the split's bucket of more than half the rows, if any)
         if big_total == 0:
             return
         idx_a += big_start
@@ -176,53 +142,57 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
         depth += step
         in_a = not in_a
 
-cdef bint split_wide(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
-                     uint64_t* keys_b, Py_ssize_t n, Py_ssize_t depth, Py_ssize_t cached,
-                     bint in_a, bint want_a, Py_ssize_t* big_start,
-                     Py_ssize_t* big_total) noexcept nogil:
-    """msd's split on bytes depth and depth + 1 together; False (nothing done) when the
-    whole bucket has one value there. Every bucket is sorted here but one of more than
-    half the rows, whose start and row count are left in big_start, big_total for the
-    caller (0 rows: none)."""
+
+cdef inline bint split(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
+                       uint64_t* keys_b, Py_ssize_t n, Py_ssize_t depth, Py_ssize_t cached,
+                       bint in_a, bint want_a, Py_ssize_t* cnt, int bits,
+                       Py_ssize_t* big_start, Py_ssize_t* big_total) noexcept nogil:
+    """msd's split of n rows on their next ``bits`` (8 or 16) bits, at ``depth``, counted
+    in ``cnt`` (2**bits + 1 entries): a stable counting sort into the other buffer. False
+    (nothing done) when the whole bucket has one value there. Every bucket is sorted here
+    but one of more than half the rows, whose start and row count are left in big_start,
+    big_total for the caller (0 rows: none)."""
     cdef Py_ssize_t i, b, start, total, nonempty = 0
-    cdef Py_ssize_t shift = 48 - 8 * (depth - cached)
-    cdef Py_ssize_t* cnt = s.wide[depth]
+    cdef Py_ssize_t buckets = (<Py_ssize_t>1) << bits
+    cdef uint64_t mask = buckets - 1
+    cdef Py_ssize_t shift = 64 - bits - 8 * (depth - cached)
     cdef int64_t* idx = idx_a if in_a else idx_b
     cdef uint64_t* keys = keys_a if in_a else keys_b
     cdef int64_t* out_idx = idx_b if in_a else idx_a
     cdef uint64_t* out_keys = keys_b if in_a else keys_a
-    for b in range(65537):
+    for b in range(buckets + 1):
         cnt[b] = 0
     for i in range(n):
-        cnt[((keys[i] >> shift) & 0xFFFF) + 1] += 1
-    for b in range(1, 65537):
+        cnt[((keys[i] >> shift) & mask) + 1] += 1
+    for b in range(1, buckets + 1):
         if cnt[b]:
             nonempty += 1
             if nonempty > 1:
                 break
     if nonempty == 1:
         return False
-    for b in range(1, 65537):
+    for b in range(1, buckets + 1):
         cnt[b] += cnt[b - 1]
+    # cnt[v] is where bucket v starts: scatter stably into the other buffer.
     for i in range(n):
-        b = (keys[i] >> shift) & 0xFFFF
+        b = (keys[i] >> shift) & mask
         out_idx[cnt[b]] = idx[i]
         out_keys[cnt[b]] = keys[i]
         cnt[b] += 1
+    # cnt[v] is now where bucket v ends.
     start = 0
     big_start[0] = 0
     big_total[0] = 0
-    for b in range(65536):
+    for b in range(buckets):
         total = cnt[b] - start
         if total > n // 2:
             big_start[0] = start
             big_total[0] = total
         elif total >= 1:
             msd(s, idx_a + start, keys_a + start, idx_b + start, keys_b + start,
-                total, depth + 2, cached, not in_a, want_a)
+                total, depth + bits // 8, cached, not in_a, want_a)
         start = cnt[b]
     return True
-
 
 def rows_scratch(Py_ssize_t n):
     """The four arrays of n 8-byte words ``argsort_rows`` works in, each page written
