@@ -141,6 +141,22 @@ def test_padded_squeeze_every_step(backend, ncols, width):
             check_rows(backend, columns, size)
 
 
+# 9-14 columns squeezed from their two padded planes (csrc/avx2_kernel.c,
+# squeeze16_planes_rows) take the rows' groups as one stream, four a step across rows:
+# rows of 1-3 groups and rows cut inside a group, row counts whose steps end inside a row.
+@pytest.mark.parametrize("ncols", [9, 10, 11, 14])
+@pytest.mark.parametrize("width", [1, 2, 3, 8])
+def test_many_columns_cut_rows_as_one_stream(backend, ncols, width):
+    rng = random.Random(ncols * 100 + width)
+    total = ncols * width
+    sizes = {1, ncols - 1, ncols, ncols + 1, 2 * ncols - 1, 2 * ncols + 3, total - ncols - 1,
+             total - 1}
+    for nrows in (4, 5, 6, 7, 33):
+        columns = random_columns(rng, [width] * ncols, nrows)
+        for size in sorted(s for s in sizes if 1 <= s < total):
+            check_rows(backend, columns, size)
+
+
 def test_many_columns_ragged(backend):
     rng = random.Random(99)
     for _ in range(40):
