@@ -9,38 +9,19 @@ access right after it (or right before it), so such a load or store faults and t
 process dies, failing the run. The rows the hook says it assembled must be exact.
 """
 
-import ctypes
-import mmap
+import os
+import sys
 
 import numpy as np
 import pytest
 
 import zorder
 
-PAGE = mmap.PAGESIZE
-PROT_NONE = 0
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-_libc.mprotect.restype = ctypes.c_int
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from guarded import Guarded  # noqa: E402
 
 #: Where the hook's `total` (the whole output's size) makes avx2 stream its stores.
 STREAMED_TOTAL = 1 << 40
-
-
-class Guarded:
-    """n writable bytes with an inaccessible page right after them (guard="after") or
-    right before them (guard="before")."""
-
-    def __init__(self, n, guard):
-        pages = -(-n // PAGE) + 2
-        self._map = mmap.mmap(-1, pages * PAGE)
-        self._anchor = ctypes.c_char.from_buffer(self._map)   # the mapping's address
-        base = ctypes.addressof(self._anchor)
-        for page in (0, pages - 1):
-            if _libc.mprotect(base + page * PAGE, PAGE, PROT_NONE) != 0:
-                raise OSError(ctypes.get_errno(), "mprotect failed")
-        start = PAGE if guard == "before" else (pages - 1) * PAGE - n
-        self.array = np.frombuffer(self._map, np.uint8, count=n, offset=start)
 
 
 def assembled(sources, pieces, size, rows):
