@@ -7,11 +7,17 @@ cover avx2 there through made-up CPU descriptions. The shared suites (test_vecto
 test_shapes, test_fuzz_harness) run it too, through ``available_backends()``.
 """
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import zorder
 from zorder.cpu import usable
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from guarded import Guarded  # noqa: E402
 
 try:
     avx2 = zorder.get_backend("avx2")
@@ -169,3 +175,91 @@ def test_threads_split_rows_identically():
     cols = columns(7, 10_001, [8, 8, 8])
     np.testing.assert_array_equal(avx2.interleave_rows(cols, 24, threads=2),
                                   avx2.interleave_rows(cols, 24))
+
+
+@pytest.fixture
+def planes_everywhere():
+    # the byte-plane path (zorder_avx2_planar) on every shape it can take, from 32 rows
+    old = avx2._planar(2, 32)
+    yield
+    avx2._planar(*old)
+
+
+def strided_columns(rng, nrows, widths, strides):
+    """Columns of the given widths whose rows are `strides` bytes apart (views of wider
+    rows where the stride is larger)."""
+    return [rng.integers(0, 256, (nrows, st), dtype=np.uint8)[:, :w]
+            for w, st in zip(widths, strides)]
+
+
+def test_byte_planes_on_every_shape_they_take(planes_everywhere):
+    # 1-16 columns of 0-8 bytes, rows 1-8 bytes apart, rows of 1-16 bytes: the blocks of
+    # 32 rows, the rows left to the other paths (a column narrower than its stride leaves
+    # the last row, a row's 16-byte store its spill), fresh outputs, rows back to back with
+    # sentinels after them (the last store must stop there), and rows apart (not taken:
+    # the stores would run into the bytes between rows).
+    rng = np.random.default_rng(17)
+    for _ in range(400):
+        k = int(rng.integers(1, 17))
+        widths = [int(w) for w in rng.choice([0, 1, 2, 3, 4, 5, 8], k)]
+        widths[0] = max(widths[0], 1)
+        strides = [max(w, 1) if rng.random() < 0.5 else int(rng.integers(max(w, 1), 9))
+                   for w in widths]
+        nrows = int(rng.choice([32, 33, 34, 63, 64, 65, 97, 300]))
+        cols = strided_columns(rng, nrows, widths, strides)
+        size = int(rng.integers(1, min(sum(widths), 16) + 1))
+        want = bitloop.interleave_rows(cols, size)
+        shape = (widths, strides, size, nrows)
+        np.testing.assert_array_equal(avx2.interleave_rows(cols, size), want, err_msg=str(shape))
+        flat = np.full(nrows * size + 32, 0xEE, np.uint8)
+        avx2.interleave_rows(cols, size, out=flat[:nrows * size].reshape(nrows, size))
+        np.testing.assert_array_equal(flat[:nrows * size].reshape(nrows, size), want,
+                                      err_msg=str(shape))
+        assert (flat[nrows * size:] == 0xEE).all(), shape
+        wide = np.full((nrows, size + 3), 0xEE, np.uint8)
+        avx2.interleave_rows(cols, size, out=wide[:, :size])
+        np.testing.assert_array_equal(wide[:, :size], want, err_msg=str(shape))
+        assert (wide[:, size:] == 0xEE).all(), shape
+
+
+@pytest.mark.parametrize("shape", ["7x8->10", "10x8->10", "12x8->16", "7x4->7", "9x4->16",
+                                   "14x8->14", "5x8->15"])
+def test_byte_planes_where_they_are_chosen(shape):
+    # the shapes the path is chosen for by default, over many blocks and two threads
+    text, size = shape.split("->")
+    k, w = map(int, text.split("x"))
+    cols = columns(k * 100 + w, 5003, [w] * k)
+    want = bitloop.interleave_rows(cols, int(size))
+    np.testing.assert_array_equal(avx2.interleave_rows(cols, int(size)), want)
+    np.testing.assert_array_equal(avx2.interleave_rows(cols, int(size), threads=2), want)
+
+
+def test_byte_planes_touch_nothing_outside_their_buffers(planes_everywhere):
+    # Each column's data ends right before a page it may not read, its last row narrower
+    # than its stride (a block reads its rows' whole strides, so it must leave that row),
+    # and the output rows end right before one it may not write (the last block's rows
+    # store 16 bytes each). A load or store past them kills the process.
+    rng = np.random.default_rng(23)
+    for widths, strides, size in (([1] * 10, [8] * 10, 10), ([2] * 7, [8] * 7, 10),
+                                  ([1, 2, 3, 4], [5, 6, 7, 8], 10), ([3] * 5, [3] * 5, 15),
+                                  ([8] * 9, [8] * 9, 9), ([1] * 16, [1] * 16, 16),
+                                  # rows of 16 bytes spill nothing: only the narrow
+                                  # columns keep the last row out of the blocks
+                                  ([2] * 8, [8] * 8, 16), ([1, 2, 3, 4, 5, 1], [8] * 6, 16)):
+        for nrows in (32, 33, 64, 95, 256):
+            keep = []
+            cols = []
+            for w, st in zip(widths, strides):
+                g = Guarded((nrows - 1) * st + w, "after")
+                g.array[:] = rng.integers(0, 256, g.array.size, dtype=np.uint8)
+                cols.append(np.lib.stride_tricks.as_strided(g.array, (nrows, w), (st, 1)))
+                keep.append(g)
+            out = Guarded(nrows * size, "after")
+            avx2.interleave_rows(cols, size, out=out.array.reshape(nrows, size))
+            np.testing.assert_array_equal(out.array.reshape(nrows, size),
+                                          bitloop.interleave_rows(cols, size))
+
+
+def test_byte_planes_hook_refuses_a_mode_it_does_not_have():
+    with pytest.raises(ValueError, match="mode must be 0, 1 or 2"):
+        avx2._planar(3)

@@ -1,4 +1,4 @@
-from typing import Optional
+from typing import Optional, Tuple
 
 from zorder.interleave._contract import interleave_bits as interleave_bits
 from zorder.interleave._contract import interleave_rows as interleave_rows
@@ -9,3 +9,7 @@ UNSUPPORTED_REASON: str
 
 # Tests only: the output size from which non-temporal stores are used (sets it if given).
 def _stream_min(value: Optional[int] = ...) -> int: ...
+
+# Tests only: the byte-plane path's mode (0 never, 1 chosen shapes, 2 every shape it can
+# take) and fewest rows; sets those given, returns the old values.
+def _planar(mode: Optional[int] = ..., min_rows: Optional[int] = ...) -> Tuple[int, int]: ...

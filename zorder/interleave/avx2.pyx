@@ -30,6 +30,10 @@ from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 cdef extern from "avx2_kernel.h" nogil:
     const int zorder_avx2_built
     Py_ssize_t zorder_avx2_stream_min
+    int zorder_avx2_planar_mode
+    Py_ssize_t zorder_avx2_planar_min_rows
+    Py_ssize_t zorder_avx2_planar(const Column* cols, int ncols, Py_ssize_t size, Py_ssize_t nrows,
+                                  uint8_t* out, Py_ssize_t out_stride)
     void zorder_avx2_init()
     int zorder_avx2_uniform(const Column* cols, int k, Py_ssize_t size, Py_ssize_t nrows,
                             uint8_t* out, Py_ssize_t out_stride, UniformKernel fallback)
@@ -95,6 +99,18 @@ cdef void avx2_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t
 
 cdef void avx2_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    cdef Column rest[16]
+    cdef Py_ssize_t done, c
+    if ncolumns <= 16:
+        # rows cut to a few bytes: byte planes and lookups, the last rows below
+        done = zorder_avx2_planar(columns, <int>ncolumns, size, nrows, out, out_stride)
+        if done > 0:
+            for c in range(ncolumns):
+                rest[c] = columns[c]
+                rest[c].data = columns[c].data + done * columns[c].row_stride
+            columns = rest
+            nrows -= done
+            out += done * out_stride
     if nrows >= 4:
         if is_uniform(columns, ncolumns):
             # narrow widths with rows back to back run as rows of 8 bytes
@@ -131,6 +147,24 @@ def _stream_min(value=None):
     old = zorder_avx2_stream_min
     if value is not None:
         zorder_avx2_stream_min = value
+    return old
+
+
+def _planar(mode=None, min_rows=None):
+    """The byte-plane path's choice (0 never, 1 the shapes it is chosen for, 2 every shape
+    it can take) and the fewest rows it takes; sets those given.
+
+    For the tests, to run it on every shape it takes with small arrays; returns the old
+    values.
+    """
+    global zorder_avx2_planar_mode, zorder_avx2_planar_min_rows
+    old = (zorder_avx2_planar_mode, zorder_avx2_planar_min_rows)
+    if mode is not None:
+        if mode not in (0, 1, 2):
+            raise ValueError(f"mode must be 0, 1 or 2, not {mode!r}")
+        zorder_avx2_planar_mode = mode
+    if min_rows is not None:
+        zorder_avx2_planar_min_rows = min_rows
     return old
 
 

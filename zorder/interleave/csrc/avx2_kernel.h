@@ -11,6 +11,11 @@ extern const int zorder_avx2_built;
  * stores; a variable so the tests can reach that path with small arrays. */
 extern ptrdiff_t zorder_avx2_stream_min;
 
+/* zorder_avx2_planar's choice: 0 never, 1 the shapes it is chosen for, 2 every shape it
+ * can take (for the tests); and the fewest rows it takes (the tests lower it). */
+extern int zorder_avx2_planar_mode;
+extern ptrdiff_t zorder_avx2_planar_min_rows;
+
 /* Fills the mask and shuffle tables; plain C, safe on any CPU. */
 void zorder_avx2_init(void);
 
@@ -22,6 +27,14 @@ void zorder_avx2_init(void);
  * CPU has AVX2 and the OS saves the YMM registers (zorder_cpu_has_avx2). */
 int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
                         uint8_t *out, ptrdiff_t out_stride, zorder_uniform_fn fallback);
+
+/* Rows of at most 16 bytes (back to back, out_stride == size) from 1-16 columns whose
+ * rows are 1-8 bytes apart, ascending, and no wider than that, by byte planes and nibble
+ * lookups, 32 rows a block. Returns the rows done, a multiple of 32, leaving the last
+ * ones (and every row of a shape it does not take: 0) to the caller. Same CPU
+ * requirement. */
+ptrdiff_t zorder_avx2_planar(const zorder_column *cols, int ncols, ptrdiff_t size, ptrdiff_t nrows,
+                             uint8_t *out, ptrdiff_t out_stride);
 
 /* zorder_slice_fn (segments.h) on AVX2: the first w bytes of rows st bytes apart, to rows
  * back to back, for 1 <= w < st <= 8, in blocks of 16 rows (returns the rows done; 0 for
