@@ -20,7 +20,7 @@ SIMD_PLAN = {"uniform-8n-full": "simd", "uniform-8n-truncated-1-3": "avx2",
              "ragged-full": "avx2", "ragged-truncated-first": "avx2",
              "ragged-truncated-later": "avx2", "ragged-narrow": "simd", "many-columns": "simd",
              "uniform-8n-prefix": "avx2", "uniform-6x8-truncated": "avx2",
-             "many-columns-8n-prefix": "avx2"}
+             "many-columns-8n-prefix": "avx2", "many-columns-short": "avx2"}
 
 
 def x86(vendor, family, model, **extra):
@@ -113,6 +113,16 @@ def test_plan_respects_what_is_built():
     ([8] * 16, 128, "many-columns"), ([8] * 48, 96, "many-columns"),
     ([8] * 40, 80, "many-columns"), ([8] * 15 + [16], 64, "many-columns"),
     ([4] * 16, 32, "many-columns"), ([16] * 16, 128, "many-columns"),
+    # 9-14 columns of at most 8 bytes cut to at most 16: the rows must leave a whole byte
+    # of some column unused (10x2->15 deals each column 12 bits: both its bytes)
+    ([8] * 10, 10, "many-columns-short"), ([8] * 14, 16, "many-columns-short"),
+    ([3] * 10, 10, "many-columns-short"), ([8] * 9, 9, "many-columns-short"),
+    ([8] * 8 + [2, 2], 16, "many-columns-short"), ([2] * 10, 15, "many-columns"),
+    ([2] * 9, 12, "many-columns"), ([1] * 12, 8, "many-columns"), ([8] * 15, 15, "many-columns"),
+    ([8] * 9, 17, "many-columns"), ([16] * 10, 10, "many-columns"),
+    ([8] * 10, 80, "many-columns"), ([1] * 9, 1, "many-columns-short"),  # one unused
+    # ragged: 8+1*9 -> 2 deals 8 of the first column's 64 bits, leaving 7 of its bytes
+    ([8] + [1] * 9, 2, "many-columns-short"), ([1] * 9 + [2], 11, "many-columns"),
 ])
 def test_shape_classes(widths, size, shape):
     assert auto.shape_class_of(widths, size) == shape
@@ -131,6 +141,7 @@ def test_auto_gives_bitloops_bytes_in_every_class(shape):
         "ragged-truncated-later": ([8, 24, 16], 30), "ragged-narrow": ([8, 24, 2], 34),
         "many-columns": ([8] * 11 + [3], 70), "uniform-8n-prefix": ([16] * 5, 10),
         "uniform-6x8-truncated": ([8] * 6, 41), "many-columns-8n-prefix": ([16] * 16, 60),
+        "many-columns-short": ([8] * 10 + [4, 2], 14),
     }
     widths, size = cases[shape]
     assert auto.shape_class_of(widths, size) == shape
@@ -140,5 +151,8 @@ def test_auto_gives_bitloops_bytes_in_every_class(shape):
         zorder.interleave_rows(cols, size, out=out[:, :size])
         np.testing.assert_array_equal(out[:, :size], bitloop.interleave_rows(cols, size))
         assert (out[:, size:] == 0xEE).all()
+        # rows back to back (the paths that store whole registers over the next row)
+        np.testing.assert_array_equal(zorder.interleave_rows(cols, size),
+                                      bitloop.interleave_rows(cols, size))
         row = [c[0].tobytes() for c in cols]
         assert zorder.interleave_bits(row, size) == bitloop.interleave_bits(row, size)

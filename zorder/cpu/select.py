@@ -236,6 +236,8 @@ SHAPE_CLASSES: Tuple[str, ...] = (
     "uniform-6x8-truncated",        # 6 columns of 8 bytes cut inside, but not to a prefix
     "many-columns-8n-prefix",       # 16, 24, 32 or 64 columns of one width, a multiple of 8,
                                     # whose rows use a 2- or 4-byte prefix of each
+    "many-columns-short",           # 9-14 columns of at most 8 bytes, rows of at most 16
+                                    # bytes that leave a whole byte of some column unused
 )
 
 #: class -> (preference, the measurements that decided it). Intel: a Xeon (family 6 model
@@ -343,6 +345,19 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                                "34.6; 32x8->128 avx2 25.1, simd 36.6; 64x8->128 avx2 46.2, "
                                "simd 62.9; 64x8->256 avx2 53.8, simd 78.8; 16x16->64 avx2 "
                                "15.8, simd 42.5; 32x16->128 avx2 34.7, simd 77.2"),
+    # Out of many-columns since avx2 runs these rows as byte planes (7c9b6cb): its blocks
+    # of 32 rows build only the bytes kept. Intel Xeon (family 6 model 167), 1M rows, best
+    # of 3 alternating, 2026-12-05 04:00 UTC, ns/row. pdep ties avx2 on 1-byte prefixes of
+    # 8-byte columns (10x8->10 pdep 5.8, avx2 5.9; 14x8->14 8.1 / 9.1). Left in
+    # many-columns: rows that use every byte of each column they reach (9x2->12 simd 2.5,
+    # avx2 3.1; 12x2->16 3.6 / 4.7; 12x1->8 1.4 / 2.3), which avx2 does not run as planes.
+    # AMD EPYC Zen 4, avx2 only (the planar commit): 10x8->10 4.0, 12x8->16 5.3
+    "many-columns-short": (("avx2", "simd", "pdep", "table"),
+                           "Intel 9x8->9 avx2 5.4 ns, simd 13.4, pdep 11.4, table 10.8; "
+                           "12x8->16 avx2 8.3, simd 16.3, pdep 12.5; 11x8->11 avx2 7.3, "
+                           "simd 23.7; 12x2->12 avx2 3.2, simd 11.7; 10x4->10 avx2 3.3, "
+                           "simd 4.4; 8+8+4+4+2+2+1+1+1+1->10 avx2 2.9, simd 4.6; 10x3->10 "
+                           "avx2 3.2, simd 4.7"),
 }
 
 #: aarch64: class -> why neon comes first there. Not measured (no aarch64 machine here, and
@@ -365,6 +380,8 @@ NEON_DISPATCH: Dict[str, str] = {
                              "with zero columns; 4x8->8 neon 49 instructions a row, table 78)",
     "many-columns-8n-prefix": "estimate: as many-columns, whose planes these are (12x8->96 "
                               "neon 360 instructions a row, table 1052)",
+    "many-columns-short": "estimate: as many-columns (12x8->96 neon 360 instructions a "
+                          "row, table 1052)",
 }
 
 

@@ -19,7 +19,7 @@ from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
 name = "auto"
 
-DEF NCLASSES = 12
+DEF NCLASSES = 13
 cdef RowsKernel _kernels[NCLASSES]
 
 if len(SHAPE_CLASSES) != NCLASSES:  # pragma: no cover - a new class needs a case below
@@ -32,11 +32,38 @@ for _i in range(NCLASSES):
 PLAN = {}
 
 
+cdef bint cut_inside_a_column(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
+    """Whether rows of `size` bytes end before the last byte of some column they use: the
+    bits dealt out in Iceberg's order (one per column that still has bits, level by
+    level) leave a whole byte of one column unused."""
+    cdef Py_ssize_t used[14]
+    cdef Py_ssize_t c, level = 0, left = 8 * size
+    for c in range(n):
+        used[c] = 0
+    while left > 0 and level < 64:   # (widths of at most 8 bytes: 64 levels)
+        for c in range(n):
+            if left > 0 and 8 * cols[c].width > level:
+                used[c] += 1
+                left -= 1
+        level += 1
+    for c in range(n):
+        if (used[c] + 7) // 8 < cols[c].width:
+            return 1
+    return 0
+
+
 cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
     """The index of the call's class in SHAPE_CLASSES (see there)."""
     cdef Py_ssize_t c, w0 = cols[0].width, wmin = cols[0].width, total = 0, need
     cdef bint uniform = 1
     cdef bint narrow = 0
+    if 8 < n <= 14 and size <= 16:
+        for c in range(n):
+            if cols[c].width > 8:
+                break
+        else:
+            if cut_inside_a_column(cols, n, size):
+                return 12
     if n > 8:
         if n == 16 or n == 24 or n == 32 or n == 64:
             for c in range(1, n):
