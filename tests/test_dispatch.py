@@ -128,6 +128,18 @@ def test_shape_classes(widths, size, shape):
     assert auto.shape_class_of(widths, size) == shape
 
 
+@pytest.mark.parametrize("row_strides, out_stride, shape", [
+    ([8] * 10, 10, "many-columns-short"), ([1] * 5 + [8] * 5, 10, "many-columns-short"),
+    # only what avx2's byte planes take: rows at most 8 bytes apart (a (N, 10, 8) block
+    # has its rows 80 apart, a column sliced from 16-byte rows 16), output rows back to back
+    ([80] * 10, 10, "many-columns"), ([8] * 9 + [16], 10, "many-columns"),
+    ([8] * 10, 13, "many-columns"), ([0] * 10, 10, "many-columns"),
+])
+def test_many_columns_short_only_where_the_planes_run(row_strides, out_stride, shape):
+    widths = [min(st, 8) if st else 8 for st in row_strides]
+    assert auto.shape_class_of(widths, 10, row_strides, out_stride) == shape
+
+
 @pytest.mark.parametrize("shape", SHAPE_CLASSES)
 def test_auto_gives_bitloops_bytes_in_every_class(shape):
     if not zorder.dispatch():

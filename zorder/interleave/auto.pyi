@@ -1,4 +1,4 @@
-from typing import Any, Dict, Mapping, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from zorder.interleave._contract import interleave_bits as interleave_bits
 from zorder.interleave._contract import interleave_rows as interleave_rows
@@ -7,4 +7,5 @@ name: str
 PLAN: Dict[str, str]
 
 def configure(plan: Mapping[str, str], capsules: Mapping[str, Any]) -> None: ...
-def shape_class_of(widths: Sequence[int], size: int) -> str: ...
+def shape_class_of(widths: Sequence[int], size: int, row_strides: Optional[Sequence[int]] = ...,
+                   out_stride: Optional[int] = ...) -> str: ...

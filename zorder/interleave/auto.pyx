@@ -52,14 +52,17 @@ cdef bint cut_inside_a_column(const Column* cols, Py_ssize_t n, Py_ssize_t size)
     return 0
 
 
-cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
+cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,
+                     Py_ssize_t out_stride) noexcept nogil:
     """The index of the call's class in SHAPE_CLASSES (see there)."""
     cdef Py_ssize_t c, w0 = cols[0].width, wmin = cols[0].width, total = 0, need
     cdef bint uniform = 1
     cdef bint narrow = 0
-    if 8 < n <= 14 and size <= 16:
+    # many-columns-short: only what avx2's byte planes take (zorder_avx2_planar: rows 1-8
+    # bytes apart, output rows back to back); the rest runs faster on simd's paths
+    if 8 < n <= 14 and size <= 16 and out_stride == size:
         for c in range(n):
-            if cols[c].width > 8:
+            if not 1 <= cols[c].row_stride <= 8 or cols[c].width > cols[c].row_stride:
                 break
         else:
             if cut_inside_a_column(cols, n, size):
@@ -105,8 +108,8 @@ cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept
 
 cdef void auto_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
-    _kernels[shape_class(columns, ncolumns, size)](columns, ncolumns, size, nrows, out,
-                                                   out_stride)
+    _kernels[shape_class(columns, ncolumns, size, out_stride)](columns, ncolumns, size, nrows,
+                                                               out, out_stride)
 
 
 def configure(plan, capsules):
@@ -120,17 +123,22 @@ def configure(plan, capsules):
     PLAN.update(plan)
 
 
-def shape_class_of(widths, size):
-    """The class a call with these column widths and interleaved size falls in (tests)."""
+def shape_class_of(widths, size, row_strides=None, out_stride=None):
+    """The class a call with these column widths and interleaved size falls in (tests):
+    columns whose rows are `row_strides` bytes apart (default: their widths, back to back)
+    into output rows `out_stride` bytes apart (default: `size`)."""
     cdef Column cols[64]
     cdef Py_ssize_t i, n = len(widths)
     if not 1 <= n <= 64:
         raise ValueError("widths must hold 1 to 64 column widths")
+    strides = list(widths) if row_strides is None else list(row_strides)
+    if len(strides) != n:
+        raise ValueError("row_strides must hold one stride per column width")
     for i in range(n):
         cols[i].data = NULL
-        cols[i].row_stride = 0
+        cols[i].row_stride = strides[i]
         cols[i].width = widths[i]
-    return SHAPE_CLASSES[shape_class(cols, n, size)]
+    return SHAPE_CLASSES[shape_class(cols, n, size, size if out_stride is None else out_stride)]
 
 
 def interleave_bits(columns, interleaved_size=None, out=None):
