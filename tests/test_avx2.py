@@ -193,14 +193,14 @@ def strided_columns(rng, nrows, widths, strides):
 
 
 def test_byte_planes_on_every_shape_they_take(planes_everywhere):
-    # 1-16 columns of 0-8 bytes, rows 1-8 bytes apart, rows of 1-16 bytes: the blocks of
+    # 1-32 columns of 0-8 bytes, rows 1-8 bytes apart, rows of 1-16 bytes: the blocks of
     # 32 rows, the rows left to the other paths (a column narrower than its stride leaves
     # the last row, a row's 16-byte store its spill), fresh outputs, rows back to back with
     # sentinels after them (the last store must stop there), and rows apart (not taken:
     # the stores would run into the bytes between rows).
     rng = np.random.default_rng(17)
     for _ in range(400):
-        k = int(rng.integers(1, 17))
+        k = int(rng.integers(1, 33))
         widths = [int(w) for w in rng.choice([0, 1, 2, 3, 4, 5, 8], k)]
         widths[0] = max(widths[0], 1)
         strides = [max(w, 1) if rng.random() < 0.5 else int(rng.integers(max(w, 1), 9))
@@ -222,7 +222,8 @@ def test_byte_planes_on_every_shape_they_take(planes_everywhere):
         assert (wide[:, size:] == 0xEE).all(), shape
 
 
-@pytest.mark.parametrize("shape", ["7x8->10", "10x8->10", "12x8->16", "7x4->7", "9x4->16",
+@pytest.mark.parametrize("shape", ["7x8->10", "10x8->10", "12x8->16", "7x4->7", "9x4->16", "20x8->8",
+                                   "18x2->9", "32x4->16",
                                    "14x8->14", "5x8->15"])
 def test_byte_planes_where_they_are_chosen(shape):
     # the shapes the path is chosen for by default, over many blocks and two threads
@@ -245,7 +246,8 @@ def test_byte_planes_touch_nothing_outside_their_buffers(planes_everywhere):
                                   ([8] * 9, [8] * 9, 9), ([1] * 16, [1] * 16, 16),
                                   # rows of 16 bytes spill nothing: only the narrow
                                   # columns keep the last row out of the blocks
-                                  ([2] * 8, [8] * 8, 16), ([1, 2, 3, 4, 5, 1], [8] * 6, 16)):
+                                  ([2] * 8, [8] * 8, 16), ([1, 2, 3, 4, 5, 1], [8] * 6, 16),
+                                  ([2] * 20, [8] * 20, 16), ([1] * 32, [3] * 32, 9)):
         for nrows in (32, 33, 64, 95, 256):
             keep = []
             cols = []

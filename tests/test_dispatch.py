@@ -108,17 +108,20 @@ def test_plan_respects_what_is_built():
     ([3, 5, 8], 16, "ragged-narrow"), ([3, 5, 8], 4, "ragged-narrow"), ([8, 12], 20, "ragged-narrow"), ([8] * 9, 72, "many-columns"), ([1] * 64, 3, "many-columns"),
     ([8] * 16, 64, "many-columns-8n-prefix"), ([8] * 16, 60, "many-columns-8n-prefix"),
     ([8] * 64, 128, "many-columns-8n-prefix"), ([16] * 24, 96, "many-columns-8n-prefix"),
-    ([16] * 16, 32, "many-columns-8n-prefix"), ([8] * 16, 16, "many-columns"),
+    ([16] * 16, 32, "many-columns-8n-prefix"), ([8] * 16, 16, "many-columns-short"),
     ([8] * 16, 48, "many-columns"), ([8] * 16, 100, "many-columns"),
     ([8] * 16, 128, "many-columns"), ([8] * 48, 96, "many-columns"),
     ([8] * 40, 80, "many-columns"), ([8] * 15 + [16], 64, "many-columns"),
     ([4] * 16, 32, "many-columns"), ([16] * 16, 128, "many-columns"),
-    # 9-14 columns of at most 8 bytes cut to at most 16: the rows must leave a whole byte
+    # 9-32 columns of at most 8 bytes cut to at most 16: the rows must leave a whole byte
     # of some column unused (10x2->15 deals each column 12 bits: both its bytes)
     ([8] * 10, 10, "many-columns-short"), ([8] * 14, 16, "many-columns-short"),
     ([3] * 10, 10, "many-columns-short"), ([8] * 9, 9, "many-columns-short"),
     ([8] * 8 + [2, 2], 16, "many-columns-short"), ([2] * 10, 15, "many-columns"),
-    ([2] * 9, 12, "many-columns"), ([1] * 12, 8, "many-columns"), ([8] * 15, 15, "many-columns"),
+    ([2] * 9, 12, "many-columns"), ([1] * 12, 8, "many-columns"),
+    ([8] * 15, 15, "many-columns-short"), ([2] * 32, 16, "many-columns-short"),
+    ([8] * 33, 16, "many-columns"), ([2] * 32, 4, "many-columns-short"),
+    ([1] * 32, 4, "many-columns"),
     ([8] * 9, 17, "many-columns"), ([16] * 10, 10, "many-columns"),
     ([8] * 10, 80, "many-columns"), ([1] * 9, 1, "many-columns-short"),  # one unused
     # ragged: 8+1*9 -> 2 deals 8 of the first column's 64 bits, leaving 7 of its bytes

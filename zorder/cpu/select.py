@@ -236,8 +236,9 @@ SHAPE_CLASSES: Tuple[str, ...] = (
     "uniform-6x8-truncated",        # 6 columns of 8 bytes cut inside, but not to a prefix
     "many-columns-8n-prefix",       # 16, 24, 32 or 64 columns of one width, a multiple of 8,
                                     # whose rows use a 2- or 4-byte prefix of each
-    "many-columns-short",           # 9-14 columns of at most 8 bytes, rows of at most 16
-                                    # bytes that leave a whole byte of some column unused
+    "many-columns-short",           # 9-32 columns of at most 8 bytes, their rows 1-8 bytes
+                                    # apart, cut to rows of at most 16 bytes back to back
+                                    # that leave a whole byte of some column unused
 )
 
 #: class -> (preference, the measurements that decided it). Intel: a Xeon (family 6 model
@@ -351,7 +352,11 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
     # 8-byte columns (10x8->10 pdep 5.8, avx2 5.9; 14x8->14 8.1 / 9.1). Left in
     # many-columns: rows that use every byte of each column they reach (9x2->12 simd 2.5,
     # avx2 3.1; 12x2->16 3.6 / 4.7; 12x1->8 1.4 / 2.3), which avx2 does not run as planes.
-    # AMD EPYC Zen 4, avx2 only (the planar commit): 10x8->10 4.0, 12x8->16 5.3
+    # AMD EPYC Zen 4, avx2 only (the planar commit): 10x8->10 4.0, 12x8->16 5.3. 15-32
+    # columns (Intel, 400,000 rows, 04:22 UTC): avx2 ahead of simd on 77 of 78 shapes of
+    # 2, 4 and 8 bytes cut to 7-16 (18x2->8 avx2 3.6, simd 27.3, pdep 32.1; 20x8->8 8.9 /
+    # 35.8 / 13.3; 16x8->16, on avx2's 8-column planes, 5.4 / 20.8 / 8.2; 32x8->16 18.2 /
+    # 56.7 / 18.4), behind on 15x2->16 (6.0 / 4.4)
     "many-columns-short": (("avx2", "simd", "pdep", "table"),
                            "Intel 9x8->9 avx2 5.4 ns, simd 13.4, pdep 11.4, table 10.8; "
                            "12x8->16 avx2 8.3, simd 16.3, pdep 12.5; 11x8->11 avx2 7.3, "

@@ -36,7 +36,7 @@ cdef bint cut_inside_a_column(const Column* cols, Py_ssize_t n, Py_ssize_t size)
     """Whether rows of `size` bytes end before the last byte of some column they use: the
     bits dealt out in Iceberg's order (one per column that still has bits, level by
     level) leave a whole byte of one column unused."""
-    cdef Py_ssize_t used[14]
+    cdef Py_ssize_t used[32]
     cdef Py_ssize_t c, level = 0, left = 8 * size
     for c in range(n):
         used[c] = 0
@@ -60,7 +60,7 @@ cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,
     cdef bint narrow = 0
     # many-columns-short: only what avx2's byte planes take (zorder_avx2_planar: rows 1-8
     # bytes apart, output rows back to back); the rest runs faster on simd's paths
-    if 8 < n <= 14 and size <= 16 and out_stride == size:
+    if 8 < n <= 32 and size <= 16 and out_stride == size:
         for c in range(n):
             if not 1 <= cols[c].row_stride <= 8 or cols[c].width > cols[c].row_stride:
                 break

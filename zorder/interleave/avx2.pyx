@@ -99,9 +99,9 @@ cdef void avx2_uniform(const Column* columns, int k, Py_ssize_t size, Py_ssize_t
 
 cdef void avx2_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
-    cdef Column rest[16]
+    cdef Column rest[32]
     cdef Py_ssize_t done, c
-    if ncolumns <= 16:
+    if ncolumns <= 32:
         # rows cut to a few bytes: byte planes and lookups, the last rows below
         done = zorder_avx2_planar(columns, <int>ncolumns, size, nrows, out, out_stride)
         if done > 0:

@@ -1561,7 +1561,7 @@ int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
  * the next. Only the nibbles the rows use are looked up: 7x8 -> 10 takes 71 lookups a
  * block, 10x8 -> 10 80. The tables follow Iceberg's order (level by level, the columns
  * that still have bits, column order), so ragged widths are the same code. */
-#define ZPL_COLS 16     /* columns a call may have */
+#define ZPL_COLS 32     /* columns a call may have */
 #define ZPL_PLANES 32   /* byte planes a block may use */
 #define ZPL_OPS 8       /* lookups of an output byte (padded with empty tables) */
 
@@ -1598,9 +1598,9 @@ static void planar_windows_init(void)
         }
 }
 
-/* The plan of a call, or 0 when this path does not take it (plain C). Takes 1-16 columns
+/* The plan of a call, or 0 when this path does not take it (plain C). Takes 1-32 columns
  * whose rows are 1-8 bytes apart and ascending, no wider than that, output rows of 1-16
- * bytes back to back, at most 16 planes. */
+ * bytes back to back, at most 32 planes. */
 static int planar_plan(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t out_stride,
                        zplanar *pl)
 {
@@ -1782,9 +1782,10 @@ ptrdiff_t zorder_avx2_planar_min_rows = 256;
  * paths compute bytes the rows drop, rows cut inside columns read at 2-8 bytes a row,
  * where it was faster on both CPUs measured (1,000,000 rows, ns a row, other paths ->
  * this one; benchmarks/NOTES.md, "Byte planes"):
- *  - 9-14 columns: AMD EPYC Zen 4 10x8 -> 10 16.9 -> 4.0, 12x8 -> 16 15.8 -> 5.3; Intel
+ *  - 9-32 columns: AMD EPYC Zen 4 10x8 -> 10 16.9 -> 4.0, 12x8 -> 16 15.8 -> 5.3; Intel
  *    Xeon (family 6 model 167) 10x8 -> 10 18.9 -> 4.7, 9x2 -> 9 3.9 -> 2.6, 14x4 -> 14
- *    7.5 -> 4.4;
+ *    7.5 -> 4.4, 15x8 -> 8 31.7 -> 6.4, 18x2 -> 9 9.9 -> 3.9, 20x8 -> 8 56 -> 8.9, 32x4
+ *    -> 8 17.1 -> 8.1 (400,000 rows);
  *  - 5-8 columns of 8 bytes cut to 3 bytes each (no whole prefix the other paths gather):
  *    Intel 6x8 -> 16 5.3 -> 4.7, 7x8 -> 16 7.4 -> 5.1, 5x8 -> 15 6.5 -> 4.6;
  *  - 5 or 7 columns of 8 bytes cut inside 2-byte prefixes: AMD 7x8 -> 10 3.95 -> 2.87,
@@ -1796,8 +1797,9 @@ ptrdiff_t zorder_avx2_planar_min_rows = 256;
  * prefixes of 8-byte columns and 6 or 8 columns cut inside them, where the two CPUs
  * disagree (AMD 7x8 -> 7 6.55 -> 3.26 and 6x8 -> 10 3.49 -> 2.44, but Intel 2.6 -> 3.5
  * and 2.3 -> 2.7; Intel 5x8 -> 16 3.9 -> 4.7, 8x8 -> 12 2.8 -> 3.4), 6 or 8 narrower
- * columns (Intel 8x4 -> 12 2.9 -> 3.4), 15 and 16 columns (AMD 16x8 -> 16 12.0 against
- * 14.6), and columns read whole (AMD 10x1 -> 10 1.8 against 2.6). */
+ * columns (Intel 8x4 -> 12 2.9 -> 3.4), 16 and 32 columns of 8 bytes (AMD 16x8 -> 16
+ * 12.0 against 14.6; Intel 5.4 against 7.4, 32x8 -> 16 18.2 against 21.5), and columns
+ * read whole (AMD 10x1 -> 10 1.8 against 2.6). */
 static int planar_chosen(const zorder_column *cols, const zplanar *pl)
 {
     const int k = pl->ncols;
@@ -1808,12 +1810,12 @@ static int planar_chosen(const zorder_column *cols, const zplanar *pl)
         if (pl->need[c] > need)
             need = pl->need[c];
     }
-    if (!cut || k < 5 || k > 14)
+    if (!cut || k < 5)
         return 0;
     if (need == 1 && k <= 6)
         return 0;
-    if (k >= 9)
-        return 1;
+    if (k >= 9)   /* but 16 or 32 columns of 8 bytes: the 8-column planes (segments.h) */
+        return under8 || (k != 16 && k != 32);
     if (under8)
         return k % 2;
     return need == 3 || (k % 2 && need == 2 && pl->size < k * need);

@@ -28,7 +28,7 @@ void zorder_avx2_init(void);
 int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
                         uint8_t *out, ptrdiff_t out_stride, zorder_uniform_fn fallback);
 
-/* Rows of at most 16 bytes (back to back, out_stride == size) from 1-16 columns whose
+/* Rows of at most 16 bytes (back to back, out_stride == size) from 1-32 columns whose
  * rows are 1-8 bytes apart, ascending, and no wider than that, by byte planes and nibble
  * lookups, 32 rows a block. Returns the rows done, a multiple of 32, leaving the last
  * ones (and every row of a shape it does not take: 0) to the caller. Same CPU
