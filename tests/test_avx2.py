@@ -262,6 +262,71 @@ def test_byte_planes_touch_nothing_outside_their_buffers(planes_everywhere):
                                           bitloop.interleave_rows(cols, size))
 
 
+def uniform(shape):
+    """"7x8->10" -> ([8] * 7, 10)."""
+    text, size = shape.split("->")
+    k, w = map(int, text.split("x"))
+    return [w] * k, int(size)
+
+
+@pytest.mark.parametrize("shape, taken", [
+    # taken (planar_chosen): 9-32 columns, 3-byte cuts of 8-byte columns, 5 or 7 columns
+    # cut inside 2-byte prefixes or narrower than 8 bytes
+    ("10x8->10", True), ("12x8->16", True), ("15x8->8", True), ("20x8->8", True),
+    ("32x4->16", True), ("5x8->15", True), ("6x8->16", True), ("7x8->10", True),
+    ("7x4->7", True), ("5x4->10", True),
+    # left to the other paths: whole 1-, 2- and 4-byte prefixes of 8-byte columns and 6 or
+    # 8 cut inside them, 6 or 8 narrower columns, 16 and 32 columns of 8 bytes, 2-4
+    # columns, columns read whole, more than 32 columns, rows over 16 bytes
+    ("7x8->7", False), ("5x8->10", False), ("6x8->10", False), ("8x8->12", False),
+    ("8x4->12", False), ("16x8->16", False), ("32x8->16", False), ("4x8->6", False),
+    ("5x8->5", False), ("10x1->10", False), ("33x8->16", False), ("10x8->17", False),
+])
+def test_byte_planes_are_chosen_where_they_were_faster(shape, taken):
+    widths, size = uniform(shape)
+    assert (avx2._planar_rows(widths, size, 1024) > 0) == taken
+
+
+def test_byte_planes_leave_the_rows_they_may_not_reach():
+    # 1,024 rows of 16 bytes from columns as wide as their strides: all of them in blocks
+    assert avx2._planar_rows([8] * 12, 16, 1024) == 1024
+    # a column narrower than its stride: the last row stays out (its stride's end may be
+    # past the data), and with it the whole last block
+    assert avx2._planar_rows([2] * 12, 16, 1024, [8] * 12) == 992
+    # rows of 10 bytes: the last row's 16-byte store would pass the output's end
+    assert avx2._planar_rows([8] * 10, 10, 1024) == 992
+    assert avx2._planar_rows([8] * 10, 10, 1025) == 1024
+    # too few rows, output rows apart, rows more than 8 bytes apart: not taken
+    assert avx2._planar_rows([8] * 10, 10, 255) == 0
+    assert avx2._planar_rows([8] * 10, 10, 1024, out_stride=12) == 0
+    assert avx2._planar_rows([8] * 10, 10, 1024, [16] * 10) == 0
+
+
+def test_auto_sends_the_planes_only_calls_they_take():
+    # auto's many-columns-short (avx2 first) must stay within what the planes take: a call
+    # they refuse runs avx2's older paths, slower there than simd's. The exception is 16
+    # and 32 columns of 8 bytes, where avx2's 8-column planes run (and lead simd too).
+    from zorder.interleave import auto
+
+    rng = np.random.default_rng(41)
+    short = 0
+    for _ in range(3000):
+        k = int(rng.integers(9, 35))
+        widths = [int(w) for w in rng.integers(0, 9, k)]
+        widths[0] = max(widths[0], 1)
+        # rows apart as wide as the column, up to 8 bytes, or (rarely) 16: not taken
+        strides = [int(rng.choice([max(w, 1), int(rng.integers(max(w, 1), 9)), 16],
+                                  p=[0.7, 0.29, 0.01])) for w in widths]
+        size = int(rng.integers(1, min(sum(widths), 17) + 1))
+        if auto.shape_class_of(widths, size, strides) != "many-columns-short":
+            continue
+        short += 1
+        if k in (16, 32) and all(st == 8 for w, st in zip(widths, strides) if w):
+            continue
+        assert avx2._planar_rows(widths, size, 1024, strides) > 0, (widths, strides, size)
+    assert short > 300   # the random shapes reach the class
+
+
 def test_byte_planes_hook_refuses_a_mode_it_does_not_have():
     with pytest.raises(ValueError, match="mode must be 0, 1 or 2"):
         avx2._planar(3)

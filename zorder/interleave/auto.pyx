@@ -12,7 +12,7 @@ from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.bitloop cimport bitloop_rows
-from zorder.interleave.kernel cimport Column, RowsKernel
+from zorder.interleave.kernel cimport Column, RowsKernel, shape_columns
 
 from zorder.cpu.select import SHAPE_CLASSES
 from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
@@ -128,16 +128,7 @@ def shape_class_of(widths, size, row_strides=None, out_stride=None):
     columns whose rows are `row_strides` bytes apart (default: their widths, back to back)
     into output rows `out_stride` bytes apart (default: `size`)."""
     cdef Column cols[64]
-    cdef Py_ssize_t i, n = len(widths)
-    if not 1 <= n <= 64:
-        raise ValueError("widths must hold 1 to 64 column widths")
-    strides = list(widths) if row_strides is None else list(row_strides)
-    if len(strides) != n:
-        raise ValueError("row_strides must hold one stride per column width")
-    for i in range(n):
-        cols[i].data = NULL
-        cols[i].row_stride = strides[i]
-        cols[i].width = widths[i]
+    cdef Py_ssize_t n = shape_columns(cols, widths, row_strides)
     return SHAPE_CLASSES[shape_class(cols, n, size, size if out_stride is None else out_stride)]
 
 

@@ -1,4 +1,4 @@
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 from zorder.interleave._contract import interleave_bits as interleave_bits
 from zorder.interleave._contract import interleave_rows as interleave_rows
@@ -13,3 +13,8 @@ def _stream_min(value: Optional[int] = ...) -> int: ...
 # Tests only: the byte-plane path's mode (0 never, 1 chosen shapes, 2 every shape it can
 # take) and fewest rows; sets those given, returns the old values.
 def _planar(mode: Optional[int] = ..., min_rows: Optional[int] = ...) -> Tuple[int, int]: ...
+
+# Tests only: the rows the byte-plane path would do of such a call (0: not taken).
+def _planar_rows(widths: Sequence[int], size: int, nrows: int,
+                 row_strides: Optional[Sequence[int]] = ...,
+                 out_stride: Optional[int] = ...) -> int: ...

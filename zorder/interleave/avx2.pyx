@@ -19,7 +19,7 @@ from libc.stdint cimport uint8_t
 
 from zorder.interleave.table cimport group_rows, table_uniform
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
-from zorder.interleave.kernel cimport Column
+from zorder.interleave.kernel cimport Column, shape_columns
 from zorder.interleave.segments cimport (AssembleFn, MergeFn, SegBackend, SegPiece, SliceFn,
                                          SqueezeFn, SqueezePlanesFn, UniformKernel, call_assemble,
                                          is_uniform, segments_rows, uniform_rows)
@@ -34,6 +34,8 @@ cdef extern from "avx2_kernel.h" nogil:
     Py_ssize_t zorder_avx2_planar_min_rows
     Py_ssize_t zorder_avx2_planar(const Column* cols, int ncols, Py_ssize_t size, Py_ssize_t nrows,
                                   uint8_t* out, Py_ssize_t out_stride)
+    Py_ssize_t zorder_avx2_planar_rows(const Column* cols, int ncols, Py_ssize_t size,
+                                       Py_ssize_t nrows, Py_ssize_t out_stride)
     void zorder_avx2_init()
     int zorder_avx2_uniform(const Column* cols, int k, Py_ssize_t size, Py_ssize_t nrows,
                             uint8_t* out, Py_ssize_t out_stride, UniformKernel fallback)
@@ -166,6 +168,19 @@ def _planar(mode=None, min_rows=None):
     if min_rows is not None:
         zorder_avx2_planar_min_rows = min_rows
     return old
+
+
+def _planar_rows(widths, size, nrows, row_strides=None, out_stride=None):
+    """The rows the byte-plane path would do of a call with these column widths, rows
+    `row_strides` bytes apart (default: the widths) and output rows `out_stride` bytes
+    apart (default: `size`), under its current mode; 0 where it would not take the call.
+
+    For the tests of its choice; reads no data.
+    """
+    cdef Column cols[64]
+    cdef Py_ssize_t n = shape_columns(cols, widths, row_strides)
+    return zorder_avx2_planar_rows(cols, <int>n, size, nrows,
+                                   size if out_stride is None else out_stride)
 
 
 interleave_bits.__doc__ = INTERLEAVE_BITS_DOC

@@ -34,3 +34,20 @@ cdef extern from "kernel.h":
 ctypedef void (*RowsKernel)(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                             Py_ssize_t nrows, uint8_t* out,
                             Py_ssize_t out_stride) noexcept nogil
+
+
+# Columns without data, for the tests' hooks on a call's shape (auto.shape_class_of, the
+# avx2 byte planes' choice): widths[i] bytes, rows row_strides[i] apart (default: the
+# widths, back to back). Fills cols (room for 64) and returns the count.
+cdef inline Py_ssize_t shape_columns(Column* cols, widths, row_strides) except -1:
+    cdef Py_ssize_t i, n = len(widths)
+    if not 1 <= n <= 64:
+        raise ValueError("widths must hold 1 to 64 column widths")
+    strides = list(widths) if row_strides is None else list(row_strides)
+    if len(strides) != n:
+        raise ValueError("row_strides must hold one stride per column width")
+    for i in range(n):
+        cols[i].data = NULL
+        cols[i].row_stride = strides[i]
+        cols[i].width = widths[i]
+    return n

@@ -1821,27 +1821,42 @@ static int planar_chosen(const zorder_column *cols, const zplanar *pl)
     return need == 3 || (k % 2 && need == 2 && pl->size < k * need);
 }
 
-ZAVX2 ptrdiff_t zorder_avx2_planar(const zorder_column *cols, int ncols, ptrdiff_t size,
-                                   ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
+/* The rows zorder_avx2_planar does of a call (a multiple of 32; 0: it does not take the
+ * call), and their plan in *pl (plain C). */
+static ptrdiff_t planar_rows(const zorder_column *cols, int ncols, ptrdiff_t size,
+                             ptrdiff_t nrows, ptrdiff_t out_stride, zplanar *pl)
 {
-    zplanar pl;
     ptrdiff_t rows, spill;
     int c, narrow = 0;
     if (zorder_avx2_planar_mode == 0 || nrows < zorder_avx2_planar_min_rows
-        || !planar_plan(cols, ncols, size, out_stride, &pl)
-        || (zorder_avx2_planar_mode == 1 && !planar_chosen(cols, &pl)))
+        || !planar_plan(cols, ncols, size, out_stride, pl)
+        || (zorder_avx2_planar_mode == 1 && !planar_chosen(cols, pl)))
         return 0;
     /* a block reads its 32 rows' whole strides: the last row stays with the caller where
      * a column is narrower than its stride (its stride's end may be past the data); and
      * the last row's 16-byte store must stay in the output */
     for (c = 0; c < ncols; c++)
-        narrow |= pl.need[c] > 0 && cols[c].width < cols[c].row_stride;
+        narrow |= pl->need[c] > 0 && cols[c].width < cols[c].row_stride;
     spill = (16 - size + size - 1) / size;
     rows = nrows - narrow - spill;
-    if (rows < 32)
-        return 0;
-    PLANAR_BLOCKS[size](cols, &pl, rows / 32, out);
-    return rows / 32 * 32;
+    return rows < 32 ? 0 : rows / 32 * 32;
+}
+
+ptrdiff_t zorder_avx2_planar_rows(const zorder_column *cols, int ncols, ptrdiff_t size,
+                                  ptrdiff_t nrows, ptrdiff_t out_stride)
+{
+    zplanar pl;
+    return planar_rows(cols, ncols, size, nrows, out_stride, &pl);
+}
+
+ZAVX2 ptrdiff_t zorder_avx2_planar(const zorder_column *cols, int ncols, ptrdiff_t size,
+                                   ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride)
+{
+    zplanar pl;
+    const ptrdiff_t rows = planar_rows(cols, ncols, size, nrows, out_stride, &pl);
+    if (rows > 0)
+        PLANAR_BLOCKS[size](cols, &pl, rows / 32, out);
+    return rows;
 }
 
 #else  /* not x86-64, or a compiler without AVX2 target attributes */
@@ -1857,6 +1872,13 @@ ptrdiff_t zorder_avx2_planar(const zorder_column *cols, int ncols, ptrdiff_t siz
                              uint8_t *out, ptrdiff_t out_stride)
 {
     (void)cols; (void)ncols; (void)size; (void)nrows; (void)out; (void)out_stride;
+    return 0;
+}
+
+ptrdiff_t zorder_avx2_planar_rows(const zorder_column *cols, int ncols, ptrdiff_t size,
+                                  ptrdiff_t nrows, ptrdiff_t out_stride)
+{
+    (void)cols; (void)ncols; (void)size; (void)nrows; (void)out_stride;
     return 0;
 }
 

@@ -36,6 +36,11 @@ int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
 ptrdiff_t zorder_avx2_planar(const zorder_column *cols, int ncols, ptrdiff_t size, ptrdiff_t nrows,
                              uint8_t *out, ptrdiff_t out_stride);
 
+/* The rows zorder_avx2_planar would do of such a call (0: it would not take it), without
+ * reading the columns; plain C, for the tests of its choice. */
+ptrdiff_t zorder_avx2_planar_rows(const zorder_column *cols, int ncols, ptrdiff_t size,
+                                  ptrdiff_t nrows, ptrdiff_t out_stride);
+
 /* zorder_slice_fn (segments.h) on AVX2: the first w bytes of rows st bytes apart, to rows
  * back to back, for 1 <= w < st <= 8, in blocks of 16 rows (returns the rows done; 0 for
  * other w, st). Same CPU requirement. */
