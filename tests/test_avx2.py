@@ -287,6 +287,16 @@ def test_byte_planes_are_chosen_where_they_were_faster(shape, taken):
     assert (avx2._planar_rows(widths, size, 1024) > 0) == taken
 
 
+def test_byte_planes_and_auto_agree_where_some_columns_get_no_bits():
+    # 16 or 32 columns, narrow ones among them that rows of 1-2 bytes never reach: auto
+    # sees the narrow widths, and so must the planes (found by review)
+    from zorder.interleave import auto
+
+    for widths, size in (([8] * 8 + [1] * 8, 1), ([8] * 16 + [2] * 16, 2)):
+        assert auto.shape_class_of(widths, size) == "many-columns-short"
+        assert avx2._planar_rows(widths, size, 1024) > 0
+
+
 def test_byte_planes_leave_the_rows_they_may_not_reach():
     # 1,024 rows of 16 bytes from columns as wide as their strides: all of them in blocks
     assert avx2._planar_rows([8] * 12, 16, 1024) == 1024

@@ -1806,7 +1806,7 @@ static int planar_chosen(const zorder_column *cols, const zplanar *pl)
     int c, cut = 0, need = 0, under8 = 0;
     for (c = 0; c < k; c++) {
         cut |= pl->need[c] < cols[c].row_stride;
-        under8 |= pl->need[c] > 0 && cols[c].row_stride < 8;
+        under8 |= cols[c].width > 0 && cols[c].row_stride < 8;   /* (as auto.pyx sees it) */
         if (pl->need[c] > need)
             need = pl->need[c];
     }
