@@ -1566,7 +1566,7 @@ int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
 #define ZPL_OPS 8       /* lookups of an output byte (padded with empty tables) */
 
 typedef struct {
-    int ncols, size;
+    int ncols, size, widest, nplanes;
     int need[ZPL_COLS];     /* bytes of column c the rows use */
     int plane0[ZPL_COLS];   /* its first plane */
     uint8_t src[16][ZPL_OPS];           /* lookup i of output byte b: nibble vector 2p + h */
@@ -1598,28 +1598,27 @@ static void planar_windows_init(void)
         }
 }
 
-/* The plan of a call, or 0 when this path does not take it (plain C). Takes 1-32 columns
- * whose rows are 1-8 bytes apart and ascending, no wider than that, output rows of 1-16
- * bytes back to back, at most 32 planes. */
-static int planar_plan(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t out_stride,
-                       zplanar *pl)
+/* The shape of a call's plan (the bytes of each column the rows use, their planes), or 0
+ * when this path cannot take it (plain C). Takes 1-32 columns whose rows are 1-8 bytes
+ * apart and ascending, no wider than that, output rows of 1-16 bytes back to back, at
+ * most 32 planes. */
+static int planar_shape(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t out_stride,
+                        zplanar *pl)
 {
-    uint8_t tab[2 * ZPL_PLANES][16][16];
-    uint8_t used[2 * ZPL_PLANES][16];
-    int count[16];
-    ptrdiff_t widest = 0, level, pos;
-    int c, p, b, v, i;
+    ptrdiff_t level, pos;
+    int c, p;
     if (k < 1 || k > ZPL_COLS || size < 1 || size > 16 || out_stride != size)
         return 0;
+    pl->widest = 0;
     for (c = 0; c < k; c++) {
         if (cols[c].row_stride < 1 || cols[c].row_stride > 8 || cols[c].width < 0
             || cols[c].width > cols[c].row_stride)
             return 0;
-        if (cols[c].width > widest)
-            widest = cols[c].width;
+        if (cols[c].width > pl->widest)
+            pl->widest = (int)cols[c].width;
         pl->need[c] = 0;
     }
-    for (level = 0, pos = 0; level < 8 * widest && pos < 8 * size; level++)
+    for (level = 0, pos = 0; level < 8 * pl->widest && pos < 8 * size; level++)
         for (c = 0; c < k && pos < 8 * size; c++)
             if (level < 8 * cols[c].width) {
                 pl->need[c] = (int)(level / 8 + 1);
@@ -1633,9 +1632,23 @@ static int planar_plan(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff
         return 0;
     pl->ncols = k;
     pl->size = (int)size;
+    pl->nplanes = p;
+    return 1;
+}
+
+/* The lookups of a plan whose shape planar_shape made: 0 if some output byte needed more
+ * than ZPL_OPS (plain C). Built only for the calls the path runs: 17 KiB of tables. */
+static int planar_tables(const zorder_column *cols, zplanar *pl)
+{
+    uint8_t tab[2 * ZPL_PLANES][16][16];
+    uint8_t used[2 * ZPL_PLANES][16];
+    int count[16];
+    ptrdiff_t level, pos;
+    const int k = pl->ncols, size = pl->size, p = pl->nplanes;
+    int c, b, v, i;
     memset(tab, 0, sizeof tab);
     memset(used, 0, sizeof used);
-    for (level = 0, pos = 0; level < 8 * widest && pos < 8 * size; level++)
+    for (level = 0, pos = 0; level < 8 * pl->widest && pos < 8 * size; level++)
         for (c = 0; c < k && pos < 8 * size; c++)
             if (level < 8 * cols[c].width) {
                 /* bit 7 - level % 8 of byte level / 8: the high nibble's bit 3 - level % 4,
@@ -1822,14 +1835,14 @@ static int planar_chosen(const zorder_column *cols, const zplanar *pl)
 }
 
 /* The rows zorder_avx2_planar does of a call (a multiple of 32; 0: it does not take the
- * call), and their plan in *pl (plain C). */
+ * call), and their plan's shape in *pl (plain C). */
 static ptrdiff_t planar_rows(const zorder_column *cols, int ncols, ptrdiff_t size,
                              ptrdiff_t nrows, ptrdiff_t out_stride, zplanar *pl)
 {
     ptrdiff_t rows, spill;
     int c, narrow = 0;
     if (zorder_avx2_planar_mode == 0 || nrows < zorder_avx2_planar_min_rows
-        || !planar_plan(cols, ncols, size, out_stride, pl)
+        || !planar_shape(cols, ncols, size, out_stride, pl)
         || (zorder_avx2_planar_mode == 1 && !planar_chosen(cols, pl)))
         return 0;
     /* a block reads its 32 rows' whole strides: the last row stays with the caller where
@@ -1837,7 +1850,7 @@ static ptrdiff_t planar_rows(const zorder_column *cols, int ncols, ptrdiff_t siz
      * the last row's 16-byte store must stay in the output */
     for (c = 0; c < ncols; c++)
         narrow |= pl->need[c] > 0 && cols[c].width < cols[c].row_stride;
-    spill = (16 - size + size - 1) / size;
+    spill = 15 / size;   /* (16 - size) / size, rounded up */
     rows = nrows - narrow - spill;
     return rows < 32 ? 0 : rows / 32 * 32;
 }
@@ -1854,8 +1867,9 @@ ZAVX2 ptrdiff_t zorder_avx2_planar(const zorder_column *cols, int ncols, ptrdiff
 {
     zplanar pl;
     const ptrdiff_t rows = planar_rows(cols, ncols, size, nrows, out_stride, &pl);
-    if (rows > 0)
-        PLANAR_BLOCKS[size](cols, &pl, rows / 32, out);
+    if (rows == 0 || !planar_tables(cols, &pl))
+        return 0;
+    PLANAR_BLOCKS[size](cols, &pl, rows / 32, out);
     return rows;
 }
 
