@@ -12,7 +12,7 @@ from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.bitloop cimport bitloop_rows
-from zorder.interleave.kernel cimport Column, RowsKernel, shape_columns
+from zorder.interleave.kernel cimport Column, RowsKernel, bytes_used, shape_columns
 
 from zorder.cpu.select import SHAPE_CLASSES
 from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
@@ -33,21 +33,13 @@ PLAN = {}
 
 
 cdef bint cut_inside_a_column(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
-    """Whether rows of `size` bytes end before the last byte of some column they use: the
-    bits dealt out in Iceberg's order (one per column that still has bits, level by
-    level) leave a whole byte of one column unused."""
-    cdef Py_ssize_t used[32]
-    cdef Py_ssize_t c, level = 0, left = 8 * size
+    """Whether rows of `size` bytes leave a whole byte of some column unused, the bits
+    dealt in Iceberg's order (n <= 32 columns)."""
+    cdef int need[32]
+    cdef Py_ssize_t c
+    bytes_used(cols, n, size, need)
     for c in range(n):
-        used[c] = 0
-    while left > 0 and level < 64:   # (widths of at most 8 bytes: 64 levels)
-        for c in range(n):
-            if left > 0 and 8 * cols[c].width > level:
-                used[c] += 1
-                left -= 1
-        level += 1
-    for c in range(n):
-        if (used[c] + 7) // 8 < cols[c].width:
+        if need[c] < cols[c].width:
             return 1
     return 0
 

@@ -26,6 +26,9 @@ cdef extern from "kernel.h":
 
     uint64_t spread_bits "zorder_spread_bits"(uint64_t v, int nbits, int k) noexcept nogil
     int make_plan "zorder_make_plan"(const Column* cols, Py_ssize_t ncols, Plan* plan) noexcept nogil
+    # need[c]: the bytes of column c that rows cut to `size` bytes use (Iceberg's order)
+    void bytes_used "zorder_bytes_used"(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
+                                        int* need) noexcept nogil
     void store_group "zorder_store_group"(uint8_t* dst, uint64_t w, int k, Py_ssize_t nbytes) noexcept nogil
 
 # Writes rows [0, nrows): row r's `size` interleaved bytes go to out + r * out_stride,

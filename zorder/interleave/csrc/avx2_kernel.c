@@ -1605,7 +1605,6 @@ static void planar_windows_init(void)
 static int planar_shape(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t out_stride,
                         zplanar *pl)
 {
-    ptrdiff_t level, pos;
     int c, p;
     if (k < 1 || k > ZPL_COLS || size < 1 || size > 16 || out_stride != size)
         return 0;
@@ -1616,14 +1615,8 @@ static int planar_shape(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
             return 0;
         if (cols[c].width > pl->widest)
             pl->widest = (int)cols[c].width;
-        pl->need[c] = 0;
     }
-    for (level = 0, pos = 0; level < 8 * pl->widest && pos < 8 * size; level++)
-        for (c = 0; c < k && pos < 8 * size; c++)
-            if (level < 8 * cols[c].width) {
-                pl->need[c] = (int)(level / 8 + 1);
-                pos++;
-            }
+    zorder_bytes_used(cols, k, size, pl->need);
     for (c = 0, p = 0; c < k; c++) {
         pl->plane0[c] = p;
         p += pl->need[c];

@@ -77,6 +77,26 @@ static inline int zorder_make_plan(const zorder_column *cols, ptrdiff_t ncols, z
     return 1;
 }
 
+/* need[c] for c < ncols: the bytes of column c that rows cut to `size` bytes use. Iceberg
+ * deals the bits level by level, one to each column that still has bits at that level,
+ * in column order (the bitloop backend's order). */
+static inline void zorder_bytes_used(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
+                                     int *need)
+{
+    ptrdiff_t c, level, pos = 0, widest = 0;
+    for (c = 0; c < ncols; c++) {
+        need[c] = 0;
+        if (cols[c].width > widest)
+            widest = cols[c].width;
+    }
+    for (level = 0; level < 8 * widest && pos < 8 * size; level++)
+        for (c = 0; c < ncols && pos < 8 * size; c++)
+            if (level < 8 * cols[c].width) {
+                need[c] = (int)(level / 8 + 1);
+                pos++;
+            }
+}
+
 /* The k-column spreading every table and mask is generated from: the nbits-wide value v
  * with its bit i (i = 0 its most significant) at position nbits*k - 1 - i*k, i.e. each bit
  * followed by the k - 1 bits of the other columns. spread(b, 8, k) is SPREAD[k][b]. */
