@@ -91,7 +91,6 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
     buffer (no copy back); a finished bucket is copied once if it ended in the wrong one.
     """
     cdef Py_ssize_t i, big_start, big_total, step
-    cdef bint split_done
     cdef int64_t* idx
     cdef uint64_t* keys
     while True:
@@ -122,13 +121,9 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
                 s.wide[depth] = <Py_ssize_t*>malloc(65537 * sizeof(Py_ssize_t))
             if s.wide[depth] != NULL:
                 step = 2
-        if step == 2:
-            split_done = split(s, idx_a, keys_a, idx_b, keys_b, n, depth, cached, in_a, want_a,
-                               s.wide[depth], 16, &big_start, &big_total)
-        else:
-            split_done = split(s, idx_a, keys_a, idx_b, keys_b, n, depth, cached, in_a, want_a,
-                               s.counts + depth * 257, 8, &big_start, &big_total)
-        if not split_done:
+        if not split(s, idx_a, keys_a, idx_b, keys_b, n, depth, cached, in_a, want_a,
+                     s.wide[depth] if step == 2 else s.counts + depth * 257, 8 * step,
+                     &big_start, &big_total):
             depth += step   # one value there in the whole bucket: nothing to move
             continue
         # (the split's bucket of more than half the rows, if any)
