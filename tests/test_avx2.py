@@ -222,17 +222,22 @@ def test_byte_planes_on_every_shape_they_take(planes_everywhere):
         assert (wide[:, size:] == 0xEE).all(), shape
 
 
-@pytest.mark.parametrize("shape", ["7x8->10", "10x8->10", "12x8->16", "7x4->7", "9x4->16", "20x8->8",
-                                   "18x2->9", "32x4->16",
-                                   "14x8->14", "5x8->15"])
-def test_byte_planes_where_they_are_chosen(shape):
-    # the shapes the path is chosen for by default, over many blocks and two threads
+def uniform(shape):
+    """"7x8->10" -> ([8] * 7, 10)."""
     text, size = shape.split("->")
     k, w = map(int, text.split("x"))
-    cols = columns(k * 100 + w, 5003, [w] * k)
-    want = bitloop.interleave_rows(cols, int(size))
-    np.testing.assert_array_equal(avx2.interleave_rows(cols, int(size)), want)
-    np.testing.assert_array_equal(avx2.interleave_rows(cols, int(size), threads=2), want)
+    return [w] * k, int(size)
+
+
+@pytest.mark.parametrize("shape", ["7x8->10", "10x8->10", "12x8->16", "7x4->7", "9x4->16",
+                                   "20x8->8", "18x2->9", "32x4->16", "14x8->14", "5x8->15"])
+def test_byte_planes_where_they_are_chosen(shape):
+    # the shapes the path is chosen for by default, over many blocks and two threads
+    widths, size = uniform(shape)
+    cols = columns(len(widths) * 100 + widths[0], 5003, widths)
+    want = bitloop.interleave_rows(cols, size)
+    np.testing.assert_array_equal(avx2.interleave_rows(cols, size), want)
+    np.testing.assert_array_equal(avx2.interleave_rows(cols, size, threads=2), want)
 
 
 def test_byte_planes_touch_nothing_outside_their_buffers(planes_everywhere):
@@ -260,13 +265,6 @@ def test_byte_planes_touch_nothing_outside_their_buffers(planes_everywhere):
             avx2.interleave_rows(cols, size, out=out.array.reshape(nrows, size))
             np.testing.assert_array_equal(out.array.reshape(nrows, size),
                                           bitloop.interleave_rows(cols, size))
-
-
-def uniform(shape):
-    """"7x8->10" -> ([8] * 7, 10)."""
-    text, size = shape.split("->")
-    k, w = map(int, text.split("x"))
-    return [w] * k, int(size)
 
 
 @pytest.mark.parametrize("shape, taken", [
