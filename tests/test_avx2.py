@@ -193,17 +193,20 @@ def strided_columns(rng, nrows, widths, strides):
 
 
 def test_byte_planes_on_every_shape_they_take(planes_everywhere):
-    # 1-32 columns of 0-8 bytes, rows 1-8 bytes apart, rows of 1-16 bytes: the blocks of
-    # 32 rows, the rows left to the other paths (a column narrower than its stride leaves
-    # the last row, a row's 16-byte store its spill), fresh outputs, rows back to back with
-    # sentinels after them (the last store must stop there), and rows apart (not taken:
-    # the stores would run into the bytes between rows).
+    # 1-32 columns of 0-24 bytes, rows 1-8 bytes apart or further (where a block reads 8
+    # bytes of each row), rows of 1-16 bytes: the blocks of 32 rows, the rows left to the
+    # other paths (a column narrower than what a block reads of a row leaves the last row,
+    # a row's 16-byte store its spill), fresh outputs, rows back to back with sentinels
+    # after them (the last store must stop there), and rows apart (not taken: the stores
+    # would run into the bytes between rows).
     rng = np.random.default_rng(17)
-    for _ in range(400):
+    for _ in range(600):
         k = int(rng.integers(1, 33))
-        widths = [int(w) for w in rng.choice([0, 1, 2, 3, 4, 5, 8], k)]
+        widths = [int(w) for w in rng.choice([0, 1, 2, 3, 4, 5, 8, 12, 16, 24], k,
+                                             p=[.1, .1, .1, .1, .1, .1, .26, .04, .06, .04])]
         widths[0] = max(widths[0], 1)
-        strides = [max(w, 1) if rng.random() < 0.5 else int(rng.integers(max(w, 1), 9))
+        strides = [max(w, 1) if rng.random() < 0.5
+                   else int(rng.integers(max(w, 1), 9 if w < 8 and rng.random() < 0.7 else 41))
                    for w in widths]
         nrows = int(rng.choice([32, 33, 34, 63, 64, 65, 97, 300]))
         cols = strided_columns(rng, nrows, widths, strides)
@@ -252,7 +255,11 @@ def test_byte_planes_touch_nothing_outside_their_buffers(planes_everywhere):
                                   # rows of 16 bytes spill nothing: only the narrow
                                   # columns keep the last row out of the blocks
                                   ([2] * 8, [8] * 8, 16), ([1, 2, 3, 4, 5, 1], [8] * 6, 16),
-                                  ([2] * 20, [8] * 20, 16), ([1] * 32, [3] * 32, 9)):
+                                  ([2] * 20, [8] * 20, 16), ([1] * 32, [3] * 32, 9),
+                                  # rows further apart: a block reads 8 bytes of each row
+                                  ([8] * 10, [16] * 10, 10), ([16] * 9, [16] * 9, 9),
+                                  ([2] * 12, [24] * 12, 12), ([3, 9] * 5, [40, 9] * 5, 16),
+                                  ([12] * 5 + [8] * 5, [12] * 5 + [80] * 5, 16)):
         for nrows in (32, 33, 64, 95, 256):
             keep = []
             cols = []
@@ -271,6 +278,7 @@ def test_byte_planes_touch_nothing_outside_their_buffers(planes_everywhere):
     # taken (planar_chosen): 9-32 columns, 3-byte cuts of 8-byte columns, 5 or 7 columns
     # cut inside 2-byte prefixes or narrower than 8 bytes
     ("10x8->10", True), ("12x8->16", True), ("15x8->8", True), ("20x8->8", True),
+    ("10x16->10", True), ("16x16->16", True), ("32x16->16", True), ("9x24->9", True),
     ("32x4->16", True), ("5x8->15", True), ("6x8->16", True), ("7x8->10", True),
     ("7x4->7", True), ("5x4->10", True),
     # left to the other paths: whole 1-, 2- and 4-byte prefixes of 8-byte columns and 6 or
@@ -304,10 +312,24 @@ def test_byte_planes_leave_the_rows_they_may_not_reach():
     # rows of 10 bytes: the last row's 16-byte store would pass the output's end
     assert avx2._planar_rows([8] * 10, 10, 1024) == 992
     assert avx2._planar_rows([8] * 10, 10, 1025) == 1024
-    # too few rows, output rows apart, rows more than 8 bytes apart: not taken
+    # rows further apart than 8 bytes: a block reads 8 bytes of each, all in the data
+    # where the column is that wide
+    assert avx2._planar_rows([8] * 10, 16, 1024, [16] * 10) == 1024
+    assert avx2._planar_rows([2] * 10, 16, 1024, [16] * 10) == 992
+    # too few rows, output rows apart: not taken
     assert avx2._planar_rows([8] * 10, 10, 255) == 0
     assert avx2._planar_rows([8] * 10, 10, 1024, out_stride=12) == 0
-    assert avx2._planar_rows([8] * 10, 10, 1024, [16] * 10) == 0
+
+
+def test_byte_planes_refuse_far_rows_they_use_more_than_8_bytes_of(planes_everywhere):
+    # a block reads 8 bytes of each row more than 8 apart: a column whose rows give 9 or
+    # more bytes is not taken, and the call is still right
+    assert avx2._planar_rows([16], 8, 1024) == 992   # (the last row's store spills)
+    assert avx2._planar_rows([16], 9, 1024) == 0
+    assert avx2._planar_rows([16, 2], 16, 1024) == 0   # 14 bytes of the first
+    assert avx2._planar_rows([9, 9], 16, 1024) == 1024   # 8 of each
+    cols = columns(3, 1000, [16])
+    np.testing.assert_array_equal(avx2.interleave_rows(cols, 12), bitloop.interleave_rows(cols, 12))
 
 
 def test_auto_sends_the_planes_only_calls_they_take():
@@ -320,11 +342,13 @@ def test_auto_sends_the_planes_only_calls_they_take():
     short = 0
     for _ in range(3000):
         k = int(rng.integers(9, 35))
-        widths = [int(w) for w in rng.integers(0, 9, k)]
+        widths = [int(w) if rng.random() < 0.9 else int(rng.choice([12, 16, 24]))
+                  for w in rng.integers(0, 9, k)]
         widths[0] = max(widths[0], 1)
-        # rows apart as wide as the column, up to 8 bytes, or (rarely) 16: not taken
-        strides = [int(rng.choice([max(w, 1), int(rng.integers(max(w, 1), 9)), 16],
-                                  p=[0.7, 0.29, 0.01])) for w in widths]
+        # rows apart as wide as the column, up to 8 bytes, or further
+        strides = [int(rng.choice([max(w, 1), int(rng.integers(max(w, 1), max(w + 1, 9))),
+                                   int(rng.integers(max(w, 9), 81))], p=[0.7, 0.2, 0.1]))
+                   for w in widths]
         size = int(rng.integers(1, min(sum(widths), 17) + 1))
         if auto.shape_class_of(widths, size, strides) != "many-columns-short":
             continue

@@ -122,7 +122,8 @@ def test_plan_respects_what_is_built():
     ([8] * 15, 15, "many-columns-short"), ([2] * 32, 16, "many-columns-short"),
     ([8] * 33, 16, "many-columns"), ([2] * 32, 4, "many-columns-short"),
     ([1] * 32, 4, "many-columns"),
-    ([8] * 9, 17, "many-columns"), ([16] * 10, 10, "many-columns"),
+    ([8] * 9, 17, "many-columns"), ([16] * 10, 10, "many-columns-short"),
+    ([16] * 16, 16, "many-columns-short"), ([24] * 9, 9, "many-columns-short"),
     ([8] * 10, 80, "many-columns"), ([1] * 9, 1, "many-columns-short"),  # one unused
     # ragged: 8+1*9 -> 2 deals 8 of the first column's 64 bits, leaving 7 of its bytes
     ([8] + [1] * 9, 2, "many-columns-short"), ([1] * 9 + [2], 11, "many-columns"),
@@ -131,16 +132,22 @@ def test_shape_classes(widths, size, shape):
     assert auto.shape_class_of(widths, size) == shape
 
 
-@pytest.mark.parametrize("row_strides, out_stride, shape", [
-    ([8] * 10, 10, "many-columns-short"), ([1] * 5 + [8] * 5, 10, "many-columns-short"),
-    # only what avx2's byte planes take: rows at most 8 bytes apart (a (N, 10, 8) block
-    # has its rows 80 apart, a column sliced from 16-byte rows 16), output rows back to back
-    ([80] * 10, 10, "many-columns"), ([8] * 9 + [16], 10, "many-columns"),
-    ([8] * 10, 13, "many-columns"), ([0] * 10, 10, "many-columns"),
+@pytest.mark.parametrize("widths, row_strides, size, out_stride, shape", [
+    ([8] * 10, [8] * 10, 10, 10, "many-columns-short"),
+    ([1] * 5 + [8] * 5, [1] * 5 + [8] * 5, 10, 10, "many-columns-short"),
+    # rows further apart than 8 bytes where the rows use at most a column's first 8: the
+    # columns of an (N, 10, 8) block (rows 80 apart), a column sliced from 16-byte rows
+    ([8] * 10, [80] * 10, 10, 10, "many-columns-short"),
+    ([8] * 9 + [8], [8] * 9 + [16], 10, 10, "many-columns-short"),
+    ([2] * 12, [24] * 12, 12, 12, "many-columns-short"),
+    # only what avx2's byte planes take: a column 16 bytes apart whose rows use 9 of its
+    # bytes, output rows apart, rows 0 bytes apart
+    ([16] + [0] * 8, [16] + [1] * 8, 9, 9, "many-columns"),
+    ([8] * 10, [8] * 10, 10, 13, "many-columns"), ([8] * 10, [0] * 10, 10, 10, "many-columns"),
 ])
-def test_many_columns_short_only_where_the_planes_run(row_strides, out_stride, shape):
-    widths = [min(st, 8) if st else 8 for st in row_strides]
-    assert auto.shape_class_of(widths, 10, row_strides, out_stride) == shape
+def test_many_columns_short_only_where_the_planes_run(widths, row_strides, size, out_stride,
+                                                      shape):
+    assert auto.shape_class_of(widths, size, row_strides, out_stride) == shape
 
 
 @pytest.mark.parametrize("shape", SHAPE_CLASSES)

@@ -236,9 +236,10 @@ SHAPE_CLASSES: Tuple[str, ...] = (
     "uniform-6x8-truncated",        # 6 columns of 8 bytes cut inside, but not to a prefix
     "many-columns-8n-prefix",       # 16, 24, 32 or 64 columns of one width, a multiple of 8,
                                     # whose rows use a 2- or 4-byte prefix of each
-    "many-columns-short",           # 9-32 columns of at most 8 bytes, their rows 1-8 bytes
-                                    # apart, cut to rows of at most 16 bytes back to back
-                                    # that leave a whole byte of some column unused
+    "many-columns-short",           # 9-32 columns cut to rows of at most 16 bytes back to
+                                    # back that leave a whole byte of some column unused,
+                                    # each column's rows 1-8 bytes apart or the rows using
+                                    # at most its first 8 bytes
 )
 
 #: class -> (preference, the measurements that decided it). Intel: a Xeon (family 6 model
@@ -356,7 +357,13 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
     # columns (Intel, 400,000 rows, 04:22 UTC): avx2 ahead of simd on 77 of 78 shapes of
     # 2, 4 and 8 bytes cut to 7-16 (18x2->8 avx2 3.6, simd 27.3, pdep 32.1; 20x8->8 8.9 /
     # 35.8 / 13.3; 16x8->16, on avx2's 8-column planes, 5.4 / 20.8 / 8.2; 32x8->16 18.2 /
-    # 56.7 / 18.4), behind on 15x2->16 (6.0 / 4.4)
+    # 56.7 / 18.4), behind on 15x2->16 (6.0 / 4.4). Columns whose rows are more than 8
+    # bytes apart joined the class when the planes learnt to read 8 bytes of each such row
+    # (Intel, 1M rows, best of 5, 2026-12-05 06:05 UTC, avx2 / simd / pdep / table, ns a
+    # row): 10x16->10 13.0 / 21.9 / 10.6 / 11.7, 12x16->16 16.9 / 24.8 / 18.6 / 20.8,
+    # 20x16->8 25.0 / 49.0 / 24.5 / 25.7 (memory-bound: every backend reads 160-320 bytes
+    # a row); the columns of one (N, k * 8) block, rows k * 8 apart: 10x8->10 8.6 / 24.4 /
+    # 10.3 / 11.0, 20x8->8 20.7 / 67.0 / 35.1 / 37.3, 12x4->12 8.8 / 13.5 / 14.9 / 15.1
     "many-columns-short": (("avx2", "simd", "pdep", "table"),
                            "Intel 9x8->9 avx2 5.4 ns, simd 13.4, pdep 11.4, table 10.8; "
                            "12x8->16 avx2 8.3, simd 16.3, pdep 12.5; 11x8->11 avx2 7.3, "

@@ -32,16 +32,23 @@ for _i in range(NCLASSES):
 PLAN = {}
 
 
-cdef bint cut_inside_a_column(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
-    """Whether rows of `size` bytes leave a whole byte of some column unused, the bits
-    dealt in Iceberg's order (n <= 32 columns)."""
+cdef bint short_rows_of_many(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
+    """Whether rows of `size` bytes from these 9-32 columns are what avx2's byte planes take
+    (zorder_avx2_planar: rows 1-8 bytes apart, or further apart where the rows use at most
+    a column's first 8 bytes) and leave a whole byte of some column unused, the bits dealt
+    in Iceberg's order."""
     cdef int need[32]
     cdef Py_ssize_t c
+    cdef bint cut = 0
     bytes_used(cols, n, size, need)
     for c in range(n):
+        if cols[c].row_stride < 1 or cols[c].width > cols[c].row_stride:
+            return 0
+        if cols[c].row_stride > 8 and need[c] > 8:
+            return 0
         if need[c] < cols[c].width:
-            return 1
-    return 0
+            cut = 1
+    return cut
 
 
 cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,
@@ -50,15 +57,10 @@ cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,
     cdef Py_ssize_t c, w0 = cols[0].width, wmin = cols[0].width, total = 0, need
     cdef bint uniform = 1
     cdef bint narrow = 0
-    # many-columns-short: only what avx2's byte planes take (zorder_avx2_planar: rows 1-8
-    # bytes apart, output rows back to back); the rest runs faster on simd's paths
-    if 8 < n <= 32 and size <= 16 and out_stride == size:
-        for c in range(n):
-            if not 1 <= cols[c].row_stride <= 8 or cols[c].width > cols[c].row_stride:
-                break
-        else:
-            if cut_inside_a_column(cols, n, size):
-                return 12
+    # many-columns-short: only what avx2's byte planes take (output rows back to back, and
+    # see short_rows_of_many); the rest runs faster on simd's paths
+    if 8 < n <= 32 and size <= 16 and out_stride == size and short_rows_of_many(cols, n, size):
+        return 12
     if n > 8:
         if n == 16 or n == 24 or n == 32 or n == 64:
             for c in range(1, n):

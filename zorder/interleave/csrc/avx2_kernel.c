@@ -663,6 +663,15 @@ static void rows_any(int k, const zorder_column *cols, ptrdiff_t m, ptrdiff_t nr
     }
 }
 
+/* The first 8 bytes of the rows at p and p + st, side by side (two rows more than 8 bytes
+ * apart as if they were 8 apart). */
+ZAVX2_INLINE __m128i far_pair(const uint8_t *p, const ptrdiff_t st)
+{
+    return _mm_castpd_si128(_mm_loadh_pd(
+        _mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)(const void *)p)),
+        (const double *)(const void *)(p + st)));
+}
+
 /* n (1, 2 or 4) bytes at p as the low bytes of an integer. */
 ZAVX2_INLINE uint64_t ld_prefix(const uint8_t *p, const int n)
 {
@@ -698,26 +707,38 @@ ZAVX2_INLINE ptrdiff_t prefix_rows_k(const int k, const int need, const zorder_c
     for (c = k; c < 8; c++)
         X[c] = _mm256_setzero_si256();
     /* (8-byte rows that are all the column's: a narrower column 8 bytes apart, such as
-     * a[:, 4:8] of an (n, 8) array, would be read past its last row) */
+     * a[:, 4:8] of an (n, 8) array, would be read past its last row; rows further apart
+     * are read 8 bytes a row, in the column's data where it is that wide) */
     for (c = 0; c < k; c++)
-        rows8 &= cols[c].row_stride == 8 && cols[c].width >= 8;
+        rows8 &= cols[c].row_stride >= 8 && cols[c].width >= 8;
     if (rows8) {
         /* columns of 8-byte rows: G loads of 4 rows each, a lane's worth of rows paired
-         * up by vperm2i128, and vpshufb takes their prefixes to their places */
+         * up by vperm2i128 (rows further apart: two at a time, straight to their lanes),
+         * and vpshufb takes their prefixes to their places */
         const int e = need == 1 ? 0 : need == 2 ? 1 : 2;
         for (r0 = 0; r0 + step <= nrows; r0 += step) {
             for (c = 0; c < k; c++) {
-                const uint8_t *p = cols[c].data + 8 * r0;
+                const ptrdiff_t st = cols[c].row_stride;
+                const uint8_t *p = cols[c].data + st * r0;
                 __m256i x = _mm256_setzero_si256();
-                _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
+                _mm_prefetch((const char *)(p + (st == 8 ? AHEAD : 2 * step * st)), _MM_HINT_T0);
                 for (v = 0; v < G / 2; v++) {
-                    const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * v));
-                    const __m256i b = _mm256_loadu_si256(
-                        (const __m256i *)(const void *)(p + 32 * (v + G / 2)));
-                    x = _mm256_or_si256(x, _mm256_shuffle_epi8(_mm256_permute2x128_si256(a, b, 0x20),
-                                                               bcast16(PREFIX[e][2 * v])));
-                    x = _mm256_or_si256(x, _mm256_shuffle_epi8(_mm256_permute2x128_si256(a, b, 0x31),
-                                                               bcast16(PREFIX[e][2 * v + 1])));
+                    __m256i lo, hi;
+                    if (st == 8) {
+                        const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * v));
+                        const __m256i b = _mm256_loadu_si256(
+                            (const __m256i *)(const void *)(p + 32 * (v + G / 2)));
+                        lo = _mm256_permute2x128_si256(a, b, 0x20);
+                        hi = _mm256_permute2x128_si256(a, b, 0x31);
+                    } else {
+                        const uint8_t *a = p + 4 * v * st, *b = p + 4 * (v + G / 2) * st;
+                        lo = _mm256_inserti128_si256(_mm256_castsi128_si256(far_pair(a, st)),
+                                                     far_pair(b, st), 1);
+                        hi = _mm256_inserti128_si256(_mm256_castsi128_si256(far_pair(a + 2 * st, st)),
+                                                     far_pair(b + 2 * st, st), 1);
+                    }
+                    x = _mm256_or_si256(x, _mm256_shuffle_epi8(lo, bcast16(PREFIX[e][2 * v])));
+                    x = _mm256_or_si256(x, _mm256_shuffle_epi8(hi, bcast16(PREFIX[e][2 * v + 1])));
                 }
                 X[c] = x;
             }
@@ -1560,7 +1581,9 @@ int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
  * each row is one 16-byte store, rows in order, the bytes past the row written again by
  * the next. Only the nibbles the rows use are looked up: 7x8 -> 10 takes 71 lookups a
  * block, 10x8 -> 10 80. The tables follow Iceberg's order (level by level, the columns
- * that still have bits, column order), so ragged widths are the same code. */
+ * that still have bits, column order), so ragged widths are the same code. Rows more than
+ * 8 bytes apart (16-byte columns cut to a prefix, the columns of one 2-D block) are read 8
+ * bytes a row, two rows a 16-byte window, and taken apart as rows 8 apart. */
 #define ZPL_COLS 32     /* columns a call may have */
 #define ZPL_PLANES 32   /* byte planes a block may use */
 #define ZPL_OPS 8       /* lookups of an output byte (padded with empty tables) */
@@ -1599,9 +1622,10 @@ static void planar_windows_init(void)
 }
 
 /* The shape of a call's plan (the bytes of each column the rows use, their planes), or 0
- * when this path cannot take it (plain C). Takes 1-32 columns whose rows are 1-8 bytes
- * apart and ascending, no wider than that, output rows of 1-16 bytes back to back, at
- * most 32 planes. */
+ * when this path cannot take it (plain C). Takes 1-32 columns whose rows are ascending
+ * and no narrower than the column, 1-8 bytes apart, or further apart where the rows use
+ * at most the column's first 8 bytes (a block reads those 8 of each row: far_window);
+ * output rows of 1-16 bytes back to back; at most 32 planes. */
 static int planar_shape(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t out_stride,
                         zplanar *pl)
 {
@@ -1610,14 +1634,15 @@ static int planar_shape(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
         return 0;
     pl->widest = 0;
     for (c = 0; c < k; c++) {
-        if (cols[c].row_stride < 1 || cols[c].row_stride > 8 || cols[c].width < 0
-            || cols[c].width > cols[c].row_stride)
+        if (cols[c].row_stride < 1 || cols[c].width < 0 || cols[c].width > cols[c].row_stride)
             return 0;
         if (cols[c].width > pl->widest)
             pl->widest = (int)cols[c].width;
     }
     zorder_bytes_used(cols, k, size, pl->need);
     for (c = 0, p = 0; c < k; c++) {
+        if (cols[c].row_stride > 8 && pl->need[c] > 8)
+            return 0;
         pl->plane0[c] = p;
         p += pl->need[c];
     }
@@ -1680,6 +1705,14 @@ ZAVX2_INLINE __m256i planar_window(const uint8_t *p, const ptrdiff_t st, const i
         _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * st + 16 * i)), 1);
 }
 
+/* Window i (< 8) of 16 rows st > 8 bytes apart, as if they were 8 apart: the first 8
+ * bytes of rows 2i and 2i + 1 at p (lane 0) and of the 16 rows after them (lane 1). */
+ZAVX2_INLINE __m256i far_window(const uint8_t *p, const ptrdiff_t st, const int i)
+{
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(far_pair(p + 2 * i * st, st)),
+                                   far_pair(p + (16 + 2 * i) * st, st), 1);
+}
+
 /* The 16x16 byte transpose of each 128-bit lane: O[b] byte t becomes O[t] byte b. */
 ZAVX2_INLINE void planar_transpose(__m256i *O)
 {
@@ -1725,23 +1758,27 @@ ZAVX2_INLINE void planar_blocks(const zorder_column *cols, const zplanar *pl, pt
                 continue;
             if (st == 1) {
                 P[0] = _mm256_loadu_si256((const __m256i *)(const void *)p);
-            } else if (st == 8 && n == 2) {
+            } else if (st >= 8 && n == 2) {
                 /* 4 windows' bytes 0 and 1 side by side, then the planes' halves paired */
                 __m256i R0 = _mm256_setzero_si256(), R1 = R0;
                 for (i = 0; i < 4; i++) {
                     const __m256i m = bcast16(WINDOW2[i]);
-                    R0 = _mm256_or_si256(R0, _mm256_shuffle_epi8(planar_window(p, 8, i), m));
-                    R1 = _mm256_or_si256(R1, _mm256_shuffle_epi8(planar_window(p, 8, 4 + i), m));
+                    const __m256i W0 = st == 8 ? planar_window(p, 8, i) : far_window(p, st, i);
+                    const __m256i W1 = st == 8 ? planar_window(p, 8, 4 + i)
+                                               : far_window(p, st, 4 + i);
+                    R0 = _mm256_or_si256(R0, _mm256_shuffle_epi8(W0, m));
+                    R1 = _mm256_or_si256(R1, _mm256_shuffle_epi8(W1, m));
                 }
                 P[0] = _mm256_unpacklo_epi64(R0, R1);
                 P[1] = _mm256_unpackhi_epi64(R0, R1);
             } else {
-                for (i = 0; i < st; i++)
-                    G[i] = planar_window(p, st, i);
+                const int sw = st > 8 ? 8 : (int)st;   /* the windows' row stride */
+                for (i = 0; i < sw; i++)
+                    G[i] = st > 8 ? far_window(p, st, i) : planar_window(p, st, i);
                 for (j = 0; j < n; j++) {
-                    __m256i x = _mm256_shuffle_epi8(G[0], bcast16(WINDOW[st][0][j]));
-                    for (i = 1; i < st; i++)
-                        x = _mm256_or_si256(x, _mm256_shuffle_epi8(G[i], bcast16(WINDOW[st][i][j])));
+                    __m256i x = _mm256_shuffle_epi8(G[0], bcast16(WINDOW[sw][0][j]));
+                    for (i = 1; i < sw; i++)
+                        x = _mm256_or_si256(x, _mm256_shuffle_epi8(G[i], bcast16(WINDOW[sw][i][j])));
                     P[j] = x;
                 }
             }
@@ -1805,14 +1842,16 @@ ptrdiff_t zorder_avx2_planar_min_rows = 256;
  * and 2.3 -> 2.7; Intel 5x8 -> 16 3.9 -> 4.7, 8x8 -> 12 2.8 -> 3.4), 6 or 8 narrower
  * columns (Intel 8x4 -> 12 2.9 -> 3.4), 16 and 32 columns of 8 bytes (AMD 16x8 -> 16
  * 12.0 against 14.6; Intel 5.4 against 7.4, 32x8 -> 16 18.2 against 21.5), and columns
- * read whole (AMD 10x1 -> 10 1.8 against 2.6). */
+ * read whole (AMD 10x1 -> 10 1.8 against 2.6). 16 or 32 columns whose rows are more than
+ * 8 bytes apart run here too (Intel 16x16 -> 16 25.9 -> 20.5, 32x16 -> 16 52.5 -> 41.8). */
 static int planar_chosen(const zorder_column *cols, const zplanar *pl)
 {
     const int k = pl->ncols;
-    int c, cut = 0, need = 0, under8 = 0;
+    int c, cut = 0, need = 0, under8 = 0, far = 0;
     for (c = 0; c < k; c++) {
         cut |= pl->need[c] < cols[c].row_stride;
         under8 |= cols[c].width > 0 && cols[c].row_stride < 8;   /* (as auto.pyx sees it) */
+        far |= pl->need[c] > 0 && cols[c].row_stride > 8;
         if (pl->need[c] > need)
             need = pl->need[c];
     }
@@ -1821,7 +1860,7 @@ static int planar_chosen(const zorder_column *cols, const zplanar *pl)
     if (need == 1 && k <= 6)
         return 0;
     if (k >= 9)   /* but 16 or 32 columns of 8 bytes: the 8-column planes (segments.h) */
-        return under8 || (k != 16 && k != 32);
+        return under8 || far || (k != 16 && k != 32);
     if (under8)
         return k % 2;
     return need == 3 || (k % 2 && need == 2 && pl->size < k * need);
@@ -1838,11 +1877,11 @@ static ptrdiff_t planar_rows(const zorder_column *cols, int ncols, ptrdiff_t siz
         || !planar_shape(cols, ncols, size, out_stride, pl)
         || (zorder_avx2_planar_mode == 1 && !planar_chosen(cols, pl)))
         return 0;
-    /* a block reads its 32 rows' whole strides: the last row stays with the caller where
-     * a column is narrower than its stride (its stride's end may be past the data); and
-     * the last row's 16-byte store must stay in the output */
+    /* a block reads its 32 rows' whole strides, or 8 bytes of each row further apart:
+     * the last row stays with the caller where a column is narrower than that (its end may
+     * be past the data); and the last row's 16-byte store must stay in the output */
     for (c = 0; c < ncols; c++)
-        narrow |= pl->need[c] > 0 && cols[c].width < cols[c].row_stride;
+        narrow |= pl->need[c] > 0 && cols[c].width < (cols[c].row_stride > 8 ? 8 : cols[c].row_stride);
     spill = 15 / size;   /* (16 - size) / size, rounded up */
     rows = nrows - narrow - spill;
     return rows < 32 ? 0 : rows / 32 * 32;
