@@ -145,30 +145,25 @@ def test_streamed_outputs(k, offset):
 @pytest.mark.parametrize("gap", [0, 1, 6])
 @pytest.mark.parametrize("widths", [[1, 2, 3, 4], [3, 5, 8], [1, 1, 2], [2, 5], [1, 2, 4]],
                          ids=lambda w: "+".join(map(str, w)))
-def test_streamed_narrow_rows(widths, gap):
-    # Narrow ragged rows assembled in a stage and streamed out 32 aligned bytes at a time:
-    # every output size (blocks of 1-16 rows), output starts at every offset from a 32-byte
-    # boundary (the bytes before the first boundary and after the last are stored plainly),
-    # rows for one and for several stages and chunks. The same bytes, none outside them.
-    # Columns spaced out by `gap` bytes (views of wider rows) give the last column's piece
-    # other strides, on both sides of where one load serves both blocks.
-    old = avx2._stream_min(0)
-    try:
-        for nrows in (200, 3001, 40_000):
-            cols = [c[:, :w] for c, w in zip(
-                columns(nrows + len(widths), nrows, [w + gap for w in widths]), widths)]
-            for size in range(1, sum(widths) + 1):
-                want = bitloop.interleave_rows(cols, size)
-                for offset in (0, 1, 16, 31) if size in (3, sum(widths)) else (5,):
-                    buf = np.full(nrows * size + 96, 0xEE, np.uint8)
-                    start = (-buf.ctypes.data) % 32 + offset
-                    out = buf[start:start + nrows * size].reshape(nrows, size)
-                    # (two threads: each streams its half, sharing a line where they meet)
-                    avx2.interleave_rows(cols, size, out=out, threads=1 + (nrows > 3001))
-                    np.testing.assert_array_equal(out, want, err_msg=f"{size} {offset} {nrows}")
-                    assert (buf[:start] == 0xEE).all() and (buf[start + out.size:] == 0xEE).all()
-    finally:
-        avx2._stream_min(old)
+def test_narrow_rows_at_every_output_offset(widths, gap):
+    # Narrow ragged rows put together two blocks a step, each lane's 16 bytes stored whole
+    # over the next rows: every output size (blocks of 1-16 rows), output starts at every
+    # offset from a 32-byte boundary, rows for one and for several chunks, one thread and
+    # two. The same bytes, none outside them. Columns spaced out by `gap` bytes (views of
+    # wider rows) give the last column's piece other strides, on both sides of where one
+    # load serves both blocks.
+    for nrows in (200, 3001, 40_000):
+        cols = [c[:, :w] for c, w in zip(
+            columns(nrows + len(widths), nrows, [w + gap for w in widths]), widths)]
+        for size in range(1, sum(widths) + 1):
+            want = bitloop.interleave_rows(cols, size)
+            for offset in (0, 1, 16, 31) if size in (3, sum(widths)) else (5,):
+                buf = np.full(nrows * size + 96, 0xEE, np.uint8)
+                start = (-buf.ctypes.data) % 32 + offset
+                out = buf[start:start + nrows * size].reshape(nrows, size)
+                avx2.interleave_rows(cols, size, out=out, threads=1 + (nrows > 3001))
+                np.testing.assert_array_equal(out, want, err_msg=f"{size} {offset} {nrows}")
+                assert (buf[:start] == 0xEE).all() and (buf[start + out.size:] == 0xEE).all()
 
 
 def test_threads_split_rows_identically():

@@ -42,7 +42,7 @@ cdef extern from "avx2_kernel.h" nogil:
     Py_ssize_t zorder_avx2_slice(uint8_t* dst, const uint8_t* src, Py_ssize_t rows,
                                  Py_ssize_t w, Py_ssize_t st)
     Py_ssize_t zorder_avx2_assemble(const SegPiece* pieces, int npieces, Py_ssize_t size,
-                                    Py_ssize_t rows, uint8_t* out, Py_ssize_t total)
+                                    Py_ssize_t rows, uint8_t* out)
     int zorder_avx2_squeeze_planes(const uint8_t* planes, int k, int nb, Py_ssize_t w,
                                    Py_ssize_t limit, Py_ssize_t rows, uint8_t* out,
                                    Py_ssize_t out_stride)
@@ -187,9 +187,9 @@ interleave_bits.__doc__ = INTERLEAVE_BITS_DOC
 interleave_rows.__doc__ = INTERLEAVE_ROWS_DOC
 
 
-def _assemble(pieces, Py_ssize_t size, Py_ssize_t rows, uint8_t[::1] out, Py_ssize_t total):
+def _assemble(pieces, Py_ssize_t size, Py_ssize_t rows, uint8_t[::1] out):
     """Test hook (tests/test_assemble_bounds.py): the avx2 kernel's assembly of narrow
     ragged rows (the hook its segments use, csrc/segments.h's zorder_assemble_fn) on the
     given buffers; returns the rows it assembled. Refused, never run, where this CPU
     cannot run the kernel."""
-    return call_assemble(&_seg, _supported, UNSUPPORTED_REASON, pieces, size, rows, out, total)
+    return call_assemble(&_seg, _supported, UNSUPPORTED_REASON, pieces, size, rows, out)

@@ -26,8 +26,7 @@ cdef extern from "segments.h" nogil:
         Py_ssize_t stride, n, at
     ctypedef Py_ssize_t (*AssembleFn "zorder_assemble_fn")(const SegPiece* pieces, int npieces,
                                                          Py_ssize_t size, Py_ssize_t rows,
-                                                         uint8_t* out,
-                                                         Py_ssize_t total) noexcept nogil
+                                                         uint8_t* out) noexcept nogil
     ctypedef Py_ssize_t (*SliceFn "zorder_slice_fn")(uint8_t* dst, const uint8_t* src,
                                                    Py_ssize_t rows, Py_ssize_t w,
                                                    Py_ssize_t st) noexcept nogil
@@ -66,13 +65,12 @@ cdef extern from "segments.h" nogil:
 # tests/test_assemble_bounds.py, which puts the buffers against guard pages): pieces is a
 # sequence of (src, stride, n, at). The buffers must hold what the hook's contract lets it
 # touch (each src its rows' bytes up to the last row's n, out rows * size bytes), so that
-# any byte it reads or writes past them is the hook's own fault. total is only its hint
-# of the whole output's size (large: streamed stores). Returns the rows it assembled.
+# any byte it reads or writes past them is the hook's own fault. Returns the rows it
+# assembled.
 # Refused (RuntimeError with `unsupported`), never run, where the CPU cannot run it.
 cdef inline Py_ssize_t call_assemble(const SegBackend* backend, bint supported,
                                      str unsupported, object pieces, Py_ssize_t size,
-                                     Py_ssize_t rows, uint8_t[::1] out,
-                                     Py_ssize_t total) except -1:
+                                     Py_ssize_t rows, uint8_t[::1] out) except -1:
     cdef SegPiece cpieces[8]
     cdef const uint8_t[::1] src
     cdef Py_ssize_t npieces = len(pieces), p, r
@@ -103,5 +101,5 @@ cdef inline Py_ssize_t call_assemble(const SegBackend* backend, bint supported,
     if rows == 0:
         return 0
     with nogil:
-        r = assemble(cpieces, <int>npieces, size, rows, &out[0], total)
+        r = assemble(cpieces, <int>npieces, size, rows, &out[0])
     return r

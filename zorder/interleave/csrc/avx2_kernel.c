@@ -963,7 +963,10 @@ ZAVX2 ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t ro
  * results OR together. A lane's 16 bytes are stored whole, blocks in order: past the
  * block's R * size bytes they run over the next rows, which write them again; only blocks
  * whose stores and loads stay within the call's rows run here. The moves it replaces, a
- * load and a store per piece and row, were a quarter of 1+2+3+4 -> 10. */
+ * load and a store per piece and row, were a quarter of 1+2+3+4 -> 10. The stores are
+ * plain: rows staged and sent out with non-temporal stores (de36ea9) were slower on the
+ * Intel Xeon in every case measured, and 1.8-2.6x slower where the output's lines were
+ * in the cache from an earlier write (benchmarks/NOTES.md, "Rows far apart"). */
 ZAVX2_INLINE void assemble_pair(const int n, const int one_load, const uint8_t *const *src,
                                 const ptrdiff_t *stride, const __m256i *pick, const ptrdiff_t size,
                                 const ptrdiff_t R, const ptrdiff_t r, uint8_t *o)
@@ -987,62 +990,18 @@ ZAVX2_INLINE void assemble_pair(const int n, const int one_load, const uint8_t *
     }
 }
 
-/* Streamed: rows put together in a stage of 64 R rows (64 R size bytes, a multiple of 32)
- * in the cache, whose 32-byte pieces go out with non-temporal stores, aligned as the
- * output is: the output lines are then not read for ownership first (a third of the
- * memory traffic of rows this narrow). The stage holds the output's bytes from the 32-byte
- * boundary at or before its block's first row; the q = out mod 32 bytes before that row
- * are the last block's, carried over, and the first block's first piece and the last
- * block's carry are stored plainly, as they share 32 bytes with what is not ours. */
-#define ASSEMBLE_STAGE_ROWS(R) (64 * (R))
-/* R * size <= 16: the stage's rows, the carry before them, the last lane store's spill */
-#define ASSEMBLE_STAGE_BYTES (ASSEMBLE_STAGE_ROWS(16) + 32 + 16)
-ZAVX2_INLINE ptrdiff_t assemble_streamed(const int n, const int one_load,
-                                         const uint8_t *const *src, const ptrdiff_t *stride,
-                                         const __m256i *pick, const ptrdiff_t size,
-                                         const ptrdiff_t R, const ptrdiff_t last_pair, uint8_t *out)
-{
-    uint8_t stage[ASSEMBLE_STAGE_BYTES] __attribute__((aligned(32)));
-    const ptrdiff_t block = ASSEMBLE_STAGE_ROWS(R), bytes = block * size;
-    const ptrdiff_t q = (ptrdiff_t)((uintptr_t)out & 31);
-    ptrdiff_t r, i, j;
-    for (r = 0; r + block - 2 * R <= last_pair; r += block) {
-        /* stage byte j is output byte j - q of the block (32-byte aligned for j % 32 == 0) */
-        uint8_t *const block_out = out + r * size;
-        if (r > 0)
-            memcpy(stage, stage + bytes, (size_t)q);   /* the last block's carry */
-        for (i = 0; i < block; i += 2 * R)
-            assemble_pair(n, one_load, src, stride, pick, size, R, r + i, stage + q + i * size);
-        j = 0;
-        if (r == 0 && q > 0) {
-            memcpy(out, stage + q, (size_t)(32 - q));
-            j = 32;
-        }
-        for (; j < bytes; j += 32)
-            _mm256_stream_si256((__m256i *)(void *)(block_out + (j - q)),
-                                _mm256_load_si256((const __m256i *)(const void *)(stage + j)));
-    }
-    if (r > 0) {
-        _mm_sfence();   /* before the plain stores after them, ours or the caller's */
-        memcpy(out + r * size - q, stage + bytes, (size_t)q);
-    }
-    return r;
-}
-
 ZAVX2_INLINE ptrdiff_t assemble_n(const int n, const int one_load, const zorder_seg_piece *pieces,
                                   const __m256i *pick, const ptrdiff_t size, const ptrdiff_t R,
-                                  const ptrdiff_t last_pair, uint8_t *out, const int stream)
+                                  const ptrdiff_t last_pair, uint8_t *out)
 {
     const uint8_t *src[ZORDER_MAX_GROUP];
-    ptrdiff_t stride[ZORDER_MAX_GROUP], r = 0;
+    ptrdiff_t stride[ZORDER_MAX_GROUP], r;
     int p;
     for (p = 0; p < n; p++) {
         src[p] = pieces[p].src;
         stride[p] = pieces[p].stride;
     }
-    if (stream)
-        r = assemble_streamed(n, one_load, src, stride, pick, size, R, last_pair, out);
-    for (; r <= last_pair; r += 2 * R)
+    for (r = 0; r <= last_pair; r += 2 * R)
         assemble_pair(n, one_load, src, stride, pick, size, R, r, out + r * size);
     return r;
 }
@@ -1052,21 +1011,19 @@ ZAVX2_INLINE ptrdiff_t assemble_n(const int n, const int one_load, const zorder_
 ZAVX2_INLINE ptrdiff_t assemble_npieces(const int one_load, const int npieces,
                                         const zorder_seg_piece *pieces, const __m256i *pick,
                                         const ptrdiff_t size, const ptrdiff_t R,
-                                        const ptrdiff_t last_pair, uint8_t *out, const int stream)
+                                        const ptrdiff_t last_pair, uint8_t *out)
 {
     switch (npieces) {
-    case 2: return assemble_n(2, one_load, pieces, pick, size, R, last_pair, out, stream);
-    case 3: return assemble_n(3, one_load, pieces, pick, size, R, last_pair, out, stream);
-    case 4: return assemble_n(4, one_load, pieces, pick, size, R, last_pair, out, stream);
-    default: return assemble_n(npieces, one_load, pieces, pick, size, R, last_pair, out, stream);
+    case 2: return assemble_n(2, one_load, pieces, pick, size, R, last_pair, out);
+    case 3: return assemble_n(3, one_load, pieces, pick, size, R, last_pair, out);
+    case 4: return assemble_n(4, one_load, pieces, pick, size, R, last_pair, out);
+    default: return assemble_n(npieces, one_load, pieces, pick, size, R, last_pair, out);
     }
 }
 
 ZAVX2 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces,
-                                     ptrdiff_t size, ptrdiff_t rows, uint8_t *out,
-                                     ptrdiff_t total)
+                                     ptrdiff_t size, ptrdiff_t rows, uint8_t *out)
 {
-    const int stream = total >= zorder_avx2_stream_min;
     __m256i pick[ZORDER_MAX_GROUP];
     const ptrdiff_t R = size >= 1 && size <= 16 ? 16 / size : 0;
     /* the first row of the last pair of blocks: r + 2R rows exist, and lane 1's store (16
@@ -1104,8 +1061,8 @@ ZAVX2 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces
     if (last_pair < 0)
         return 0;
     return one_load
-        ? assemble_npieces(1, npieces, pieces, pick, size, R, last_pair, out, stream)
-        : assemble_npieces(0, npieces, pieces, pick, size, R, last_pair, out, stream);
+        ? assemble_npieces(1, npieces, pieces, pick, size, R, last_pair, out)
+        : assemble_npieces(0, npieces, pieces, pick, size, R, last_pair, out);
 }
 
 /* ---- squeeze: zero columns out of a padded many-column interleave ------------------ */
@@ -1956,9 +1913,9 @@ ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t rows, pt
 }
 
 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces, ptrdiff_t size,
-                               ptrdiff_t rows, uint8_t *out, ptrdiff_t total)
+                               ptrdiff_t rows, uint8_t *out)
 {
-    (void)pieces; (void)npieces; (void)size; (void)rows; (void)out; (void)total;
+    (void)pieces; (void)npieces; (void)size; (void)rows; (void)out;
     return 0;
 }
 

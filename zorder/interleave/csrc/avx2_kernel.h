@@ -49,10 +49,10 @@ ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t rows, pt
 
 /* zorder_assemble_fn (segments.h) on AVX2: narrow ragged rows of at most 16 bytes put
  * together from their pieces, two blocks of 16 / size rows a step (returns the rows done;
- * 0 for wider rows or pieces spread over more than 16 bytes a block); a total output of
- * zorder_avx2_stream_min bytes or more is streamed. Same CPU requirement. */
+ * 0 for wider rows or pieces spread over more than 16 bytes a block). Same CPU
+ * requirement. */
 ptrdiff_t zorder_avx2_assemble(const zorder_seg_piece *pieces, int npieces, ptrdiff_t size,
-                               ptrdiff_t rows, uint8_t *out, ptrdiff_t total);
+                               ptrdiff_t rows, uint8_t *out);
 
 /* zorder_squeeze_planes_fn (segments.h) on AVX2: 9-14 columns padded to two planes, as
  * zorder_avx2_squeeze does them after a merge; 0 for others. Same CPU requirement. */

@@ -193,12 +193,9 @@ typedef struct {
 /* Puts the first rows of `rows` output rows (size bytes each, back to back) together from
  * their pieces, in order, writing no byte outside them and reading no piece byte past row
  * rows - 1's n; returns how many it did (the rest, a few blocks of the backend's at most,
- * are left to the caller), 0 for a shape it does not take. total: the bytes of the whole
- * call's output, of which these rows are a chunk (a large output may be streamed past the
- * caches). */
+ * are left to the caller), 0 for a shape it does not take. */
 typedef ptrdiff_t (*zorder_assemble_fn)(const zorder_seg_piece *pieces, int npieces,
-                                        ptrdiff_t size, ptrdiff_t rows, uint8_t *out,
-                                        ptrdiff_t total);
+                                        ptrdiff_t size, ptrdiff_t rows, uint8_t *out);
 /* The first w bytes of each of `rows` rows st bytes apart to rows back to back (any w and
  * st: the column's own row stride); returns the rows done from the first (the rest are
  * left to the caller), 0 for a (w, st) it does not take. */
@@ -803,7 +800,7 @@ static inline ptrdiff_t zorder_seg_narrow(const zorder_column *cols, ptrdiff_t n
         }
         /* the backend's own assembly where it has one; the rows it leaves (the last of
          * the chunk) with the moves, whose spill lands in later rows */
-        r = assemble != NULL ? assemble(pieces, nseg, size, rows, dst, nrows * size) : 0;
+        r = assemble != NULL ? assemble(pieces, nseg, size, rows, dst) : 0;
 #define ZORDER_SEG_ASSEMBLE_CASE(N, B) \
     case (B) * 16 + (N): \
         zorder_seg_assemble(N, B, moves, r, rows - r, dst + r * size, out_stride); \

@@ -855,15 +855,13 @@ int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
  * them written. The moves it replaces, one 8-byte load and store per piece and row, were
  * half of 1+2+3+4 -> 10 (store bound). */
 ZSIMD ptrdiff_t zorder_simd_assemble(const zorder_seg_piece *pieces, int npieces,
-                                     ptrdiff_t size, ptrdiff_t rows, uint8_t *out,
-                                     ptrdiff_t total)
+                                     ptrdiff_t size, ptrdiff_t rows, uint8_t *out)
 {
     __m512i idx[ZORDER_MAX_GROUP];
     __mmask64 put[ZORDER_MAX_GROUP], load[ZORDER_MAX_GROUP], store;
     const ptrdiff_t R = size > 0 ? 64 / size : 0;
     ptrdiff_t r;
     int p, o;
-    (void)total;   /* (not streamed: its stores are exact, masked) */
     if (R < 1 || npieces < 1 || npieces > ZORDER_MAX_GROUP || rows < R)
         return 0;
     for (p = 0; p < npieces; p++) {
@@ -1027,9 +1025,9 @@ ptrdiff_t zorder_simd_stream_min = 0;
 void zorder_simd_init(void) {}
 
 ptrdiff_t zorder_simd_assemble(const zorder_seg_piece *pieces, int npieces, ptrdiff_t size,
-                               ptrdiff_t rows, uint8_t *out, ptrdiff_t total)
+                               ptrdiff_t rows, uint8_t *out)
 {
-    (void)pieces; (void)npieces; (void)size; (void)rows; (void)out; (void)total;
+    (void)pieces; (void)npieces; (void)size; (void)rows; (void)out;
     return 0;
 }
 

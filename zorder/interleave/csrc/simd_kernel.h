@@ -30,7 +30,7 @@ void zorder_simd_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w, ptrdiff
 /* zorder_assemble_fn (segments.h) for narrow ragged rows, on AVX-512 BW + VBMI; returns 0
  * in a build without the kernel. Same CPU condition as zorder_simd_rows. */
 ptrdiff_t zorder_simd_assemble(const zorder_seg_piece *pieces, int npieces, ptrdiff_t size,
-                               ptrdiff_t rows, uint8_t *out, ptrdiff_t total);
+                               ptrdiff_t rows, uint8_t *out);
 
 /* zorder_slice_fn (segments.h) on AVX-512 BW + VBMI, for rows up to 64 bytes apart
  * (w <= st <= 64); returns 0 in a build without the kernel. Same CPU condition as
