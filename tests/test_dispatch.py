@@ -140,6 +140,10 @@ def test_shape_classes(widths, size, shape):
     ([8] * 10, [80] * 10, 10, 10, "many-columns-short"),
     ([8] * 9 + [8], [8] * 9 + [16], 10, 10, "many-columns-short"),
     ([2] * 12, [24] * 12, 12, 12, "many-columns-short"),
+    # columns read whole, their rows apart: the other paths read the bytes between
+    ([2] * 10, [8] * 10, 16, 16, "many-columns-short"),
+    ([1] * 10, [16] * 10, 10, 10, "many-columns-short"),
+    ([2] * 10, [2] * 10, 16, 16, "many-columns"),
     # only what avx2's byte planes take: a column 16 bytes apart whose rows use 9 of its
     # bytes, output rows apart, rows 0 bytes apart
     ([16] + [0] * 8, [16] + [1] * 8, 9, 9, "many-columns"),

@@ -237,9 +237,9 @@ SHAPE_CLASSES: Tuple[str, ...] = (
     "many-columns-8n-prefix",       # 16, 24, 32 or 64 columns of one width, a multiple of 8,
                                     # whose rows use a 2- or 4-byte prefix of each
     "many-columns-short",           # 9-32 columns cut to rows of at most 16 bytes back to
-                                    # back that leave a whole byte of some column unused,
-                                    # each column's rows 1-8 bytes apart or the rows using
-                                    # at most its first 8 bytes
+                                    # back that use fewer bytes of some column than its
+                                    # rows are apart, each column's rows 1-8 bytes apart or
+                                    # the rows using at most its first 8 bytes
 )
 
 #: class -> (preference, the measurements that decided it). Intel: a Xeon (family 6 model

@@ -12,7 +12,7 @@ from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
 from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
 from zorder.interleave.bitloop cimport bitloop_rows
-from zorder.interleave.kernel cimport Column, RowsKernel, bytes_used, shape_columns
+from zorder.interleave.kernel cimport Column, RowsKernel, bytes_used, rows_reachable, shape_columns
 
 from zorder.cpu.select import SHAPE_CLASSES
 from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
@@ -34,21 +34,18 @@ PLAN = {}
 
 cdef bint short_rows_of_many(const Column* cols, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
     """Whether rows of `size` bytes from these 9-32 columns are what avx2's byte planes take
-    (zorder_avx2_planar: rows 1-8 bytes apart, or further apart where the rows use at most
-    a column's first 8 bytes) and leave a whole byte of some column unused, the bits dealt
-    in Iceberg's order."""
+    (csrc/kernel.h's zorder_rows_reachable, their condition on the columns) and use fewer
+    bytes of some column's rows than the rows' stride: a byte of the column unused, the
+    bits dealt in Iceberg's order, or bytes between its rows (which the other paths read)."""
     cdef int need[32]
     cdef Py_ssize_t c
-    cdef bint cut = 0
     bytes_used(cols, n, size, need)
+    if not rows_reachable(cols, n, need):
+        return 0
     for c in range(n):
-        if cols[c].row_stride < 1 or cols[c].width > cols[c].row_stride:
-            return 0
-        if cols[c].row_stride > 8 and need[c] > 8:
-            return 0
-        if need[c] < cols[c].width:
-            cut = 1
-    return cut
+        if need[c] < cols[c].row_stride:
+            return 1
+    return 0
 
 
 cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,

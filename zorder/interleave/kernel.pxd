@@ -29,6 +29,8 @@ cdef extern from "kernel.h":
     # need[c]: the bytes of column c that rows cut to `size` bytes use (Iceberg's order)
     void bytes_used "zorder_bytes_used"(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
                                         int* need) noexcept nogil
+    bint rows_reachable "zorder_rows_reachable"(const Column* cols, Py_ssize_t ncols,
+                                                const int* need) noexcept nogil
     void store_group "zorder_store_group"(uint8_t* dst, uint64_t w, int k, Py_ssize_t nbytes) noexcept nogil
 
 # Writes rows [0, nrows): row r's `size` interleaved bytes go to out + r * out_stride,

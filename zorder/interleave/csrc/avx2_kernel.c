@@ -672,14 +672,21 @@ ZAVX2_INLINE __m128i far_pair(const uint8_t *p, const ptrdiff_t st)
         (const double *)(const void *)(p + st)));
 }
 
+/* far_pair of the rows at a (lane 0) and at b (lane 1). */
+ZAVX2_INLINE __m256i far_lanes(const uint8_t *a, const uint8_t *b, const ptrdiff_t st)
+{
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(far_pair(a, st)), far_pair(b, st), 1);
+}
+
 /* Blocks that read a few bytes a row from many columns, or 8 bytes of rows more than 8
  * apart, leave the hardware prefetchers behind: the lines of the first 8 bytes of `rows`
- * rows at p are asked for FAR_AHEAD blocks before they are read (2-8 measured the same).
+ * rows at p are asked for AHEAD_BLOCKS blocks before they are read (2-8 measured the
+ * same).
  * Intel Xeon (family 6 model 167), 1M rows, best of 7, avx2 ns a row without -> with:
  * 8x16 -> 8 8.5 -> 4.7, 6x16 -> 6 6.3 -> 3.4, 10x16 -> 10 13.0 -> 6.9, 12x8 -> 16 6.0 ->
- * 4.9, 20x8 -> 8 9.9 -> 8.0 (benchmarks/NOTES.md, "Rows far apart"). */
-#define FAR_AHEAD 4
-ZAVX2_INLINE void far_prefetch(const uint8_t *p, const ptrdiff_t rows, const ptrdiff_t st)
+ * 4.9, 20x8 -> 8 9.9 -> 8.0 (benchmarks/NOTES.md, "Rows far apart, prefetches, ..."). */
+#define AHEAD_BLOCKS 4
+ZAVX2_INLINE void rows_prefetch(const uint8_t *p, const ptrdiff_t rows, const ptrdiff_t st)
 {
     const ptrdiff_t step = st < 64 ? 64 : st;
     ptrdiff_t q;
@@ -716,20 +723,20 @@ ZAVX2_INLINE ptrdiff_t prefix_rows_k(const int k, const int need, const zorder_c
     __m256i X[8];
     zsqueeze sq;
     ptrdiff_t r0;
-    int c, v, i, rows8 = 1;
+    int c, v, i, first8 = 1;
     if (k != 2 && k != 4 && k != 8 && !ZLUT(k))
         squeeze_init(&sq, k);
     for (c = k; c < 8; c++)
         X[c] = _mm256_setzero_si256();
-    /* (8-byte rows that are all the column's: a narrower column 8 bytes apart, such as
-     * a[:, 4:8] of an (n, 8) array, would be read past its last row; rows further apart
-     * are read 8 bytes a row, in the column's data where it is that wide) */
+    /* Each row's first 8 bytes the column's own, read 8 bytes a row (a narrower column 8
+     * bytes apart, such as a[:, 4:8] of an (n, 8) array, would be read past its last
+     * row) */
     for (c = 0; c < k; c++)
-        rows8 &= cols[c].row_stride >= 8 && cols[c].width >= 8;
-    if (rows8) {
-        /* columns of 8-byte rows: G loads of 4 rows each, a lane's worth of rows paired
-         * up by vperm2i128 (rows further apart: two at a time, straight to their lanes),
-         * and vpshufb takes their prefixes to their places */
+        first8 &= cols[c].row_stride >= 8 && cols[c].width >= 8;
+    if (first8) {
+        /* rows 8 bytes apart: G loads of 4 rows each, a lane's worth of rows paired up by
+         * vperm2i128; further apart: two rows a 16-byte half, straight to their lanes;
+         * then vpshufb takes their prefixes to their places */
         const int e = need == 1 ? 0 : need == 2 ? 1 : 2;
         for (r0 = 0; r0 + step <= nrows; r0 += step) {
             for (c = 0; c < k; c++) {
@@ -739,7 +746,7 @@ ZAVX2_INLINE ptrdiff_t prefix_rows_k(const int k, const int need, const zorder_c
                 if (st == 8)
                     _mm_prefetch((const char *)(p + AHEAD), _MM_HINT_T0);
                 else
-                    far_prefetch(p + FAR_AHEAD * step * st, step, st);
+                    rows_prefetch(p + AHEAD_BLOCKS * step * st, step, st);
                 for (v = 0; v < G / 2; v++) {
                     __m256i lo, hi;
                     if (st == 8) {
@@ -750,10 +757,8 @@ ZAVX2_INLINE ptrdiff_t prefix_rows_k(const int k, const int need, const zorder_c
                         hi = _mm256_permute2x128_si256(a, b, 0x31);
                     } else {
                         const uint8_t *a = p + 4 * v * st, *b = p + 4 * (v + G / 2) * st;
-                        lo = _mm256_inserti128_si256(_mm256_castsi128_si256(far_pair(a, st)),
-                                                     far_pair(b, st), 1);
-                        hi = _mm256_inserti128_si256(_mm256_castsi128_si256(far_pair(a + 2 * st, st)),
-                                                     far_pair(b + 2 * st, st), 1);
+                        lo = far_lanes(a, b, st);
+                        hi = far_lanes(a + 2 * st, b + 2 * st, st);
                     }
                     x = _mm256_or_si256(x, _mm256_shuffle_epi8(lo, bcast16(PREFIX[e][2 * v])));
                     x = _mm256_or_si256(x, _mm256_shuffle_epi8(hi, bcast16(PREFIX[e][2 * v + 1])));
@@ -964,9 +969,11 @@ ZAVX2 ptrdiff_t zorder_avx2_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t ro
  * block's R * size bytes they run over the next rows, which write them again; only blocks
  * whose stores and loads stay within the call's rows run here. The moves it replaces, a
  * load and a store per piece and row, were a quarter of 1+2+3+4 -> 10. The stores are
- * plain: rows staged and sent out with non-temporal stores (de36ea9) were slower on the
- * Intel Xeon in every case measured, and 1.8-2.6x slower where the output's lines were
- * in the cache from an earlier write (benchmarks/NOTES.md, "Rows far apart"). */
+ * plain: rows staged and sent out with non-temporal stores (de36ea9, measured a little
+ * faster on the AMD EPYC Zen 4 alone in a loop) were slower on the Intel Xeon in every
+ * case measured, and 1.8-2.6x slower where the output's lines were in the cache from an
+ * earlier write (benchmarks/NOTES.md, "Rows far apart, prefetches, and the narrow
+ * assembly's streamed stores"; the AMD was not measured again). */
 ZAVX2_INLINE void assemble_pair(const int n, const int one_load, const uint8_t *const *src,
                                 const ptrdiff_t *stride, const __m256i *pick, const ptrdiff_t size,
                                 const ptrdiff_t R, const ptrdiff_t r, uint8_t *o)
@@ -1607,17 +1614,13 @@ static int planar_shape(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
     int c, p;
     if (k < 1 || k > ZPL_COLS || size < 1 || size > 16 || out_stride != size)
         return 0;
+    zorder_bytes_used(cols, k, size, pl->need);
+    if (!zorder_rows_reachable(cols, k, pl->need))
+        return 0;
     pl->widest = 0;
-    for (c = 0; c < k; c++) {
-        if (cols[c].row_stride < 1 || cols[c].width < 0 || cols[c].width > cols[c].row_stride)
-            return 0;
+    for (c = 0, p = 0; c < k; c++) {
         if (cols[c].width > pl->widest)
             pl->widest = (int)cols[c].width;
-    }
-    zorder_bytes_used(cols, k, size, pl->need);
-    for (c = 0, p = 0; c < k; c++) {
-        if (cols[c].row_stride > 8 && pl->need[c] > 8)
-            return 0;
         pl->plane0[c] = p;
         p += pl->need[c];
     }
@@ -1684,8 +1687,7 @@ ZAVX2_INLINE __m256i planar_window(const uint8_t *p, const ptrdiff_t st, const i
  * bytes of rows 2i and 2i + 1 at p (lane 0) and of the 16 rows after them (lane 1). */
 ZAVX2_INLINE __m256i far_window(const uint8_t *p, const ptrdiff_t st, const int i)
 {
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(far_pair(p + 2 * i * st, st)),
-                                   far_pair(p + (16 + 2 * i) * st, st), 1);
+    return far_lanes(p + 2 * i * st, p + (16 + 2 * i) * st, st);
 }
 
 /* The 16x16 byte transpose of each 128-bit lane: O[b] byte t becomes O[t] byte b. */
@@ -1731,12 +1733,12 @@ ZAVX2_INLINE void planar_blocks(const zorder_column *cols, const zplanar *pl, pt
             __m256i P[8], G[8];
             if (n == 0)
                 continue;
+            rows_prefetch(p + AHEAD_BLOCKS * 32 * st, 32, st);
             if (st == 1) {
                 P[0] = _mm256_loadu_si256((const __m256i *)(const void *)p);
             } else if (st >= 8 && n == 2) {
                 /* 4 windows' bytes 0 and 1 side by side, then the planes' halves paired */
                 __m256i R0 = _mm256_setzero_si256(), R1 = R0;
-                far_prefetch(p + FAR_AHEAD * 32 * st, 32, st);
                 for (i = 0; i < 4; i++) {
                     const __m256i m = bcast16(WINDOW2[i]);
                     const __m256i W0 = st == 8 ? planar_window(p, 8, i) : far_window(p, st, i);
@@ -1748,8 +1750,7 @@ ZAVX2_INLINE void planar_blocks(const zorder_column *cols, const zplanar *pl, pt
                 P[0] = _mm256_unpacklo_epi64(R0, R1);
                 P[1] = _mm256_unpackhi_epi64(R0, R1);
             } else {
-                const int sw = st > 8 ? 8 : (int)st;   /* the windows' row stride */
-                far_prefetch(p + FAR_AHEAD * 32 * st, 32, st);
+                const int sw = (int)zorder_row_reach(st);   /* the windows' row stride */
                 for (i = 0; i < sw; i++)
                     G[i] = st > 8 ? far_window(p, st, i) : planar_window(p, st, i);
                 for (j = 0; j < n; j++) {
@@ -1817,18 +1818,22 @@ ptrdiff_t zorder_avx2_planar_min_rows = 256;
  * prefixes of 8-byte columns and 6 or 8 columns cut inside them, where the two CPUs
  * disagree (AMD 7x8 -> 7 6.55 -> 3.26 and 6x8 -> 10 3.49 -> 2.44, but Intel 2.6 -> 3.5
  * and 2.3 -> 2.7; Intel 5x8 -> 16 3.9 -> 4.7, 8x8 -> 12 2.8 -> 3.4), 6 or 8 narrower
- * columns (Intel 8x4 -> 12 2.9 -> 3.4), 16 and 32 columns of 8 bytes (AMD 16x8 -> 16
- * 12.0 against 14.6; Intel 5.4 against 7.4, 32x8 -> 16 18.2 against 21.5), and columns
- * read whole (AMD 10x1 -> 10 1.8 against 2.6). 16 or 32 columns whose rows are more than
- * 8 bytes apart run here too (Intel 16x16 -> 16 25.9 -> 20.5, 32x16 -> 16 52.5 -> 41.8). */
+ * columns (Intel 8x4 -> 12 2.9 -> 3.4), 16 columns of 8 bytes (AMD 16x8 -> 16 12.0
+ * against 14.6; Intel 5.4 against 7.4 at 400,000 rows, since the prefetches 5.8-9.7
+ * against 7.4-7.7, a tie), and columns read whole (AMD 10x1 -> 10 1.8 against 2.6).
+ * 32 columns of 8 bytes run here since the prefetches (Intel 32x8 -> 16 15.8-17.2 against
+ * 16.5-22.3, 32x8 -> 8 14.5-16.2 against 15.5-22.6; before them 21.5 against 18.2), and
+ * so do 16 columns narrower than 8 bytes (16x2/8 -> 16 7.5 against 13.0) or whose rows
+ * are more than 8 bytes apart (16x16 -> 16 20.5 against 25.9). */
 static int planar_chosen(const zorder_column *cols, const zplanar *pl)
 {
     const int k = pl->ncols;
-    int c, cut = 0, need = 0, under8 = 0, far = 0;
+    int c, cut = 0, need = 0, under8 = 0, far = 0, narrower = 0;
     for (c = 0; c < k; c++) {
-        cut |= pl->need[c] < cols[c].row_stride;
-        under8 |= cols[c].width > 0 && cols[c].row_stride < 8;   /* (as auto.pyx sees it) */
-        far |= pl->need[c] > 0 && cols[c].row_stride > 8;
+        cut |= pl->need[c] < cols[c].row_stride;   /* (as auto.pyx sees it) */
+        under8 |= cols[c].width > 0 && cols[c].row_stride < 8;   /* (as auto.pyx sees them) */
+        far |= cols[c].width > 0 && cols[c].row_stride > 8;
+        narrower |= cols[c].width > 0 && cols[c].width < 8;
         if (pl->need[c] > need)
             need = pl->need[c];
     }
@@ -1836,8 +1841,8 @@ static int planar_chosen(const zorder_column *cols, const zplanar *pl)
         return 0;
     if (need == 1 && k <= 6)
         return 0;
-    if (k >= 9)   /* but 16 or 32 columns of 8 bytes: the 8-column planes (segments.h) */
-        return under8 || far || (k != 16 && k != 32);
+    if (k >= 9)   /* but 16 columns of 8 bytes: the 8-column planes (segments.h) */
+        return under8 || far || narrower || k != 16;
     if (under8)
         return k % 2;
     return need == 3 || (k % 2 && need == 2 && pl->size < k * need);
@@ -1858,7 +1863,7 @@ static ptrdiff_t planar_rows(const zorder_column *cols, int ncols, ptrdiff_t siz
      * the last row stays with the caller where a column is narrower than that (its end may
      * be past the data); and the last row's 16-byte store must stay in the output */
     for (c = 0; c < ncols; c++)
-        narrow |= pl->need[c] > 0 && cols[c].width < (cols[c].row_stride > 8 ? 8 : cols[c].row_stride);
+        narrow |= pl->need[c] > 0 && cols[c].width < zorder_row_reach(cols[c].row_stride);
     spill = 15 / size;   /* (16 - size) / size, rounded up */
     rows = nrows - narrow - spill;
     return rows < 32 ? 0 : rows / 32 * 32;

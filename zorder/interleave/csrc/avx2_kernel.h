@@ -29,7 +29,8 @@ int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdif
                         uint8_t *out, ptrdiff_t out_stride, zorder_uniform_fn fallback);
 
 /* Rows of at most 16 bytes (back to back, out_stride == size) from 1-32 columns whose
- * rows are 1-8 bytes apart, ascending, and no wider than that, by byte planes and nibble
+ * rows are ascending, no narrower than the column, and 1-8 bytes apart or used in at most
+ * their first 8 bytes (kernel.h's zorder_rows_reachable), by byte planes and nibble
  * lookups, 32 rows a block. Returns the rows done, a multiple of 32, leaving the last
  * ones (and every row of a shape it does not take: 0) to the caller. Same CPU
  * requirement. */

@@ -97,6 +97,30 @@ static inline void zorder_bytes_used(const zorder_column *cols, ptrdiff_t ncols,
             }
 }
 
+/* The bytes of a row that a block of rows 1-8 bytes apart reads whole, or of rows further
+ * apart reads from each (the first 8: avx2's byte planes and prefix rows). */
+static inline ptrdiff_t zorder_row_reach(ptrdiff_t row_stride)
+{
+    return row_stride > 8 ? 8 : row_stride;
+}
+
+/* Whether blocks of rows can read what rows of the call use of every column (need[c]:
+ * zorder_bytes_used): rows ascending, no narrower than the column, and where they are more
+ * than 8 bytes apart, used in at most their first 8 bytes. The byte planes' condition on
+ * the columns (avx2's zorder_avx2_planar), and so auto's many-columns-short's. */
+static inline int zorder_rows_reachable(const zorder_column *cols, ptrdiff_t ncols,
+                                        const int *need)
+{
+    ptrdiff_t c;
+    for (c = 0; c < ncols; c++) {
+        if (cols[c].row_stride < 1 || cols[c].width < 0 || cols[c].width > cols[c].row_stride)
+            return 0;
+        if (cols[c].row_stride > 8 && need[c] > 8)
+            return 0;
+    }
+    return 1;
+}
+
 /* The k-column spreading every table and mask is generated from: the nbits-wide value v
  * with its bit i (i = 0 its most significant) at position nbits*k - 1 - i*k, i.e. each bit
  * followed by the k - 1 bits of the other columns. spread(b, 8, k) is SPREAD[k][b]. */
