@@ -115,7 +115,7 @@ static inline int zorder_rows_reachable(const zorder_column *cols, ptrdiff_t nco
     for (c = 0; c < ncols; c++) {
         if (cols[c].row_stride < 1 || cols[c].width < 0 || cols[c].width > cols[c].row_stride)
             return 0;
-        if (cols[c].row_stride > 8 && need[c] > 8)
+        if (need[c] > zorder_row_reach(cols[c].row_stride))   /* (need <= width <= stride) */
             return 0;
     }
     return 1;
