@@ -1690,6 +1690,13 @@ ZAVX2_INLINE __m256i far_window(const uint8_t *p, const ptrdiff_t st, const int 
     return far_lanes(p + 2 * i * st, p + (16 + 2 * i) * st, st);
 }
 
+/* Window i of a block's rows st bytes apart: planar_window's for 1-8 (i < st), far_window's
+ * for rows further apart, taken as rows 8 apart (i < 8). */
+ZAVX2_INLINE __m256i row_window(const uint8_t *p, const ptrdiff_t st, const int i)
+{
+    return st > 8 ? far_window(p, st, i) : planar_window(p, st, i);
+}
+
 /* The 16x16 byte transpose of each 128-bit lane: O[b] byte t becomes O[t] byte b. */
 ZAVX2_INLINE void planar_transpose(__m256i *O)
 {
@@ -1741,18 +1748,15 @@ ZAVX2_INLINE void planar_blocks(const zorder_column *cols, const zplanar *pl, pt
                 __m256i R0 = _mm256_setzero_si256(), R1 = R0;
                 for (i = 0; i < 4; i++) {
                     const __m256i m = bcast16(WINDOW2[i]);
-                    const __m256i W0 = st == 8 ? planar_window(p, 8, i) : far_window(p, st, i);
-                    const __m256i W1 = st == 8 ? planar_window(p, 8, 4 + i)
-                                               : far_window(p, st, 4 + i);
-                    R0 = _mm256_or_si256(R0, _mm256_shuffle_epi8(W0, m));
-                    R1 = _mm256_or_si256(R1, _mm256_shuffle_epi8(W1, m));
+                    R0 = _mm256_or_si256(R0, _mm256_shuffle_epi8(row_window(p, st, i), m));
+                    R1 = _mm256_or_si256(R1, _mm256_shuffle_epi8(row_window(p, st, 4 + i), m));
                 }
                 P[0] = _mm256_unpacklo_epi64(R0, R1);
                 P[1] = _mm256_unpackhi_epi64(R0, R1);
             } else {
                 const int sw = (int)zorder_row_reach(st);   /* the windows' row stride */
                 for (i = 0; i < sw; i++)
-                    G[i] = st > 8 ? far_window(p, st, i) : planar_window(p, st, i);
+                    G[i] = row_window(p, st, i);
                 for (j = 0; j < n; j++) {
                     __m256i x = _mm256_shuffle_epi8(G[0], bcast16(WINDOW[sw][0][j]));
                     for (i = 1; i < sw; i++)
