@@ -7,19 +7,20 @@
 #include "lut.h"
 
 /* For rows cut to a few bytes of many columns or of a prefix (7x8 -> 10, 10x8 -> 10), the
- * paths above compute whole 8-byte pieces of every column, or 7 columns as 8 with a zero
- * column, and throw most of the work away. Here a block of 32 rows is taken apart into
- * byte planes instead: plane (c, j) holds byte j of column c for the 32 rows, one row a
- * byte lane (vpshufb picks from 16-byte windows of the rows). Output byte b of the 32
- * rows is then an OR of vpshufb lookups, one per column nibble that has bits in it, of a
- * 16-entry table giving those bits' places in b (at most 8 nibbles a byte: one a bit).
- * The output planes are turned into rows by a 16x16 byte transpose per 128-bit lane, and
- * each row is one 16-byte store, rows in order, the bytes past the row written again by
- * the next. Only the nibbles the rows use are looked up: 7x8 -> 10 takes 71 lookups a
- * block, 10x8 -> 10 80. The tables follow Iceberg's order (level by level, the columns
- * that still have bits, column order), so ragged widths are the same code. Rows more than
- * 8 bytes apart (16-byte columns cut to a prefix, the columns of one 2-D block) are read 8
- * bytes a row, two rows a 16-byte window, and taken apart as rows 8 apart. */
+ * other paths (rows.h, prefix.h) compute whole 8-byte pieces of every column, or 7
+ * columns as 8 with a zero column, and throw most of the work away. Here a block of 32
+ * rows is taken apart into byte planes instead: plane (c, j) holds byte j of column c for
+ * the 32 rows, one row a byte lane (vpshufb picks from 16-byte windows of the rows).
+ * Output byte b of the 32 rows is then an OR of vpshufb lookups, one per column nibble
+ * that has bits in it, of a 16-entry table giving those bits' places in b (at most 8
+ * nibbles a byte: one a bit). The output planes are turned into rows by a 16x16 byte
+ * transpose per 128-bit lane, and each row is one 16-byte store, rows in order, the bytes
+ * past the row written again by the next. Only the nibbles the rows use are looked up:
+ * 7x8 -> 10 takes 71 lookups a block, 10x8 -> 10 80. The tables follow Iceberg's order
+ * (level by level, the columns that still have bits, column order), so ragged widths are
+ * the same code. Rows more than 8 bytes apart (16-byte columns cut to a prefix, the
+ * columns of one 2-D block) are read 8 bytes a row, two rows a 16-byte window, and taken
+ * apart as rows 8 apart. */
 #define ZPL_COLS 32     /* columns a call may have */
 #define ZPL_PLANES 32   /* byte planes a block may use */
 #define ZPL_OPS 8       /* lookups of an output byte (padded with empty tables) */

@@ -7,7 +7,7 @@
 #include "lut.h"
 
 /* mode: ZST_NT, non-temporal stores (every block stores whole registers only where it
- * is asked: k = 7 never is), or ZST_WHOLE (above). lim: the bytes of each row's 8k to
+ * is asked: k = 7 never is), or ZST_WHOLE (store.h). lim: the bytes of each row's 8k to
  * store, less than 8k only with k = 2, 4, 6, 8 (the others store whole rows: the callers
  * stage them), rows apart or back to back. */
 ZAVX2_INLINE void zblock_nt(const int k, const __m256i *X, uint8_t *dst, ptrdiff_t os,

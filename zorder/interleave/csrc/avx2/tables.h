@@ -23,7 +23,7 @@ static uint64_t CMASK[9][3][2];
  * lane (the group's stream starts at its top byte). */
 static uint8_t PACK[9][32];
 
-/* The nibble-lookup method (ZLUT(k) below). NIBLUT[k][b][c][h]: for each value of
+/* The nibble-lookup method (ZLUT(k); lutblock, lut.h). NIBLUT[k][b][c][h]: for each value of
  * column c's high (h = 1) or low (h = 0) nibble, its bits that land in output byte b of
  * the group. CHUNK[k][m][b]: vpshufb indices taking, for 16-byte output chunk m of a
  * 128-bit lane (16 groups), the bytes that come from result b (byte b of every group). */
@@ -35,8 +35,8 @@ static uint8_t CHUNK[8][8][8][16];
  * i + G/2 put there (vperm2i128) to their prefixes' places among the lane's 2G rows. */
 static uint8_t PREFIX[3][8][16];
 
-static void slice_plans_init(void);   /* zorder_avx2_slice's tables, below */
-static void planar_windows_init(void);   /* zorder_avx2_planar's, below */
+static void slice_plans_init(void);   /* zorder_avx2_slice's tables, in slice.h */
+static void planar_windows_init(void);   /* zorder_avx2_planar's, planar.h */
 
 static int group_k(int k)
 {

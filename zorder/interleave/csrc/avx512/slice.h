@@ -6,8 +6,8 @@
 
 /* zorder_slice_fn: blocks of R = (64 - w) / st + 1 rows, whose bytes lie within 64, one
  * masked load, one vpermb and one masked store of R * w bytes each (the compiler's loops
- * for these byte gathers were a fifth of 1+2+3+4 -> 10 after the assembly above). Takes
- * rows up to 64 bytes apart (w <= st <= 64), so it also cuts whole rows in scratch to
+ * for these byte gathers were a fifth of 1+2+3+4 -> 10 after the assembly, assemble.h).
+ * Takes rows up to 64 bytes apart (w <= st <= 64), so it also cuts whole rows in scratch to
  * their first w bytes (zorder_uniform_rows_cut). */
 ZSIMD ptrdiff_t zorder_simd_slice(uint8_t *dst, const uint8_t *src, ptrdiff_t rows,
                                   ptrdiff_t w, ptrdiff_t st)
