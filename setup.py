@@ -96,7 +96,7 @@ if IS_X86_64:
     # The C files hold the only AVX2, BMI2 and AVX-512 code, behind target attributes; the
     # modules themselves (and their imports) are baseline x86-64. avx2 falls back to the
     # table module's kernel through a cimport.
-    extensions.append(extension("interleave.avx2", ["interleave/avx2.pyx", "interleave/csrc/avx2_kernel.c"]))
+    extensions.append(extension("interleave.avx2", ["interleave/avx2.pyx", "interleave/csrc/avx2/avx2.c"]))
     extensions.append(extension("interleave.pdep", ["interleave/pdep.pyx", "interleave/csrc/pdep_kernel.c"]))
 if IS_AARCH64:
     # Advanced SIMD is part of every aarch64 CPU, so the baseline flags already allow it;
@@ -111,10 +111,10 @@ extensions += [
     extension("values._radix", ["values/_radix.pyx"]),
 ]
 if IS_X86_64:
-    # A compiler without the AVX-512 intrinsics compiles simd_kernel.c to a stub and the
+    # A compiler without the AVX-512 intrinsics compiles csrc/avx512/ to a stub and the
     # backend reports itself unavailable. simd falls back to the pdep module's kernel
     # through a cimport.
-    extensions.append(extension("interleave.simd", ["interleave/simd.pyx", "interleave/csrc/simd_kernel.c"]))
+    extensions.append(extension("interleave.simd", ["interleave/simd.pyx", "interleave/csrc/avx512/avx512.c"]))
 extensions += [
     extension("ordered._strings", ["ordered/_strings.pyx"]),
     extension("parquet._checksum", ["parquet/_checksum.pyx"]),

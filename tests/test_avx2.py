@@ -1,5 +1,5 @@
 """The avx2 backend against Iceberg's vectors and the bitloop oracle, on the paths of its
-own kernel (csrc/avx2_kernel.c): every column count, slabs of 8 bytes, row tails, rows
+own kernel (csrc/avx2/): every column count, slabs of 8 bytes, row tails, rows
 truncated to 1, 2 or 4 bytes per column, strided inputs and outputs, streaming stores.
 
 Skipped, with the reason, where the CPU or the build cannot run AVX2; the selector tests

@@ -127,7 +127,7 @@ def test_many_columns_uniform(backend, ncols):
 
 # k with a prime factor above 7 run padded with zero columns to a multiple of 8, then
 # squeezed: avx2 in steps of 16 output bytes, two rows at a time but for the last one or
-# two, whose last steps read a copy of the row's end (csrc/avx2_kernel.c,
+# two, whose last steps read a copy of the row's end (csrc/avx2/squeeze.h,
 # zorder_avx2_squeeze). Sizes around every step, row counts that leave 1 or 2 rows.
 @pytest.mark.parametrize("ncols, width", [(11, 1), (11, 8), (11, 5), (13, 2), (13, 4), (13, 3),
                                          (17, 3), (29, 1), (61, 1)])
@@ -141,7 +141,7 @@ def test_padded_squeeze_every_step(backend, ncols, width):
             check_rows(backend, columns, size)
 
 
-# 9-14 columns squeezed from their two padded planes (csrc/avx2_kernel.c,
+# 9-14 columns squeezed from their two padded planes (csrc/avx2/squeeze.h,
 # squeeze16_planes_rows) take the rows' groups as one stream, four a step across rows:
 # rows of 1-3 groups and rows cut inside a group, row counts whose steps end inside a row.
 @pytest.mark.parametrize("ncols", [9, 10, 11, 14])
@@ -373,7 +373,7 @@ def test_narrow_rows_around_chunks_and_the_last_rows(backend, widths):
 # avx2: 4-7 columns (8 with 2- or 4-byte prefixes) cut inside the 1-, 2- or 4-byte prefixes
 # of their columns, or with rows apart (the wider out= of check_rows), or 5 and 7 columns at
 # any such prefix, run the prefix rows into scratch 1,024 rows at a time and copy each
-# row's bytes out (csrc/avx2_kernel.c, prefix_staged); the rows short of a block (4 * 8 /
+# row's bytes out (csrc/avx2/prefix.h, prefix_staged); the rows short of a block (4 * 8 /
 # prefix) go on to the other paths. Every size cut inside each prefix, rows around both.
 @pytest.mark.parametrize("k", [4, 5, 6, 7, 8])
 def test_prefix_rows_staged(backend, k):

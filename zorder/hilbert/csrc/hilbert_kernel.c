@@ -11,7 +11,7 @@
  * Rows are independent, so each step is the same operation on every lane of a vector
  * of rows: the level tests become lane masks, and nothing branches on data.
  *
- * Only the x86 code carries target attributes (as in interleave/csrc/simd_kernel.c); the baseline
+ * Only the x86 code carries target attributes (as in interleave/csrc/avx512/); the baseline
  * object runs on any x86-64 and the file builds to the plain code on other machines. */
 #include <stdlib.h>
 #include <string.h>
