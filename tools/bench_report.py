@@ -4,7 +4,7 @@
     python -m zorder bench --json > before.json     # ... change a kernel, rebuild ...
     python -m zorder bench --json > after.json
     python tools/bench_report.py compare before.json after.json   # after / before, per cell
-    python tools/bench_report.py markdown after.json              # the README's Results table
+    python tools/bench_report.py markdown after.json              # tables as in docs/performance.md
     python tools/bench_report.py plot after.json after.png        # the bench's chart, from JSON
 
 The timing and the tables themselves live in zorder.bench, the chart in zorder.cli.plot; this only reads
@@ -113,7 +113,7 @@ def main(argv=None) -> int:
     c = sub.add_parser("compare", help="new / old time for every shape and backend")
     c.add_argument("old")
     c.add_argument("new")
-    m = sub.add_parser("markdown", help="Markdown tables for the README")
+    m = sub.add_parser("markdown", help="Markdown tables, as in docs/performance.md")
     m.add_argument("report")
     p = sub.add_parser("plot", help="the bench's bar chart from a saved report")
     p.add_argument("report")
