@@ -7,8 +7,8 @@
     python tools/bench_report.py markdown after.json              # tables as in docs/performance.md
     python tools/bench_report.py plot after.json after.png        # the bench's chart, from JSON
 
-The timing and the tables themselves live in zorder.bench, the chart in zorder.cli.plot; this only reads
-saved reports, so a comparison never needs both builds installed at once.
+The timing and the tables live in zorder.bench, the chart in zorder.cli.plot; this only
+reads saved reports, so a comparison never needs both builds installed at once.
 """
 
 from __future__ import annotations

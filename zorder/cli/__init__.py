@@ -26,7 +26,7 @@ from zorder.parquet.safety import Terminated
 
 # command -> (module with add_arguments(parser) and run(args) -> int, one-line help)
 COMMANDS = {
-    "info": ("zorder.cli.info", "show the version, what runs and why, the backends and the CPU facts"),
+    "info": ("zorder.cli.info", "show the version, what runs and why, and the CPU facts"),
     "bench": ("zorder.cli.bench", "time every backend against a memory copy"),
     "sort": ("zorder.cli.sort", "rewrite a Parquet file in Z-order (needs pyarrow)"),
     "cluster": ("zorder.cli.cluster", "Z-order cluster a Parquet dataset with Dask (needs dask)"),
