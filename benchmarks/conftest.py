@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from zorder.cli import bench as _bench
+from zorder import bench as _bench
 
 ROWS = int(os.environ.get("ZORDER_BENCH_ROWS", _bench.DEFAULT_ROWS))
 

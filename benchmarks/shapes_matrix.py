@@ -5,7 +5,7 @@ against a numpy copy of the same input bytes, as a Markdown table for benchmarks
     python benchmarks/shapes_matrix.py                       # 1M rows
     python benchmarks/shapes_matrix.py --rows 200000 --json out.json
 
-The timing is zorder.cli.bench_matrix's (the bench command's own), run from the source
+The timing is zorder.bench.matrix's (the bench command's own), run from the source
 tree's build when there is one.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import zorder  # noqa: E402
-from zorder.cli.bench import CLOCK  # noqa: E402
-from zorder.cli.bench_matrix import MATRIX_SHAPES, run_matrix  # noqa: E402
+from zorder.bench import CLOCK, MATRIX_SHAPES, run_matrix  # noqa: E402
+from zorder.cli.progress import Progress  # noqa: E402
 
 #: The bench command's shapes, then more truncated and narrow variants.
 SHAPES = MATRIX_SHAPES + (
@@ -52,7 +52,8 @@ def main() -> None:
     args = ap.parse_args()
     print(f"zorder from {Path(zorder.__file__).parent}; {zorder.backend}; "
           f"{zorder.cpu_info().get('brand_raw')}", file=sys.stderr)
-    matrix = run_matrix(args.rows, args.repeat, CLOCK, progress=True, shapes=SHAPES)
+    matrix = run_matrix(args.rows, args.repeat, CLOCK, shapes=SHAPES,
+                        progress=lambda total: Progress("shapes_matrix", total=total, delay=2.0))
     print(markdown(matrix))
     if args.json:
         with open(args.json, "w") as f:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import zorder
-from zorder.cli import bench as _bench
+from zorder import bench as _bench
 
 pytest.importorskip("pytest_benchmark", reason="these benchmarks need pytest-benchmark")
 

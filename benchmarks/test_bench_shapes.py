@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import zorder
-from zorder.cli.bench_matrix import MATRIX_SHAPES, parse_widths
+from zorder.bench import MATRIX_SHAPES, parse_widths
 
 ROWS = int(os.environ.get("ZORDER_BENCH_ROWS", 1_000_000))
 pytest.importorskip("pytest_benchmark", reason="these benchmarks need pytest-benchmark")

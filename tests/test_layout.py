@@ -1,6 +1,6 @@
 """The package's floors: every import points down (or stays on its own floor).
 
-    cli -> (the face: zorder/__init__, zorder.dask, zorder.spark) -> engines -> parquet
+    cli -> bench -> (the face: zorder/__init__, zorder.dask, zorder.spark) -> engines -> parquet
         -> values -> ordered | hilbert -> interleave -> cpu
 
 Sibling floors (ordered and hilbert) do not import each other. The check reads the
@@ -16,7 +16,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "zorder"
 
 #: Floor of each subpackage (and of the face's modules), lowest first.
 RANK = {"cpu": 0, "interleave": 1, "ordered": 2, "hilbert": 2, "values": 3, "parquet": 4, "engines": 5,
-        "face": 6, "cli": 7}
+        "face": 6, "bench": 7, "cli": 8}
 FACE = {"__init__", "dask", "iceberg", "spark"}
 IMPORT = re.compile(r"^[ \t]*(?:from\s+(zorder(?:\.\w+)*)\s+c?import|c?import\s+(zorder(?:\.\w+)*))",
                     re.MULTILINE)

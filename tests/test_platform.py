@@ -118,3 +118,20 @@ def test_info_on_x86_64_keeps_its_facts_and_verdicts():
                     "simd verdict", "  pdep ", "  avx2 ", "  simd "):
         assert present in text
     assert "(not on X86_64: neon)" in text and "neon verdict" not in text
+
+
+def test_the_version_comes_from_the_package_metadata(capsys):
+    from importlib import metadata
+
+    from zorder.cli import main
+
+    try:
+        expected = metadata.version("zorder")
+    except metadata.PackageNotFoundError:
+        expected = "0+unknown"   # a source tree that was never installed
+    assert zorder.__version__ == expected
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"zorder {expected}\n"
+    assert format_info(runtime_info())[0] == f"zorder {expected}"

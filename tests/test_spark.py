@@ -2,7 +2,7 @@
 
 The Arrow function (what ``mapInArrow`` calls) is tested with pyarrow alone. The recipe runs
 on pyspark in local mode when pyspark and a Java runtime are installed; the test extra does
-not pull pyspark in (see the README, "Beyond one machine"), so CI skips that one test.
+not pull pyspark in (see docs/spark.md), so CI skips that one test.
 """
 
 import datetime as dt

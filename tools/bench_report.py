@@ -4,11 +4,11 @@
     python -m zorder bench --json > before.json     # ... change a kernel, rebuild ...
     python -m zorder bench --json > after.json
     python tools/bench_report.py compare before.json after.json   # after / before, per cell
-    python tools/bench_report.py markdown after.json              # the README's Results table
+    python tools/bench_report.py markdown after.json              # tables as in docs/performance.md
     python tools/bench_report.py plot after.json after.png        # the bench's chart, from JSON
 
-The timing, the tables and the chart themselves live in zorder.cli.bench; this only reads
-saved reports, so a comparison never needs both builds installed at once.
+The timing and the tables live in zorder.bench, the chart in zorder.cli.plot; this only
+reads saved reports, so a comparison never needs both builds installed at once.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any, Dict, List
 
-from zorder.cli import bench as _bench
+from zorder.bench import BASELINE, REFERENCE, format_table, ns_cell
 from zorder.cli.plot import plot_bench, require_matplotlib
 
 
@@ -34,7 +34,7 @@ def _by_shape(report: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
 def compare(old: Dict[str, Any], new: Dict[str, Any]) -> str:
     """new ns / old ns for every shape, path and backend both reports have (< 1 = faster)."""
     old_shapes, new_shapes = _by_shape(old), _by_shape(new)
-    names = [n for n in new["backends"] if n in old["backends"]] + [_bench.BASELINE]
+    names = [n for n in new["backends"] if n in old["backends"]] + [BASELINE]
     lines = [f"new / old time (below 1.00 is faster); old {old['date']}, new {new['date']}"]
     for path in ("per_row", "batch"):
         rows: List[List[str]] = []
@@ -46,7 +46,7 @@ def compare(old: Dict[str, Any], new: Dict[str, Any]) -> str:
                 f"{after[n] / before[n]:.2f}" if n in before and n in after else "-"
                 for n in names
             ])
-        lines += ["", path.replace("_", "-"), _bench._table(["shape"] + names, rows)]
+        lines += ["", path.replace("_", "-"), format_table(["shape"] + names, rows)]
     return "\n".join(lines) + "\n"
 
 
@@ -80,20 +80,20 @@ def markdown(report: Dict[str, Any]) -> str:
                 if ns is None:
                     cells.append("-")
                     continue
-                cell = _bench._cell(ns)
+                cell = ns_cell(ns)
                 extra = []
                 if n in p["speedup_vs_bitloop"]:
                     extra.append(f"{p['speedup_vs_bitloop'][n]:.0f}x")
                 if path == "batch" and n in p["x_memcpy"]:
                     extra.append(f"{p['x_memcpy'][n]:.1f}")
                 cells.append(cell + (f" ({'; '.join(extra)})" if extra else ""))
-            cells.append(_bench._cell(p["ns"].get(_bench.BASELINE)))
+            cells.append(ns_cell(p["ns"].get(BASELINE)))
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     if len(report["threads"]) > 1:
         t = report["threads"][-1]
         out += [f"Batch with `threads={t}`: ns per row (speedup over one thread)", ""]
-        fast = [n for n in names if n != _bench.REFERENCE]
+        fast = [n for n in names if n != REFERENCE]
         out.append("| shape | " + " | ".join(fast) + " |")
         out.append("|" + "---|" * (len(fast) + 1))
         for r in report["results"]:
@@ -101,7 +101,7 @@ def markdown(report: Dict[str, Any]) -> str:
             for n in fast:
                 scale = r["threads"].get(n, {})
                 v = scale.get(str(t))
-                cells.append(_bench._cell(v, scale["1"] / v if v else None))
+                cells.append(ns_cell(v, scale["1"] / v if v else None))
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
@@ -113,7 +113,7 @@ def main(argv=None) -> int:
     c = sub.add_parser("compare", help="new / old time for every shape and backend")
     c.add_argument("old")
     c.add_argument("new")
-    m = sub.add_parser("markdown", help="Markdown tables for the README")
+    m = sub.add_parser("markdown", help="Markdown tables, as in docs/performance.md")
     m.add_argument("report")
     p = sub.add_parser("plot", help="the bench's bar chart from a saved report")
     p.add_argument("report")

@@ -8,9 +8,11 @@ backend measured fastest for its shape on this CPU (``zorder.dispatch()``), or t
 backend named by the ``ZORDER_BACKEND`` environment variable.
 
 This module is the public face: every public name is importable from here. The package
-is built in floors, each importing only the ones below it::
+is built in floors, each importing only the ones below it (``ordered`` and ``hilbert``
+are siblings that do not import each other)::
 
-    cli -> engines -> parquet -> values -> ordered, hilbert -> interleave -> cpu
+    cli -> bench -> the face (this module, zorder.dask, zorder.iceberg, zorder.spark)
+        -> engines -> parquet -> values -> ordered | hilbert -> interleave -> cpu
 
 >>> import zorder
 >>> zorder.interleave_bits([b"\\x80", b"\\x40", b"\\x20"]).hex()
@@ -69,7 +71,20 @@ __all__ += _ordered.__all__ + _values.__all__
 # Iceberg's Hilbert index (HilbertByteUtils), one row or many (its inverse is in values).
 __all__ += ["hilbert_index", "hilbert_rows"]
 
-__version__ = "0.1.0"
+
+
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml is its one source); from a
+    source tree that was never installed, ``0+unknown``."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("zorder")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _version()
 
 #: The environment variable that forces a backend; read once, here, at import.
 ENV_VAR = "ZORDER_BACKEND"
@@ -102,7 +117,7 @@ except BackendError as _error:
         raise
     print(f"error: {_error}", file=sys.stderr)
     raise SystemExit(2) from None   # (the command's status for a bad argument)
-#: What runs: a backend name (forced), or ``auto (simd; pdep for ...)``: the per-call
+#: What runs: a backend name (forced), or ``auto (simd; avx2 for ...)``: the per-call
 #: dispatch, its main backend and the shape classes that go elsewhere.
 backend = _interleave.describe()
 

@@ -21,11 +21,12 @@ import sys
 from concurrent.futures import BrokenExecutor
 from typing import List, Optional
 
+import zorder
 from zorder.parquet.safety import Terminated
 
 # command -> (module with add_arguments(parser) and run(args) -> int, one-line help)
 COMMANDS = {
-    "info": ("zorder.cli.info", "show the chosen backend, why, the available ones and the CPU facts"),
+    "info": ("zorder.cli.info", "show the version, what runs and why, and the CPU facts"),
     "bench": ("zorder.cli.bench", "time every backend against a memory copy"),
     "sort": ("zorder.cli.sort", "rewrite a Parquet file in Z-order (needs pyarrow)"),
     "cluster": ("zorder.cli.cluster", "Z-order cluster a Parquet dataset with Dask (needs dask)"),
@@ -67,12 +68,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="commands:\n" + "\n".join(f"  {c:<9}{h}" for c, (_, h) in COMMANDS.items()),
     )
+    top.add_argument("--version", action="version", version=f"zorder {zorder.__version__}")
     top.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND")
     if not argv:
         top.print_help()
         return USAGE
     if argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        top.parse_args(argv[:1])  # prints help, or the "invalid choice" error, and exits
+        # prints help, the version or the "invalid choice" error, and exits
+        top.parse_args(argv[:1])
         return USAGE
     name, rest = argv[0], argv[1:]
     module_name, help_text = COMMANDS[name]

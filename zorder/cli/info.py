@@ -1,4 +1,6 @@
-"""``python -m zorder info``: what zorder detected and what it chose (numpy's show_runtime, for us)."""
+"""``python -m zorder info``: zorder's version, what it detected and what it chose, and why
+(numpy's show_runtime, for us). The measurements behind the choices are in
+benchmarks/NOTES.md, not here."""
 
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ _VERDICTS: Dict[str, Callable[[Mapping], Tuple[bool, str]]] = {
 
 
 def runtime_info(with_cpuinfo: bool = False) -> Dict[str, Any]:
-    """The chosen backend, why, every backend's availability and the CPU facts used."""
+    """The version, the chosen backend and why, every backend's availability, the CPU facts
+    used, and the backend each shape class runs under ``auto`` with its reason."""
     backends = {}
     for name in zorder.BACKEND_NAMES:
         module, reason = interleave.load(name)
@@ -110,8 +113,7 @@ def format_info(info: Mapping[str, Any]) -> List[str]:
     for name, (ok, why) in info["verdicts"].items():
         lines.append(f"  {name + ' verdict':<14} {'yes' if ok else 'no'}: {why}")
     if info.get("dispatch"):
-        lines.append("dispatch (auto: the backend each call shape runs, and the measurement "
-                     "behind it):")
+        lines.append("dispatch (auto: the backend each shape class runs, and why):")
         for shape, entry in info["dispatch"].items():
             lines.append(f"  {shape:<26} {entry['backend']:<8} {entry['why']}")
     if "py_cpuinfo" in info:

@@ -66,7 +66,7 @@ def pyplot() -> Any:
 
 def plot_bench(report: Dict[str, Any], path: str) -> None:
     """A bar chart of ns/row per shape and backend (log scale), per-row and batch."""
-    from zorder.cli.bench import BASELINE
+    from zorder.bench import BASELINE
 
     plt = pyplot()
     names = report["backends"] + [BASELINE]

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 import numpy as np
 
 import zorder
-from zorder.cli.progress import Progress
+from zorder.bench.timing import Steps, silent
 
 #: (column widths, interleaved size): the rows of issue 13's table, then truncated
 #: variants that end inside each segment or block.
@@ -81,15 +81,16 @@ def time_shape(widths: Sequence[int], size: int, rows: int, kernels: Dict[str, A
     return {name: t / rows * 1e9 for name, t in best.items()}
 
 
-def run_matrix(rows: int, repeat: int, clock: Callable[[], float], progress: bool,
+def run_matrix(rows: int, repeat: int, clock: Callable[[], float],
+               progress: Callable[[int], Steps] = silent,
                shapes: Sequence[Tuple[str, int]] = MATRIX_SHAPES) -> Dict[str, Any]:
-    """The matrix and the Hilbert rows, as a JSON-ready dict."""
+    """The matrix and the Hilbert rows, as a JSON-ready dict; ``progress(steps)`` gives
+    what each step is reported to."""
     names = [n for n in zorder.available_backends() if n != "bitloop"]
     kernels = {n: zorder.get_backend(n).interleave_rows for n in names}
     kernels["auto"] = zorder.interleave.auto.interleave_rows if zorder.dispatch() else \
         zorder.interleave_rows
-    bar = Progress("zorder bench", total=len(shapes) + len(HILBERT_COLUMNS), delay=2.0,
-                   enabled=progress)
+    bar = progress(len(shapes) + len(HILBERT_COLUMNS))
     results = []
     for text, size in shapes:
         widths = parse_widths(text)
@@ -116,34 +117,3 @@ def run_matrix(rows: int, repeat: int, clock: Callable[[], float], progress: boo
 
 def _hilbert_rows(columns: Any, size: int, out: Any) -> Any:
     return zorder.hilbert_rows(columns, 64, out=out)
-
-
-def format_matrix(matrix: Dict[str, Any]) -> str:
-    """The matrix as text tables: ns/row (x copy), and auto against the best backend."""
-    names = matrix["backends"]
-    header = ["shape", "class"] + names + ["memcpy", "auto/best"]
-    rows = []
-    for r in matrix["shapes"]:
-        cells = [r["shape"], r["class"]]
-        for n in names:
-            cells.append(f"{r['ns'][n]:,.1f} (x{r['x_memcpy'][n]:.1f})")
-        cells += [f"{r['ns']['memcpy']:,.1f}", f"{r['auto_vs_best']:.2f}"]
-        rows.append(cells)
-    out = [f"shape matrix: interleave_rows(columns, size, out), ns per row (x copy), best of "
-           f"rounds x {matrix['rows']:,} rows; auto/best = auto's time over the fastest "
-           f"single backend's", _table(header, rows), ""]
-    hrows = [[str(h["columns"]), f"{h['ns']['hilbert_rows']:,.1f} (x{h['x_memcpy']['hilbert_rows']:.1f})",
-              f"{h['ns']['interleave_rows']:,.1f} (x{h['x_memcpy']['interleave_rows']:.1f})",
-              f"{h['ns']['memcpy']:,.1f}"] for h in matrix["hilbert"]]
-    out += ["Hilbert: hilbert_rows(columns, 64, out) on columns of 8 bytes, ns per row (x copy)",
-            _table(["columns", "hilbert_rows", "interleave_rows", "memcpy"], hrows)]
-    return "\n".join(out) + "\n"
-
-
-def _table(header: List[str], rows: List[List[str]]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-    lines = ["  ".join(str(h).ljust(w) for h, w in zip(header, widths)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(str(c).rjust(w) if i > 1 else str(c).ljust(w)
-                        for i, (c, w) in enumerate(zip(row, widths))) for row in rows]
-    return "\n".join(lines)
