@@ -1197,7 +1197,7 @@ def test_files_of_an_older_partition_spec_are_rewritten_into_the_current_spec(ca
 
 
 def test_files_are_cut_where_the_curve_enters_a_new_cell():
-    from zorder.engines.dask_stages import aligned_cuts, first_differing_bits
+    from zorder.engines.cuts import aligned_cuts, first_differing_bits
 
     a = np.array([[0b1000_0000, 0], [0, 1], [7, 7]], np.uint8)
     b = np.array([[0b0100_0000, 0], [0, 3], [7, 7]], np.uint8)

@@ -5,6 +5,8 @@
 - ``iceberg``: ``rewrite``, an Iceberg table Z-ordered through PyIceberg in one REPLACE
   snapshot (``zorder.iceberg``); ``iceberg_columns`` resolves and converts the columns as
   Spark does, ``iceberg_commit`` makes the one commit.
+- ``cuts`` (where to cut curve-sorted rows into files and ranges) and ``interrupts``
+  (ending a thread pool's tasks): engine-neutral, used by both.
 
 Imports the parquet, values and ordered floors; the engines themselves (dask, pyspark)
 only when a function runs. ``zorder.dask``, ``zorder.spark`` and ``zorder.iceberg`` are

@@ -61,10 +61,10 @@ from zorder.engines.iceberg_columns import (  # noqa: F401  (re-exported names)
     curve_value_size,
 )
 from zorder.engines.iceberg_columns import _require_pyiceberg
-from zorder.engines.dask_stages import aligned_cuts, estimated_bytes
+from zorder.engines.cuts import aligned_cuts, estimated_bytes
 from zorder.engines.iceberg_commit import (
     IcebergRewriteError, _commit, _delete_files, summary_properties, zorder_summary)
-from zorder.engines.dask_scheduler import Interrupted, interrupted
+from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.safety import sigterm_as_exception
 
 __all__ = [
