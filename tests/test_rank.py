@@ -205,6 +205,13 @@ def test_bad_json_is_refused(edit, message):
         RankBoundaries.from_json("{")
 
 
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"a": ' * 100_000, '{"columns": ' + "[" * 100_000])
+def test_deeply_nested_json_is_a_value_error(text):
+    """json's decoder recurses once per level: its RecursionError escaped from_json."""
+    with pytest.raises(ValueError, match="boundaries: not JSON this zorder reads"):
+        RankBoundaries.from_json(text)
+
+
 @pytest.mark.parametrize("names, kind", [("ts", "one str"), ({"t", "s"}, "set"),
                                          ({"t": 1, "s": 2}, "dict"), (iter(["t", "s"]), "list_iterator")])
 def test_names_not_given_as_a_list_are_refused(names, kind):
