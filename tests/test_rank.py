@@ -179,6 +179,14 @@ def test_a_boundaries_file_that_is_not_text_names_the_option(tmp_path):
         load_boundaries(str(tmp_path / "data.parquet"))
 
 
+def test_a_deeply_nested_boundaries_file_names_the_option(tmp_path):
+    from zorder.cli.args import load_boundaries
+
+    (tmp_path / "deep.json").write_text("[" * 100_000)
+    with pytest.raises(ValueError, match="--boundaries: cannot read .* as JSON .nested too deeply"):
+        load_boundaries(str(tmp_path / "deep.json"))
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda d: d.update(format="other"), "not a zorder.rank-boundaries"),
     (lambda d: d.update(version=99), "unknown version"),
