@@ -619,6 +619,19 @@ def test_mixed_number_lists_keep_their_type():
         assert hexrows(ordered_bytes(values)) == hexrows(ordered_bytes(typed)), values
 
 
+def test_pandas_object_integers_are_bigint_whatever_their_kinds():
+    """Arrow's inference raised OverflowError on [np.int64(-1), 2**63] in an object Series."""
+    pd = pytest.importorskip("pandas")
+    for values, named in (([np.int64(-1), 2**63], 2**63), ([np.uint64(2**64 - 1), None, -1], 2**64 - 1)):
+        with pytest.raises(ValueError, match=f"value {named} at index {values.index(named)}"):
+            ordered_bytes(pd.Series(values, dtype=object))
+    got = ordered_bytes(pd.Series([np.int64(-1), None, 2**62, np.uint64(5)], dtype=object))
+    assert hexrows(got) == hexrows(ordered_bytes(np.array([-1, 0, 2**62, 5]),
+                                                 mask=np.array([False, True, False, False])))
+    unsigned = pd.Series([np.uint64(2**63), np.uint64(1)], dtype=object)   # (Arrow's uint64)
+    assert hexrows(ordered_bytes(unsigned)) == hexrows(ordered_bytes(np.array([2**63, 1], np.uint64)))
+
+
 def test_output_is_contiguous_uint8():
     out = ordered_bytes(np.arange(10, dtype=np.int32)[::3])
     assert out.dtype == np.uint8 and out.flags.c_contiguous and out.shape == (4, 8)

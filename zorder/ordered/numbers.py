@@ -153,10 +153,13 @@ def python_ints(items: list, nulls: Optional[numpy.ndarray] = None) -> numpy.nda
     return out
 
 
-def all_python_ints(items: list) -> bool:
-    """Whether every item is a Python int (bool excluded: BOOLEAN has its own bytes)."""
-    return bool(items) and all(type(v) is int or (isinstance(v, int) and not isinstance(v, bool))
-                               for v in items)
+def bigint_objects(items: list) -> bool:
+    """Whether the items are a BIGINT column: integers, Python's or numpy's (bool excluded:
+    BOOLEAN has its own bytes), not all numpy unsigned ones (whose unsigned type is
+    exact), whatever numpy or Arrow would make of them together."""
+    return bool(items) and all(isinstance(v, (int, numpy.integer)) and not isinstance(v, bool)
+                               for v in items) \
+        and not all(isinstance(v, numpy.unsignedinteger) for v in items)
 
 
 def number_list(items: list) -> Optional[numpy.ndarray]:
