@@ -148,6 +148,17 @@ def test_metadata_is_kept_and_a_range_index_left_out(tmp_path):
     assert np.array_equal(pd.read_parquet(tmp_path / "sorted.parquet")["a"], [10, 20, 30])
 
 
+def test_deeply_nested_pandas_metadata_is_kept_as_it_is(tmp_path):
+    """Metadata pandas did not write is left as it is: json's RecursionError on a deeply
+    nested value escaped sort_parquet instead."""
+    deep = b"[" * 100_000
+    table = pa.table({"a": [3, 1, 2]}).replace_schema_metadata({b"pandas": deep})
+    pq.write_table(table, tmp_path / "in.parquet")
+    sort_parquet(str(tmp_path / "in.parquet"), str(tmp_path / "out.parquet"), ["a"])
+    out = pq.read_table(tmp_path / "out.parquet")
+    assert out.schema.metadata[b"pandas"] == deep and out.column("a").to_pylist() == [1, 2, 3]
+
+
 @pytest.mark.parametrize("command", ["sort", "cluster"])
 def test_view_type_columns_are_refused_in_one_line(tmp_path, capsys, command):
     """pyarrow has no take for string_view/binary_view (at any depth): both commands

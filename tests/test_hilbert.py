@@ -259,6 +259,38 @@ def test_check_order():
         zorder.hilbert_rows(np.zeros((4, 2, 3), np.uint8), 32)
 
 
+# An ndarray subclass whose .shape claims 8 bytes a row over a 1-byte buffer that ends at
+# an inaccessible page: the kernel read 8 bytes there (SIGSEGV), since the width was checked
+# from .shape and the buffer read. Run in a child, so a crash fails the test.
+LYING_SHAPE = """
+import sys
+import numpy as np
+import zorder
+sys.path.insert(0, {tests!r})
+from guarded import Guarded
+
+class Liar(np.ndarray):
+    @property
+    def shape(self):
+        return (1, 8) if self.ndim == 2 else (1, 2, 8)
+
+narrow = Guarded(1, "after").array.reshape(1, 1)      # one byte, then the guard page
+for columns in ([narrow.view(Liar), np.zeros((1, 15), np.uint8)],
+                Guarded(2, "after").array.reshape(1, 2, 1).view(Liar)):
+    try:
+        zorder.hilbert_rows(columns, 64)
+    except ValueError as exc:
+        print(exc)
+"""
+
+
+def test_row_widths_come_from_the_buffer_read_not_shape(run_python):
+    done = run_python("-c", LYING_SHAPE.format(tests=str(pathlib.Path(__file__).parent)))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == [
+        "columns[0] has 1 bytes per row, fewer than the 8 that bits_per_column=64 reads"] * 2
+
+
 def test_layout_errors_come_from_the_front_end():
     with pytest.raises(TypeError, match="columns must be a sequence of columns, not one bytes"):
         zorder.hilbert_index(b"\x00" * 8)

@@ -591,6 +591,47 @@ def test_lists_and_tuples():
             zorder.zorder_values([unordered])
 
 
+@pytest.mark.parametrize("values, named", [
+    ([np.int64(-1), 2**63], 2**63), ([np.uint64(2**64 - 1), -1], 2**64 - 1),
+    ([np.int32(7), -(2**63) - 1], -(2**63) - 1), ([2**53 + 1, 0.5], 2**53 + 1),
+    ([np.float32(1), np.int64(2**53 + 1)], 2**53 + 1), ([np.uint64(2**64 - 1), 1.0], 2**64 - 1),
+    ([0.5, 2**1024], 2**1024)],
+    ids=["int64-2**63", "uint64-neg", "int32-below-long", "2**53+1-float", "float32-int64",
+         "uint64-max-float", "beyond-double"])
+def test_mixed_number_lists_refuse_what_does_not_fit(values, named):
+    """numpy promoted these lists to float64, rounding silently (2**53 + 1 became 2**53):
+    integers are BIGINT and integers with floats DOUBLE, whatever numpy would make."""
+    with pytest.raises(ValueError, match=f"value {named} at index {values.index(named)}"):
+        ordered_bytes(values)
+    with pytest.raises(ValueError, match=str(named)):
+        zorder.zorder_values({"n": values}, columns=["n"])
+
+
+def test_mixed_number_lists_keep_their_type():
+    same = [([np.int64(-1), 2**62], np.array([-1, 2**62])),
+            ([np.int8(1), np.uint8(200), 3], np.array([1, 200, 3])),
+            ([np.uint64(5), 1], np.array([5, 1])),             # BIGINT, not numpy's float64
+            ([np.uint64(2**64 - 1), np.uint8(1)], np.array([2**64 - 1, 1], np.uint64)),
+            ([1, 0.5, np.float32(2.5)], np.array([1.0, 0.5, 2.5])),
+            ([2**53, -(2**63), 2**70, 0.5], np.array([2.0**53, -(2.0**63), 2.0**70, 0.5])),
+            ([np.float16(1), np.int8(3), float("nan")], np.array([1.0, 3.0, np.nan]))]
+    for values, typed in same:
+        assert hexrows(ordered_bytes(values)) == hexrows(ordered_bytes(typed)), values
+
+
+def test_pandas_object_integers_are_bigint_whatever_their_kinds():
+    """Arrow's inference raised OverflowError on [np.int64(-1), 2**63] in an object Series."""
+    pd = pytest.importorskip("pandas")
+    for values, named in (([np.int64(-1), 2**63], 2**63), ([np.uint64(2**64 - 1), None, -1], 2**64 - 1)):
+        with pytest.raises(ValueError, match=f"value {named} at index {values.index(named)}"):
+            ordered_bytes(pd.Series(values, dtype=object))
+    got = ordered_bytes(pd.Series([np.int64(-1), None, 2**62, np.uint64(5)], dtype=object))
+    assert hexrows(got) == hexrows(ordered_bytes(np.array([-1, 0, 2**62, 5]),
+                                                 mask=np.array([False, True, False, False])))
+    unsigned = pd.Series([np.uint64(2**63), np.uint64(1)], dtype=object)   # (Arrow's uint64)
+    assert hexrows(ordered_bytes(unsigned)) == hexrows(ordered_bytes(np.array([2**63, 1], np.uint64)))
+
+
 def test_output_is_contiguous_uint8():
     out = ordered_bytes(np.arange(10, dtype=np.int32)[::3])
     assert out.dtype == np.uint8 and out.flags.c_contiguous and out.shape == (4, 8)

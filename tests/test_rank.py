@@ -179,6 +179,14 @@ def test_a_boundaries_file_that_is_not_text_names_the_option(tmp_path):
         load_boundaries(str(tmp_path / "data.parquet"))
 
 
+def test_a_deeply_nested_boundaries_file_names_the_option(tmp_path):
+    from zorder.cli.args import load_boundaries
+
+    (tmp_path / "deep.json").write_text("[" * 100_000)
+    with pytest.raises(ValueError, match="--boundaries: cannot read .* as JSON .nested too deeply"):
+        load_boundaries(str(tmp_path / "deep.json"))
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda d: d.update(format="other"), "not a zorder.rank-boundaries"),
     (lambda d: d.update(version=99), "unknown version"),
@@ -203,6 +211,13 @@ def test_bad_json_is_refused(edit, message):
         RankBoundaries.from_dict(d)
     with pytest.raises(ValueError, match="not JSON"):
         RankBoundaries.from_json("{")
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"a": ' * 100_000, '{"columns": ' + "[" * 100_000])
+def test_deeply_nested_json_is_a_value_error(text):
+    """json's decoder recurses once per level: its RecursionError escaped from_json."""
+    with pytest.raises(ValueError, match="boundaries: not JSON this zorder reads"):
+        RankBoundaries.from_json(text)
 
 
 @pytest.mark.parametrize("names, kind", [("ts", "one str"), ({"t", "s"}, "set"),

@@ -141,6 +141,9 @@ def load_boundaries(path: Optional[str]) -> Any:
             data = json.load(f)
     except (OSError, ValueError) as exc:   # (ValueError: not JSON, or not text at all)
         raise ValueError(f"--boundaries: cannot read {path!r} as JSON ({exc})") from None
+    except RecursionError:   # (json's decoder recurses once per level of nesting)
+        raise ValueError(f"--boundaries: cannot read {path!r} as JSON (nested too "
+                         f"deeply)") from None
     recorded = None
     if isinstance(data, dict):
         recorded = data.get("zorder", {}).get("rank_boundaries") \

@@ -9,10 +9,10 @@ interleave front end's (zorder/_frontend.pyx), so they behave exactly as in
 ``interleave_bits`` and ``interleave_rows``.
 """
 
-from cpython.buffer cimport PyObject_CheckBuffer
-from cpython.bytearray cimport PyByteArray_CheckExact
+from cpython.buffer cimport PyBuffer_IsContiguous, PyObject_CheckBuffer
 from cpython.bytes cimport PyBytes_CheckExact
 from cpython.long cimport PyLong_CheckExact
+from cpython.memoryview cimport PyMemoryView_FromObject, PyMemoryView_GET_BUFFER
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.stdint cimport uint8_t
 
@@ -163,12 +163,15 @@ cdef short_column(Py_ssize_t i, Py_ssize_t width, int bits, str what):
 
 
 cdef int check_row_widths(list items, int bits) except -1:
-    """Iceberg's last check, column by column: each holds at least bits/8 bytes."""
+    """Iceberg's last check, column by column: each holds at least bits/8 bytes, as its
+    buffer says. A column the front end will read is replaced in ``items`` (our own list)
+    by the view measured, so the kernel reads that buffer and no other."""
     cdef Py_ssize_t i, width
+    cdef Py_buffer* buf
     for i in range(len(items)):
         item = items[i]
-        if PyBytes_CheckExact(item) or PyByteArray_CheckExact(item):
-            width = len(item)
+        if PyBytes_CheckExact(item):
+            width = len(item)   # (immutable: the front end reads it as it is)
         elif isinstance(item, str):
             raise TypeError(
                 f"columns[{i}] is str, not bytes: encode it first "
@@ -178,50 +181,70 @@ cdef int check_row_widths(list items, int bits) except -1:
             # Where Iceberg reads a null column's length and throws.
             raise TypeError(f"columns[{i}] must be a bytes-like object, not {type(item).__name__}")
         else:
-            view = memoryview(item)
-            if view.ndim != 1 or view.itemsize != 1:
+            view = PyMemoryView_FromObject(item)
+            buf = PyMemoryView_GET_BUFFER(view)
+            if buf.ndim != 1 or buf.itemsize != 1:
                 continue   # the front end says what is wrong with it
-            width = view.nbytes
+            width = buf.len
+            if read_as_is(buf) and PyBuffer_IsContiguous(buf, b"C"):
+                items[i] = view
         if width < bits // 8:
             raise short_column(i, width, bits, "")
     return 0
 
 
-cdef object byte_shape(object item):
-    """The shape of a uint8-like array, or None where the front end will refuse it."""
-    shape = getattr(item, "shape", None)
-    dtype = getattr(item, "dtype", None)
-    if shape is not None and dtype is not None:
-        return tuple(shape) if dtype.itemsize == 1 else None
+cdef inline bint read_as_is(const Py_buffer* buf) noexcept:
+    """Whether the front end reads this buffer as it is (uint8 or char items, the front
+    end's byte formats; no indirection), so its view can stand in for its exporter."""
+    cdef const char* fmt = buf.format
+    if buf.suboffsets != NULL:
+        return False
+    if fmt == NULL:
+        return True
+    if fmt[0] in b"@=<>!":
+        fmt += 1
+    return (fmt[0] == b"B" or fmt[0] == b"c") and fmt[1] == 0
+
+
+cdef object byte_view(object item):
+    """A memoryview of a buffer of one-byte items, or None where the front end will
+    refuse the object. Widths are read from it, never from ``.shape``, which an ndarray
+    subclass can make claim more bytes than its buffer holds."""
     if not PyObject_CheckBuffer(item) or isinstance(item, (str, bytes, bytearray)):
         return None
     try:
-        view = memoryview(item)
-    except (TypeError, ValueError):
+        view = PyMemoryView_FromObject(item)
+    except (TypeError, ValueError, BufferError):
         return None
-    return view.shape if view.itemsize == 1 else None
+    return view if PyMemoryView_GET_BUFFER(view).itemsize == 1 else None
 
 
 cdef object checked_rows_columns(object columns, int bits):
-    """(columns for the front end, n): Iceberg's column checks on a batch layout."""
+    """(columns for the front end, n): Iceberg's column checks on a batch layout, on the
+    buffers the front end then reads (the views measured stand in for their exporters)."""
     cdef Py_ssize_t i
+    cdef Py_buffer* buf
     if (not isinstance(columns, (list, tuple, str, bytes, bytearray))
             and PyObject_CheckBuffer(columns)):
-        shape = byte_shape(columns)
-        if shape is None or len(shape) != 3:
+        view = byte_view(columns)
+        if view is None or PyMemoryView_GET_BUFFER(view).ndim != 3:
             return columns, None   # the front end names the problem
-        if shape[1] == 0:
+        buf = PyMemoryView_GET_BUFFER(view)
+        if buf.shape[1] == 0:
             raise ValueError("columns is empty: at least one column is needed")
-        if shape[2] < bits // 8:
-            raise short_column(0, shape[2], bits, " per row")
-        return columns, shape[1]
+        if buf.shape[2] < bits // 8:
+            raise short_column(0, buf.shape[2], bits, " per row")
+        return (view if read_as_is(buf) else columns), buf.shape[1]
     items = as_column_list(columns)
     for i in range(len(items)):
-        shape = byte_shape(items[i])
-        if shape is None or len(shape) != 2:
+        view = byte_view(items[i])
+        if view is None or PyMemoryView_GET_BUFFER(view).ndim != 2:
             break   # the front end refuses this column, before any later one
-        if shape[1] < bits // 8:
-            raise short_column(i, shape[1], bits, " per row")
+        buf = PyMemoryView_GET_BUFFER(view)
+        if buf.shape[1] < bits // 8:
+            raise short_column(i, buf.shape[1], bits, " per row")
+        if read_as_is(buf):
+            items[i] = view
     return items, len(items)
 
 

@@ -18,7 +18,7 @@ import numpy
 
 from zorder.ordered.arrow_columns import arrow_column, arrow_module, is_arrow
 from zorder.ordered.errors import ColumnTypeError, ColumnValueError
-from zorder.ordered.numbers import all_python_ints, python_ints
+from zorder.ordered.numbers import number_list
 from zorder.ordered.numpy_columns import numpy_column
 from zorder.ordered.options import (
     FIRST_NTZ_RELEASE, ICEBERG_DEFAULT, PRIMITIVE_BUFFER_SIZE, check_length, date_mode, iceberg_mode,
@@ -154,23 +154,24 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
                     "mixes booleans with numbers: a column has one type (BOOLEAN's bytes "
                     "are not the number's)"
                 )
-            try:
-                as_array = numpy.asarray(items)
-            except ValueError as exc:  # ragged nesting, e.g. [[1, 2], [3]]
-                raise ColumnValueError(
-                    f"must be a flat sequence of values, one per row, not ragged or nested "
-                    f"lists ({exc})"
-                ) from None
-            if as_array.dtype != numpy.int64 and all_python_ints(items):
-                # numpy makes [-1, 2**63] float64 and [2**63] uint64: Python ints are a
-                # BIGINT column, exact, with a clear error past the long range.
-                values = python_ints(items)
-            elif as_array.dtype.kind in "US":
-                # numpy turns [1, "a"] into strings: keep the objects, so mixed types are
-                # an error rather than the string "1".
-                values = numpy.asarray(items, dtype=object)
+            numbers = number_list(items)
+            if numbers is not None:
+                # integers (BIGINT) or integers with floats (DOUBLE), exact or refused
+                values = numbers
             else:
-                values = as_array
+                try:
+                    as_array = numpy.asarray(items)
+                except ValueError as exc:  # ragged nesting, e.g. [[1, 2], [3]]
+                    raise ColumnValueError(
+                        f"must be a flat sequence of values, one per row, not ragged or "
+                        f"nested lists ({exc})"
+                    ) from None
+                if as_array.dtype.kind in "US":
+                    # numpy turns [1, "a"] into strings: keep the objects, so mixed types
+                    # are an error rather than the string "1".
+                    values = numpy.asarray(items, dtype=object)
+                else:
+                    values = as_array
         if values.ndim != 1:
             raise ColumnTypeError(
                 f"must be 1-D (one column), got shape {values.shape}"

@@ -153,7 +153,65 @@ def python_ints(items: list, nulls: Optional[numpy.ndarray] = None) -> numpy.nda
     return out
 
 
-def all_python_ints(items: list) -> bool:
-    """Whether every item is a Python int (bool excluded: BOOLEAN has its own bytes)."""
-    return bool(items) and all(type(v) is int or (isinstance(v, int) and not isinstance(v, bool))
-                               for v in items)
+def bigint_objects(items: list) -> bool:
+    """Whether the items are a BIGINT column: integers, Python's or numpy's (bool excluded:
+    BOOLEAN has its own bytes), not all numpy unsigned ones (whose unsigned type is
+    exact), whatever numpy or Arrow would make of them together."""
+    return bool(items) and all(isinstance(v, (int, numpy.integer)) and not isinstance(v, bool)
+                               for v in items) \
+        and not all(isinstance(v, numpy.unsignedinteger) for v in items)
+
+
+def number_list(items: list) -> Optional[numpy.ndarray]:
+    """The column of a list of integers, or of integers and floats, typed by the list's own
+    values and never by numpy's promotion (which makes ``[np.int64(-1), 2**63]`` float64
+    and rounds ``[2**53 + 1, 0.5]``); None for any other list (floats, booleans, strings,
+    an all numpy-unsigned list, whose widest unsigned dtype is exact), which numpy types.
+
+    Integers (Python or numpy) are BIGINT, each in the long range; integers with floats
+    are DOUBLE, each integer exactly a double. A value that does not fit is a
+    ColumnValueError naming it.
+    """
+    kinds = set()
+    for v in items:
+        if isinstance(v, (bool, numpy.bool_)):
+            return None
+        if isinstance(v, numpy.unsignedinteger):
+            kinds.add("u")
+        elif isinstance(v, (int, numpy.integer)):
+            kinds.add("i")
+        elif isinstance(v, float) or (isinstance(v, numpy.floating) and v.itemsize <= 8):
+            kinds.add("f")
+        else:
+            return None  # (long double is refused as an array: numpy's asarray keeps it)
+    if not kinds & {"i", "u"} or kinds == {"u"}:
+        return None
+    if "f" in kinds:
+        return _exact_doubles(items)
+    as_array = numpy.asarray(items)
+    if as_array.dtype.kind == "i":  # every value converted exactly
+        return as_array
+    return python_ints([int(v) for v in items])
+
+
+def _exact_doubles(items: list) -> numpy.ndarray:
+    """Integers and floats as float64, each integer refused unless it is exactly a double."""
+    doubles = []
+    for i, v in enumerate(items):
+        if isinstance(v, (int, numpy.integer)):
+            n = int(v)
+            try:
+                d = float(n)
+            except OverflowError:
+                d = None
+            if d is None or d != n:
+                became = "overflow" if d is None else f"round to {d!r}"
+                raise ColumnValueError(
+                    f"value {n} at index {i} is not exactly a double (a list mixing integers "
+                    f"with floats is a DOUBLE column, where it would {became}); pass a typed "
+                    f"array if that is what you mean"
+                )
+            v = d
+        doubles.append(v)
+    with numpy.errstate(invalid="ignore"):  # a signalling float32 NaN widens quietly
+        return numpy.array(doubles, dtype=numpy.float64)

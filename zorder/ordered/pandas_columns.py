@@ -8,7 +8,7 @@ import numpy
 
 from zorder.ordered.arrow_columns import arrow_module
 from zorder.ordered.errors import ColumnTypeError
-from zorder.ordered.numbers import all_python_ints, python_ints
+from zorder.ordered.numbers import bigint_objects, python_ints
 from zorder.ordered.strings import is_null_object
 
 
@@ -39,10 +39,12 @@ def pandas_to_column(values: Any):
         nulls = numpy.fromiter(map(is_null_object, objects), dtype=bool, count=len(objects))
         first = next((x for x, null in zip(objects, nulls) if not null), None)
         pa = arrow_module()
-        if isinstance(first, int) and not isinstance(first, bool) and \
-                all_python_ints([x for x, null in zip(objects, nulls) if not null]):
-            # A BIGINT column of Python ints: exact, with a clear error past the long range.
-            return python_ints(list(objects), nulls), (nulls if nulls.any() else None)
+        if isinstance(first, (int, numpy.integer)) and not isinstance(first, bool) and \
+                bigint_objects([x for x, null in zip(objects, nulls) if not null]):
+            # A BIGINT column of integers: exact, with a clear error past the long range
+            # (Arrow's inference overflowed on [np.int64(-1), 2**63]).
+            return python_ints([None if null else int(x) for x, null in zip(objects, nulls)],
+                               nulls), (nulls if nulls.any() else None)
         if first is None or isinstance(first, (str, bytes)) or pa is None:
             # Strings and binary: the object path finds None/NaN/NA/NaT itself, and lone
             # surrogates keep Iceberg's behaviour (Arrow could not hold them).

@@ -24,7 +24,7 @@ def _pandas_metadata(metadata: Optional[Dict[bytes, bytes]]) -> Optional[Dict[st
         return None
     try:
         pandas = json.loads(metadata[_PANDAS])
-    except ValueError:
+    except (ValueError, RecursionError):   # (RecursionError: nested too deeply for json)
         return None   # (not pandas' own: left as it is)
     return pandas if isinstance(pandas, dict) else None
 

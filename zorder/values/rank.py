@@ -532,6 +532,8 @@ class RankBoundaries:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValueError(f"boundaries: not JSON ({exc})") from None
+        except RecursionError:   # (json's decoder recurses once per level of nesting)
+            raise ValueError("boundaries: not JSON this zorder reads (nested too deeply)") from None
         return cls.from_dict(data)
 
 
