@@ -52,7 +52,7 @@ from typing import (
 )
 
 from zorder.ordered import IcebergOptions
-from zorder.values.table import Ordering
+from zorder.values.ordering import Ordering
 from zorder.parquet.checksum import row_checksum
 from zorder.parquet.sizes import parse_size
 from zorder.values.sort import sort_scratch

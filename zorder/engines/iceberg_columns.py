@@ -15,7 +15,7 @@ import numpy
 from zorder.ordered import IcebergOptions
 from zorder.values import sort_indices
 from zorder.values.sort import _argsort_zvalues
-from zorder.values.table import Ordering
+from zorder.values.ordering import Ordering
 
 
 def _require_pyiceberg() -> None:
@@ -226,7 +226,7 @@ def curve_ordering(schema: Any, names: Sequence[str], curve: str,
                 [n.lower() for n in names]:
             raise ValueError(f"boundaries: made for columns {list(boundaries.names)}, this "
                              f"rewrite orders {list(names)}")
-    ordering = Ordering(_options(options, kinds), curve, encoding, rank_bits, boundaries)
+    ordering = Ordering.of(_options(options, kinds), curve, encoding, rank_bits, boundaries)
     if boundaries is not None:
         # Zero rows of the columns' types: the widths the boundaries must have.
         empty = pa.Table.from_batches([], schema=schema.select(*names).as_arrow())
