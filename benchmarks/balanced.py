@@ -6,7 +6,7 @@ bigint ``user_id`` (2,000,000 ids, the popular ones at random ids), and ``lat``/
 doubles clustered around 30 cities; rows in random order. It is written as Parquet files
 of about ``--file-size`` in that order ("before"), then sorted by (ts, user_id) with each
 encoding and curve and written again: by default as files of about ``--file-size`` cut
-where the curve enters a new cell (``zorder.engines.dask_stages.aligned_cuts`` on the
+where the curve enters a new cell (``zorder.engines.cuts.aligned_cuts`` on the
 sorted curve values, as ``cluster`` and the Iceberg rewrite cut them), or with
 ``--cuts equal`` as ``ceil(size / file size)`` files of equal row counts (plain
 range-partitioned cuts). For each layout it reports the share of files (and
@@ -39,7 +39,7 @@ import numpy as np
 # Measure the checkout this script sits in (its in-place build), not an installed zorder.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import zorder  # noqa: E402
-from zorder.engines.dask_stages import aligned_cuts  # noqa: E402
+from zorder.engines.cuts import aligned_cuts  # noqa: E402
 from zorder.parquet.sizes import parse_size  # noqa: E402
 from zorder.parquet.skipping import skipping_report  # noqa: E402
 from zorder.values import rank as rank_encoding  # noqa: E402

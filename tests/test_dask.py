@@ -28,6 +28,7 @@ import dask.dataframe as dd  # noqa: E402
 import zorder  # noqa: E402
 from zorder import dask as zd  # noqa: E402
 from zorder.engines import dask_stages as engine  # noqa: E402
+from zorder.engines.cuts import choose_splits, file_cuts  # noqa: E402
 from zorder.values import codec  # noqa: E402
 from zorder.__main__ import main  # noqa: E402
 
@@ -360,30 +361,30 @@ def test_splits_are_weighted_by_partition_size():
     big = np.array([bytes([x]) for x in range(100, 200)], dtype="S1")
     small = np.array([bytes([x]) for x in range(0, 100)], dtype="S1")
     # 100 samples standing for 9,000 rows against 100 standing for 1,000 rows:
-    splits = engine.choose_splits([9000, 1000], [big, small], 10)
+    splits = choose_splits([9000, 1000], [big, small], 10)
     assert len(splits) == 9
     # `small` holds the first tenth of all rows, so only the first split can fall in it,
     # within an eighth of a range (125 rows: 12.5 of its keys) of its end; unweighted
     # quantiles would put it at 0x14.
     assert splits[0] >= b"\x57" and all(s >= b"\x64" for s in splits[1:])
-    assert engine.choose_splits([5], [small[:5]], 1).size == 0
+    assert choose_splits([5], [small[:5]], 1).size == 0
 
 
 def test_splits_sit_on_curve_cell_edges():
     rng = np.random.default_rng(3)
     keys = np.sort(rng.integers(0, 2**16, 4000).astype(">u2")).view("S2")
     # four ranges: the quadrants of the top two bits, exactly
-    assert engine.choose_splits([4000], [keys], 4).tolist() == [b"\x40", b"\x80", b"\xc0"]
+    assert choose_splits([4000], [keys], 4).tolist() == [b"\x40", b"\x80", b"\xc0"]
     # a key range with no edge near a quantile keeps the nearest coarsest edge in reach
     few = np.array([b"\x10\x01", b"\x10\x02", b"\x10\x03", b"\x10\x04"], dtype="S2")
-    assert engine.choose_splits([4], [few], 2).tolist() == [b"\x10\x02"]
+    assert choose_splits([4], [few], 2).tolist() == [b"\x10\x02"]
     # equal keys: nothing to split on
-    assert engine.choose_splits([9], [np.array([b"ab"] * 9, dtype="S2")], 3).size == 0
+    assert choose_splits([9], [np.array([b"ab"] * 9, dtype="S2")], 3).size == 0
 
 
 def test_file_cuts_keep_equal_keys_together():
     keys = np.array([b"a"] * 5 + [b"b"] * 5 + [b"c"] * 2, dtype="S1")
-    cuts = engine.file_cuts(keys, 3)
+    cuts = file_cuts(keys, 3)
     assert cuts[0] == 0 and cuts[-1] == 12
     for c in cuts[1:-1]:
         assert keys[c - 1] != keys[c]
@@ -399,17 +400,17 @@ def test_file_cuts_land_on_curve_cells():
     high = np.sort(rng.integers(0, 1 << 15, 1600).astype(np.uint16)) | np.uint16(1 << 15)
     matrix = np.concatenate([low, high]).astype(">u2").view(np.uint8).reshape(-1, 2)
     keys = matrix.copy().view("S2").ravel()
-    assert engine.file_cuts(keys, 1500) == [0, 1400, 3000]
+    assert file_cuts(keys, 1500) == [0, 1400, 3000]
     # A cell boundary out of reach (the top bit turning on at row 1,000, more than an
     # eighth of a file from the equal cut) leaves the cut near the middle.
     early = np.concatenate([low[:1000], high, high[:400]])
     early_keys = np.sort(early).astype(">u2").view(np.uint8).reshape(-1, 2).copy().view("S2").ravel()
-    cuts = engine.file_cuts(early_keys, 1500)
+    cuts = file_cuts(early_keys, 1500)
     assert len(cuts) == 3 and abs(cuts[1] - 1500) <= 1500 // 8
     # Equal keys still share a file, whatever the cells say.
     ties = np.array([b"\x00\x01"] * 1400 + [b"\x80\x00"] * 1600, dtype="S2")
-    assert engine.file_cuts(ties, 1500) == [0, 1400, 3000]
-    assert engine.file_cuts(np.array([b"\x05\x05"] * 3000, dtype="S2"), 1500) == [0, 3000]
+    assert file_cuts(ties, 1500) == [0, 1400, 3000]
+    assert file_cuts(np.array([b"\x05\x05"] * 3000, dtype="S2"), 1500) == [0, 3000]
 
 
 def test_parse_size():

@@ -365,7 +365,8 @@ def test_an_interrupt_asks_running_thread_tasks_to_end():
     # Threads cannot be killed and the exit waits for them: the threads scheduler's pool
     # tells its running tasks to end (write_range checks between row groups), and waits.
     pytest.importorskip("dask")
-    from zorder.engines.dask_scheduler import compute_options, interrupted, running_on
+    from zorder.engines.dask_scheduler import compute_options, running_on
+    from zorder.engines.interrupts import interrupted
 
     ended = []
 
@@ -431,7 +432,8 @@ def test_a_stopped_pools_threads_do_not_mark_later_threads(monkeypatch):
     (about half of 200 fresh threads, as Linux reuses idents)."""
     pytest.importorskip("dask")
     from zorder.engines import dask_scheduler
-    from zorder.engines.dask_scheduler import compute_options, interrupted, running_on
+    from zorder.engines.dask_scheduler import compute_options, running_on
+    from zorder.engines.interrupts import interrupted
 
     monkeypatch.setattr(dask_scheduler._ThreadPool.stop, "__defaults__", (0.05,))
     with pytest.raises(KeyboardInterrupt):

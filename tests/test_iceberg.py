@@ -37,6 +37,7 @@ from pyiceberg.types import (  # noqa: E402
 import zorder  # noqa: E402
 from zorder.engines import iceberg as engine  # noqa: E402
 from zorder.engines import iceberg_columns  # noqa: E402
+from zorder.engines import iceberg_read, iceberg_write  # noqa: E402
 from zorder.iceberg import IcebergRewriteError, rewrite  # noqa: E402
 
 HAS_TRANSFORMS = True
@@ -292,15 +293,13 @@ def test_target_size_groups_and_write_properties(catalog):
 
 def test_files_after_the_first_correct_a_wrong_size_estimate(catalog, monkeypatch):
     # The estimate 40% high: planned once, files would all come out ~30% small.
-    from zorder.engines import iceberg as engine
-
     table = make_table(catalog, name="est", appends=1, rows=20000, with_nulls=False)
     with table.transaction() as tx:
         tx.set_properties({"write.parquet.row-group-limit": "500"})
     sizes = {}
-    real = engine._calibration
+    real = iceberg_write._calibration
     for wrong in (1.0, 1.4):
-        monkeypatch.setattr(engine, "_calibration", lambda *a, w=wrong: real(*a) * w)
+        monkeypatch.setattr(iceberg_write, "_calibration", lambda *a, w=wrong: real(*a) * w)
         result = rewrite(table, ["l", "d"], target_file_size="40KB")
         sizes[wrong] = [os.path.getsize(local(p)) for p in result.added_paths]
         table = catalog.load_table(table.name())
@@ -935,7 +934,7 @@ def test_a_failed_dask_task_leaves_nothing(catalog, monkeypatch):
     table = make_table(catalog, name="dask_fail", spec="identity", appends=1, rows=300)
     on_disk = data_files_on_disk(table)
     snapshot = table.current_snapshot().snapshot_id
-    real = engine._write_group
+    real = iceberg_write.write_group
 
     def fail_on_b(metadata, io, group, *args):
         files, entry = real(metadata, io, group, *args)
@@ -943,7 +942,7 @@ def test_a_failed_dask_task_leaves_nothing(catalog, monkeypatch):
             raise OSError("disk full")
         return files, entry
 
-    monkeypatch.setattr(engine, "_write_group", fail_on_b)
+    monkeypatch.setattr(iceberg_write, "write_group", fail_on_b)
     with pytest.raises(IcebergRewriteError, match="1 of 3 file groups failed.*disk full"):
         rewrite(table, ["l"], scheduler="sync")
     table.refresh()
@@ -1028,13 +1027,13 @@ def test_rank_encoding_learns_boundaries_in_one_pass_and_reuses_them(catalog, mo
     before = multiset(table.scan().to_arrow())
     columns = ["l", "tstz", "s"]
     samples = []
-    real = engine._sample_group
+    real = iceberg_read._sample_group
 
     def counted(*args):
         samples.append(args[2].partition)
         return real(*args)
 
-    monkeypatch.setattr(engine, "_sample_group", counted)
+    monkeypatch.setattr(iceberg_read, "_sample_group", counted)
     result = rewrite(table, columns, encoding="rank", rank_bits=8)
     # One sampling pass (one read per group), then the rewrite with the same boundaries.
     assert len(samples) == len(result.report["groups"]) == 3
@@ -1145,14 +1144,14 @@ def test_a_row_lost_and_another_doubled_stops_the_job_before_the_commit(catalog,
     table = make_table(catalog, name=f"twice_{scheduler}", appends=2, rows=150, with_nulls=False)
     snapshot = table.current_snapshot().snapshot_id
     on_disk = data_files_on_disk(table)
-    real = engine._curve_order
+    real = iceberg_write.curve_order
 
     def doubled(*args):
         order, values = real(*args)
         order[0] = order[1]  # same row count, same value and null counts: only content differs
         return order, values
 
-    monkeypatch.setattr(engine, "_curve_order", doubled)
+    monkeypatch.setattr(iceberg_write, "curve_order", doubled)
     with pytest.raises(IcebergRewriteError, match="rows written differ from the rows read"):
         rewrite(table, ["l", "s"], scheduler=scheduler)
     table.refresh()
@@ -1197,7 +1196,7 @@ def test_files_of_an_older_partition_spec_are_rewritten_into_the_current_spec(ca
 
 
 def test_files_are_cut_where_the_curve_enters_a_new_cell():
-    from zorder.engines.dask_stages import aligned_cuts, first_differing_bits
+    from zorder.engines.cuts import aligned_cuts, first_differing_bits
 
     a = np.array([[0b1000_0000, 0], [0, 1], [7, 7]], np.uint8)
     b = np.array([[0b0100_0000, 0], [0, 3], [7, 7]], np.uint8)

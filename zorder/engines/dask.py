@@ -53,6 +53,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from zorder.engines import dask_stages as stages
+from zorder.engines.cuts import choose_splits
 from zorder.engines.dask_scheduler import SCHEDULERS, check_connect_timeout, compute, running_on
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
@@ -311,7 +312,7 @@ def cluster(
             bytes_per_row = est_bytes / total_rows if total_rows else 1.0
             nranges = max(1, min(math.ceil(est_bytes / target), max(1, total_rows)))
             keys = [stages.sample_keys(ordering, s[1]) for s in stats]
-            splits = stages.choose_splits(counts, keys, nranges)
+            splits = choose_splits(counts, keys, nranges)
             if len(splits) == 0:
                 splits = np.array([], dtype=f"S{size}")
             nranges = len(splits) + 1

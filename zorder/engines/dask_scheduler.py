@@ -17,8 +17,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator
 
-__all__ = ["SCHEDULERS", "Interrupted", "check_connect_timeout", "compute", "compute_options",
-           "interrupted", "running_on"]
+from zorder.engines.interrupts import serve
+
+__all__ = ["SCHEDULERS", "check_connect_timeout", "compute", "compute_options", "running_on"]
 
 
 SCHEDULERS = ("scheduler must be None, 'threads', 'processes', 'sync', an address string "
@@ -104,16 +105,6 @@ def _owned_pool(scheduler: str, pool: Any, stop: Any) -> Iterator[None]:
     pool.shutdown(wait=True)
 
 
-class Interrupted(Exception):
-    """Raised inside a task of a thread pool that an interrupt stopped."""
-
-
-#: The _ThreadPool a thread serves, in that thread's own storage: it ends with the thread
-#: (a dict by thread ident outlived threads that a stop did not wait for, and a later
-#: thread given the same ident was told it had been interrupted).
-_served = threading.local()
-
-
 class _ThreadPool(ThreadPoolExecutor):
     """Dask's ``threads`` scheduler on a pool owned here. Threads cannot be killed, and
     the interpreter's exit waits for the tasks they run (a whole range sorted and written,
@@ -126,7 +117,7 @@ class _ThreadPool(ThreadPoolExecutor):
         self.stopped = threading.Event()
 
     def _register(self) -> None:
-        _served.pool = self
+        serve(self)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop now; wait up to ``timeout`` s for the running tasks to end, so that what
@@ -136,14 +127,6 @@ class _ThreadPool(ThreadPoolExecutor):
         deadline = time.monotonic() + timeout
         for thread in list(getattr(self, "_threads", ())):
             thread.join(max(0.0, deadline - time.monotonic()))
-
-
-def interrupted() -> bool:
-    """Whether the task running in this thread should end: its thread pool was stopped
-    by an interrupt (always False outside such a pool: process and distributed workers
-    are stopped otherwise)."""
-    pool = getattr(_served, "pool", None)
-    return pool is not None and pool.stopped.is_set()
 
 
 def _process_pool():

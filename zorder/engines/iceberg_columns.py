@@ -2,7 +2,7 @@
 them: the curve's columns after identity-partition columns are dropped, Iceberg's own
 errors for types and names it refuses, and each column converted from its *Iceberg* type
 (``timestamptz`` in whole seconds, ``timestamp`` in microseconds, ``uuid`` as its
-canonical text). Used by ``zorder.engines.iceberg``."""
+canonical text). Used by the ``zorder.engines.iceberg*`` stages."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from zorder.values.sort import _argsort_zvalues
 from zorder.values.ordering import Ordering
 
 
-def _require_pyiceberg() -> None:
+def require_pyiceberg() -> None:
+    """ImportError, saying what to install, unless pyiceberg and pyarrow import."""
     try:
         import pyiceberg  # noqa: F401
         import pyarrow  # noqa: F401
@@ -89,8 +90,8 @@ def curve_columns(table: Any, columns: Union[str, Sequence[str]], *, curve: str 
     Returns:
         the schema's spelling of each kept column, in the order given.
     """
-    _require_pyiceberg()
-    curve = _check_curve(curve)
+    require_pyiceberg()
+    curve = check_curve(curve)
     no_columns, conflict, all_identity = _CURVE_ERRORS[curve]
     if isinstance(columns, str):
         columns = [c.strip() for c in columns.split(",") if c.strip()]
@@ -142,7 +143,8 @@ def curve_columns(table: Any, columns: Union[str, Sequence[str]], *, curve: str 
     return kept
 
 
-def _check_curve(curve: Any) -> str:
+def check_curve(curve: Any) -> str:
+    """The curve's name, ``"zorder"`` or ``"hilbert"`` (any case); ValueError else."""
     if not isinstance(curve, str) or curve.strip().lower() not in CURVE_COLUMNS:
         raise ValueError(f"curve must be 'zorder' or 'hilbert', got {curve!r}")
     name = curve.strip().lower()
@@ -247,8 +249,8 @@ def curve_parts(data: Any, names: Sequence[str], schema: Any,
     return ordering.parts(columns, list(names))
 
 
-def _curve_order(data: Any, names: Sequence[str], schema: Any, ordering: Ordering,
-                 scratch: Any = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def curve_order(data: Any, names: Sequence[str], schema: Any, ordering: Ordering,
+                scratch: Any = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """(the permutation that sorts ``data`` by its curve values, the ``(N, size)`` curve
     values in ``data``'s order). ``scratch``: a future of the sort's working memory
     (``zorder.values.sort.sort_scratch``), made meanwhile on another thread, or None."""

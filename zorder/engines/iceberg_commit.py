@@ -3,11 +3,12 @@
 PyIceberg has no public REPLACE commit (``_RewriteFiles`` is under review, PR 3131): the
 commit builds on its ``_OverwriteFiles`` producer, marked ``replace``, and is not
 registered for PyIceberg's retry-and-rebase, so a concurrent commit is refused, never
-rebased. Files written for a rewrite that does not commit are deleted, or named."""
+rebased. Files written for a rewrite that does not commit are deleted, or named. Before
+it, the job's own checks: as many rows, values and nulls, and the same rows' checksum."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 class IcebergRewriteError(RuntimeError):
@@ -29,6 +30,49 @@ class IcebergRewriteError(RuntimeError):
         super().__init__(message)
         self.leftovers = list(leftovers)
         self.outcome_unknown = outcome_unknown
+
+
+# ---------------------------------------------------------------------------------------
+# The job's checks, before the commit.
+
+def _metric_totals(files: Sequence[Any]) -> Dict[Tuple[str, int], int]:
+    """Per column: the values and nulls the files' metrics count, summed; only columns
+    every file has metrics for."""
+    totals: Dict[Tuple[str, int], int] = {}
+    for kind in ("value_counts", "null_value_counts"):
+        maps = [getattr(f, kind, None) or {} for f in files]
+        common = set.intersection(*(set(m) for m in maps)) if maps else set()
+        for field_id in common:
+            totals[(kind, field_id)] = sum(m[field_id] for m in maps)
+    return totals
+
+
+def check_counts(before: Sequence[Any], after: Sequence[Any], where: str) -> None:
+    """The job's own check: the files written hold as many rows, values and nulls per
+    column as the files they replace (as their Iceberg metrics count them)."""
+    rows_before = sum(f.record_count for f in before)
+    rows_after = sum(f.record_count for f in after)
+    if rows_before != rows_after:
+        raise IcebergRewriteError(f"{where}: the files written hold {rows_after} rows, the "
+                                  f"files they replace {rows_before}; nothing was committed")
+    a, b = _metric_totals(before), _metric_totals(after)
+    wrong = sorted(k for k in set(a) & set(b) if a[k] != b[k])
+    if wrong:
+        kind, field_id = wrong[0]
+        raise IcebergRewriteError(
+            f"{where}: column {field_id}'s {kind.replace('_', ' ')} is {b[(kind, field_id)]} in "
+            f"the files written and {a[(kind, field_id)]} in the files they replace; nothing "
+            f"was committed")
+
+
+def check_checksums(read: int, written: int, where: str) -> None:
+    """The job's content check: the order-independent checksum
+    (``zorder.parquet.checksum.row_checksum``) of the rows written equals that of the
+    rows read."""
+    if read != written:
+        raise IcebergRewriteError(
+            f"{where}: the rows written differ from the rows read (order-independent "
+            f"checksum {written:016x}, read {read:016x}); nothing was committed")
 
 
 # ---------------------------------------------------------------------------------------
@@ -55,7 +99,7 @@ def _replace_producer_class() -> Any:
     return _ReplaceFiles
 
 
-def _delete_files(io: Any, paths: Sequence[str]) -> List[str]:
+def delete_files(io: Any, paths: Sequence[str]) -> List[str]:
     """Delete ``paths``; returns the ones that could not be deleted."""
     left: List[str] = []
     for path in paths:
@@ -106,8 +150,8 @@ def summary_properties(value: Any) -> Dict[str, str]:
     return dict(value)
 
 
-def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
-            properties: Mapping[str, str], written: List[str], planned: Any) -> int:
+def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
+                   properties: Mapping[str, str], written: List[str], planned: Any) -> int:
     """Commit one REPLACE snapshot on the main branch; returns its id. ``planned`` is the
     table metadata the rewrite planned from and wrote its files under: main's head, the
     default partition spec and the table's uuid must still be its. On failure, deletes
@@ -124,7 +168,7 @@ def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
     try:
         table.refresh()
     except BaseException as exc:
-        left = _delete_files(table.io, written)
+        left = delete_files(table.io, written)
         if not isinstance(exc, Exception):
             raise
         raise IcebergRewriteError(f"the rewrite did not commit: the table could not be "
@@ -145,7 +189,7 @@ def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
     if changed is not None:
         raise IcebergRewriteError(
             f"the table changed while it was rewritten ({changed}); the rewrite was "
-            f"refused and the table is as it was", _delete_files(table.io, written))
+            f"refused and the table is as it was", delete_files(table.io, written))
     txn = Transaction(table)
     producer = _replace_producer_class()(
         operation=Operation.OVERWRITE, transaction=txn, io=table.io,
@@ -157,7 +201,7 @@ def _commit(table: Any, removed: Sequence[Any], added: Sequence[Any],
 
     def discard() -> List[str]:
         producer._clean_all_uncommitted()
-        return _delete_files(table.io, written)
+        return delete_files(table.io, written)
 
     try:
         updates, requirements = producer._commit()

@@ -1,0 +1,157 @@
+"""The plan of an Iceberg rewrite: the current snapshot's data files that ``row_filter``
+may match, grouped by partition (one group per partition, split past
+``max_file_group_size``; files of older specs in one group), and the target file size."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Tuple
+
+from zorder.parquet.sizes import parse_size
+
+
+#: Iceberg's ``max-file-group-size-bytes`` default (``RewriteDataFiles``): 100 GiB.
+DEFAULT_MAX_FILE_GROUP_SIZE = 100 * 1024**3
+
+#: Iceberg's ``write.target-file-size-bytes`` default: 512 MiB.
+DEFAULT_TARGET_FILE_SIZE = 512 * 1024**2
+
+
+@dataclass
+class FileGroup:
+    """Data files rewritten together: of one partition (or one part of it, past the
+    group size), or every file of older partition specs."""
+
+    partition: Any          # the partition Record of its files (None: repartition)
+    spec_id: int
+    tasks: List[Any]        # FileScanTask
+    # Files of older partition specs, split by the current spec as they are rewritten.
+    repartition: bool = False
+
+    @property
+    def source_specs(self) -> List[int]:
+        return sorted({t.file.spec_id for t in self.tasks})
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(t.file.file_size_in_bytes for t in self.tasks)
+
+    @property
+    def rows(self) -> int:
+        return sum(t.file.record_count for t in self.tasks)
+
+
+def row_filter_expression(row_filter: Any) -> Any:
+    """A PyIceberg expression from an expression or a string (ValueError if unparsable)."""
+    from pyiceberg.expressions import AlwaysTrue, BooleanExpression
+
+    if row_filter is None:
+        return AlwaysTrue()
+    if isinstance(row_filter, BooleanExpression):
+        return row_filter
+    if not isinstance(row_filter, str):
+        raise TypeError(f"row_filter must be a PyIceberg expression or a string, not "
+                        f"{type(row_filter).__name__}")
+    from pyiceberg.expressions.parser import parse
+
+    try:
+        return parse(row_filter)
+    except Exception as exc:  # noqa: BLE001 - pyparsing's ParseException
+        where = getattr(exc, "col", None)
+        raise ValueError(f"row_filter: cannot parse {row_filter!r} as a PyIceberg expression"
+                         + (f" (at column {where})" if where else "")
+                         + "; e.g. \"day >= '2026-01-01' and city = 'Oslo'\"") from None
+
+
+def plan_groups(table: Any, row_filter: Any, case_sensitive: bool,
+                max_group: int) -> List[FileGroup]:
+    """The file groups of the current snapshot's data files that ``row_filter`` may
+    match: by partition, at most ``max_group`` input bytes each (ValueError for a table
+    with delete files)."""
+    snapshot = table.current_snapshot()
+    if snapshot is None:
+        return []
+    deletes = int((snapshot.summary or {}).get("total-delete-files") or 0)
+    scan = table.scan(row_filter=row_filter, case_sensitive=case_sensitive,
+                      snapshot_id=snapshot.snapshot_id)
+    tasks = list(scan.plan_files())
+    if deletes or any(t.delete_files for t in tasks):
+        raise ValueError(
+            "the table has delete files (row-level deletes of a v2 table); zorder's rewrite "
+            "refuses it rather than risk bringing deleted rows back. Compact them first "
+            "(e.g. rewrite_position_delete_files and expire them on Spark), then rerun"
+        )
+    default_spec = table.metadata.default_spec_id
+    by_partition: Dict[Tuple[int, Tuple[Any, ...]], List[Any]] = {}
+    older: List[Any] = []
+    for task in tasks:
+        f = task.file
+        if f.spec_id != default_spec:
+            # As Iceberg's planner does: files of another spec may hold rows of several
+            # current partitions, so they are grouped together, as if unpartitioned.
+            older.append(task)
+            continue
+        key = (f.spec_id, tuple(f.partition))
+        by_partition.setdefault(key, []).append(task)
+    groups: List[FileGroup] = []
+    parts = sorted(by_partition.items(), key=lambda kv: repr(kv[0]))
+    if older:
+        parts.append(((-1, ()), older))
+    for (spec_id, _), part_tasks in parts:
+        part_tasks.sort(key=lambda t: t.file.file_path)
+        repartition = spec_id == -1
+        current: List[Any] = []
+        size = 0
+
+        def close() -> None:
+            partition = None if repartition else current[0].file.partition
+            groups.append(FileGroup(partition, default_spec, current, repartition))
+
+        for task in part_tasks:
+            # Iceberg splits a partition into groups of at most max-file-group-size bytes.
+            if current and size + task.file.file_size_in_bytes > max_group:
+                close()
+                current, size = [], 0
+            current.append(task)
+            size += task.file.file_size_in_bytes
+        if current:
+            close()
+    return groups
+
+
+def partition_name(table_metadata: Any, record: Any) -> str:
+    """A partition as its path (``day=2026-01-01``), or "" when unpartitioned."""
+    spec = table_metadata.spec()
+    return "" if spec.is_unpartitioned() else spec.partition_to_path(record, table_metadata.schema())
+
+
+def group_name(table_metadata: Any, group: FileGroup) -> str:
+    """A group as the job's messages name it (``partition day=2026-01-01``)."""
+    if group.repartition:
+        return (f"the files of older partition specs "
+                f"({', '.join(map(str, group.source_specs))})")
+    return f"partition {partition_name(table_metadata, group.partition) or '(unpartitioned)'}"
+
+
+def entry_partition(table_metadata: Any, group: FileGroup) -> str:
+    """A group's partition in the report: its path ("" unpartitioned), or its specs."""
+    if group.repartition:
+        return f"(older specs {', '.join(map(str, group.source_specs))}, into the current spec)"
+    return partition_name(table_metadata, group.partition)
+
+
+def target_size(table: Any, target_file_size: Any) -> int:
+    """The target file size in bytes: the one given, else the table's
+    ``write.target-file-size-bytes``, else Iceberg's default."""
+    if target_file_size is not None:
+        return parse_size(target_file_size, "target_file_size")
+    prop = table.properties.get("write.target-file-size-bytes")
+    if not prop:
+        return DEFAULT_TARGET_FILE_SIZE
+    try:   # (a whole number of bytes, as Iceberg's Java reads it: Long.parseLong)
+        size = int(prop.strip())
+    except ValueError:
+        raise ValueError(f"the table property write.target-file-size-bytes must be a whole "
+                         f"number of bytes, not {prop!r} (or pass target_file_size / "
+                         f"--target-file-size)") from None
+    return parse_size(size, "the table property write.target-file-size-bytes")

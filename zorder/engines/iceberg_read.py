@@ -1,0 +1,63 @@
+"""The reads of an Iceberg rewrite: a file group's rows, checked against its manifests,
+and the rank encoding's one sampling pass over every group's curve columns."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, List, Sequence, Tuple
+
+from zorder.engines.iceberg_columns import curve_parts
+from zorder.engines.iceberg_commit import IcebergRewriteError
+from zorder.engines.iceberg_plan import FileGroup, group_name
+from zorder.engines.iceberg_tasks import on_dask
+from zorder.values.ordering import Ordering
+
+
+def read_group(table_metadata: Any, io: Any, group: FileGroup) -> Any:
+    """Every row of every file of a group, as an Arrow table: ``row_filter`` chose files,
+    not rows (as in Spark). Refused unless it holds the rows the manifests count."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan
+
+    schema = table_metadata.schema()
+    data = ArrowScan(table_metadata, io, schema, AlwaysTrue(), True).to_table(group.tasks)
+    if data.num_rows != group.rows:
+        raise IcebergRewriteError(
+            f"read {data.num_rows} rows from {group_name(table_metadata, group)}, its "
+            f"manifests say {group.rows}; nothing was committed")
+    return data
+
+
+# ---------------------------------------------------------------------------------------
+# The rank encoding: boundaries from one deterministic sample of every group.
+
+def _sample_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[str],
+                  ordering: Ordering, index: int, rows: int) -> Tuple[int, List[Any]]:
+    """(rows read, a sample of at most ``rows`` rows of each curve column's ordered bytes)
+    of one group, reading only the curve columns; the same rows every run."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan
+
+    from zorder.engines.dask_stages import sample_parts
+
+    schema = table_metadata.schema()
+    projected = schema.select(*names, case_sensitive=True)
+    data = ArrowScan(table_metadata, io, projected, AlwaysTrue(), True).to_table(group.tasks)
+    return data.num_rows, sample_parts(curve_parts(data, names, schema, ordering), index, rows)
+
+
+def learn_group_boundaries(table: Any, groups: Sequence[FileGroup], names: Sequence[str],
+                           ordering: Ordering, scheduler: Any) -> Ordering:
+    """``ordering`` with rank boundaries learned from one pass over the groups: each
+    group's share of ``DEFAULT_SAMPLE`` rows (at least 2,000), pooled with each row
+    weighted by its group's size, as ``zorder cluster`` learns them from its partitions."""
+    from zorder.engines.dask_stages import learn_boundaries
+    from zorder.values.rank import DEFAULT_SAMPLE
+
+    total = max(1, sum(g.rows for g in groups))
+    sizes = [min(g.rows, max(2_000, math.ceil(DEFAULT_SAMPLE * g.rows / total))) for g in groups]
+    calls = [(table.metadata, table.io, g, list(names), ordering, i, k)
+             for i, (g, k) in enumerate(zip(groups, sizes))]
+    samples = ([_sample_group(*c) for c in calls] if scheduler is None
+               else on_dask(scheduler, _sample_group, calls))
+    return learn_boundaries(ordering, [n for n, _ in samples], [p for _, p in samples], names)
