@@ -28,24 +28,25 @@ def columns_arg(text: str) -> List[str]:
     return cols
 
 
-def positive_int(text: str) -> int:
+def _number(text: str, convert: Callable[[str], Any], expected: str,
+            within: Callable[[Any], bool], rule: str) -> Any:
     try:
-        value = int(text)
+        value = convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not within(value):
+        raise argparse.ArgumentTypeError(f"{rule}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A count, > 0."""
+    return _number(text, int, "a positive integer", lambda v: v > 0, "must be > 0")
 
 
 def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {value}")
-    return value
+    """A share, strictly between 0 and 1."""
+    return _number(text, float, "a number in (0, 1)", lambda v: 0 < v < 1, "must be in (0, 1)")
 
 
 def checked_by(check: Callable[[Any], Any], keyword: str,
