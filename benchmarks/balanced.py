@@ -43,6 +43,7 @@ from zorder.engines.cuts import aligned_cuts  # noqa: E402
 from zorder.parquet.sizes import parse_size  # noqa: E402
 from zorder.parquet.skipping import skipping_report  # noqa: E402
 from zorder.values import rank as rank_encoding  # noqa: E402
+from zorder.values.ordering import Ordering  # noqa: E402
 from zorder.values.codec import as_matrix, sort_keys  # noqa: E402
 
 CLUSTER_COLUMNS = ["ts", "user_id"]
@@ -117,7 +118,7 @@ def layouts(table) -> Dict[str, Tuple[Callable[[], np.ndarray], Callable[[], np.
         rows = rank_encoding.sample_indices(len(parts[0]))   # the defaults of sort_indices
         b = zorder.RankBoundaries.from_ordered(
             parts if rows is None else [np.take(p, rows, axis=0) for p in parts])
-        return rank_encoding.rank_values_of_ordered(parts, b, curve="hilbert")
+        return Ordering(curve="hilbert", encoding="rank", boundaries=b).values(parts)
 
     return {
         "iceberg/zorder": (lambda: zorder.sort_indices(table, columns=CLUSTER_COLUMNS),

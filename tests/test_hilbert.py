@@ -491,7 +491,7 @@ def test_a_bad_backend_on_the_hilbert_paths_is_a_backend_error_before_any_work(
     def no_work(*args, **kwargs):
         raise AssertionError("columns were encoded before the backend was checked")
 
-    monkeypatch.setattr(table, "_columns_bytes", no_work)
+    monkeypatch.setattr(table, "columns_bytes", no_work)
     data = [np.arange(3), np.arange(3)]
     with pytest.raises(zorder.BackendError, match=match):
         if call == "hilbert_values":

@@ -39,6 +39,7 @@ from zorder.engines import iceberg as engine  # noqa: E402
 from zorder.engines import iceberg_columns  # noqa: E402
 from zorder.engines import iceberg_read, iceberg_write  # noqa: E402
 from zorder.iceberg import IcebergRewriteError, rewrite  # noqa: E402
+from zorder.values.ordering import Ordering  # noqa: E402
 
 HAS_TRANSFORMS = True
 try:
@@ -1019,6 +1020,26 @@ def test_every_accepted_type_at_once(catalog):
         assert_zordered(path, columns[1:])
 
 
+def test_rewrite_takes_the_iceberg_keywords_or_options(catalog):
+    """rewrite() took only options=; it takes the keywords too, as every public function
+    does, and refuses both at once."""
+    columns = ["b", "l", "d", "s"]
+    by_keyword = make_table(catalog, name="by_keyword", spec="identity", appends=2, rows=200)
+    by_options = make_table(catalog, name="by_options", spec="identity", appends=2, rows=200)
+    with pytest.raises(TypeError, match="pass either options= or the keyword iceberg"):
+        rewrite(by_keyword, columns, options=zorder.IcebergOptions(), iceberg="main")
+    keywords = {"iceberg": "main", "var_length_contribution": 4, "max_output_size": 20}
+    result = rewrite(by_keyword, columns, **keywords)
+    for path in result.added_paths:
+        assert_zordered(path, columns, **keywords)
+    twin = rewrite(by_options, columns, options=zorder.IcebergOptions(**keywords))
+    assert result.added_paths and len(twin.added_paths) == len(result.added_paths)
+    for path in twin.added_paths:
+        assert_zordered(path, columns, **keywords)
+    with pytest.raises(ValueError, match="Z-order options"):
+        rewrite(by_keyword, columns, curve="hilbert", var_length_contribution=16)
+
+
 def test_rank_encoding_learns_boundaries_in_one_pass_and_reuses_them(catalog, monkeypatch):
     from zorder.values.rank import RankBoundaries
 
@@ -1129,7 +1150,7 @@ def test_curve_values_slice_by_slice_equal_the_whole_groups(catalog, monkeypatch
     table = make_table(catalog, name=f"slices_{curve}", appends=2, rows=300)
     data = table.scan().to_arrow()
     names = ["l", "s", "tstz"]
-    ordering = iceberg_columns.curve_ordering(table.schema(), names, curve, None)
+    ordering = iceberg_columns.curve_ordering(table.schema(), names, Ordering(curve=curve))
     whole = ordering.values(iceberg_columns.curve_parts(data, names, table.schema(), ordering))
     monkeypatch.setattr(iceberg_columns, "_VALUES_CHUNK_ROWS", 64)   # 600 rows: 10 slices
     sliced = iceberg_columns._curve_values(data, names, table.schema(), ordering)

@@ -176,7 +176,7 @@ def test_running_out_of_memory_is_one_line_and_keeps_the_output(
     def no_memory(*args, **kwargs):
         fail()
 
-    monkeypatch.setattr(_parquet, "sort_indices", no_memory)
+    monkeypatch.setattr(_parquet, "sort_order", no_memory)
     assert main(["sort", str(src), str(out), "--columns", "a,b", "--overwrite"]) == 1
     err = capsys.readouterr().err
     assert err.startswith(said) and err.count("\n") == 1, err
@@ -192,7 +192,7 @@ def test_other_runtime_errors_still_show_their_traceback(parquet_in, tmp_path, m
     def bug(*args, **kwargs):
         raise RuntimeError("an internal bug")
 
-    monkeypatch.setattr(_parquet, "sort_indices", bug)
+    monkeypatch.setattr(_parquet, "sort_order", bug)
     with pytest.raises(RuntimeError, match="an internal bug"):
         main(["sort", str(src), str(tmp_path / "o.parquet"), "--columns", "a,b"])
 
@@ -212,6 +212,35 @@ def test_empty_file(tmp_path):
     result = _parquet.sort_parquet(str(src), str(tmp_path / "o.parquet"), ["a", "s"])
     assert result["rows"] == 0
     assert pq.read_table(tmp_path / "o.parquet").num_rows == 0
+
+
+@pytest.mark.parametrize("rows", [N, 0])
+@pytest.mark.parametrize("encoding, curve, cap, size", [
+    ("rank", "zorder", 2, 2), ("rank", "zorder", None, 4), ("iceberg", "zorder", 12, 12),
+    ("iceberg", "zorder", None, 16), ("iceberg", "hilbert", None, 24), ("rank", "hilbert", None, 6),
+])
+def test_zvalue_bytes_is_the_width_of_the_sorted_values(tmp_path, capsys, rows, encoding,
+                                                         curve, cap, size):
+    """zvalue_bytes (and the command's "N-byte Z-values") is the size of the values the
+    rows were sorted by: with encoding="rank" and max_output_size=2 it said 4, the two
+    16-bit ranks uncapped, while the values had 2 bytes."""
+    table, _ = make_table(rows)
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src)
+    columns = ["a", "b"] if curve == "zorder" else ["a", "b", "s"]
+    result = _parquet.sort_parquet(str(src), str(tmp_path / "o.parquet"), columns,
+                                   encoding=encoding, curve=curve, max_output_size=cap,
+                                   var_length_contribution=8, report=False)
+    assert result["zvalue_bytes"] == size
+    if rows:
+        values = (zorder.hilbert_values if curve == "hilbert" else zorder.zorder_values)(
+            table, columns=columns, encoding=encoding,
+            **({} if cap is None else {"max_output_size": cap}))
+        assert values.type.byte_width == size
+    flags = ["--encoding", encoding, "--curve", curve, "--no-report", "--overwrite"]
+    assert main(["sort", str(src), str(tmp_path / "o.parquet"), "--columns", ",".join(columns)]
+                + flags + ([] if cap is None else ["--max-output-size", str(cap)])) == 0
+    assert f"({size}-byte {'Hilbert' if curve == 'hilbert' else 'Z'}-values" in capsys.readouterr().out
 
 
 # -- the reusable skipping functions ----------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 import zorder
 from zorder.values import rank as rank_mod
 from zorder.values.rank import RankBoundaries, rank_boundaries, rank_columns
+from zorder.values.ordering import Ordering
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st  # noqa: E402
@@ -394,10 +395,10 @@ def test_hilbert_of_ranks():
     values = [np.arange(300), np.arange(300)[::-1].copy()]
     parts = [zorder.ordered_bytes(v) for v in values]
     b = RankBoundaries.from_ordered(parts, 16)
-    h = rank_mod.rank_values_of_ordered(parts, b, curve="hilbert")
+    h = Ordering(curve="hilbert", encoding="rank", boundaries=b).values(parts)
     assert np.array_equal(h, zorder.hilbert_rows(rank_columns(parts, b), 16))
     with pytest.raises(ValueError, match="curve"):
-        rank_mod.rank_values_of_ordered(parts, b, curve="peano")
+        Ordering(curve="peano", encoding="rank", boundaries=b)
 
 
 def test_bad_arguments_name_the_argument():
@@ -510,7 +511,7 @@ def test_an_ordering_made_again_stays_valid():
     rank bits (a default of 16 there would now be refused as rank_bits with 'iceberg')."""
     from dataclasses import replace
 
-    from zorder.values.table import Ordering
+    from zorder.values.ordering import Ordering
 
     plain = Ordering()
     assert plain.rank_bits is None

@@ -561,7 +561,7 @@ def test_docstring_examples():
 
     import importlib
 
-    names = ["zorder.values.table", "zorder.values.sort", "zorder.values.codec",
+    names = ["zorder.values.table", "zorder.values.ordering", "zorder.values.sort", "zorder.values.codec",
              "zorder.values.decode", "zorder.parquet.skipping", "zorder.parquet.sizes",
              "zorder.ordered.options", "zorder.ordered.column", "zorder.ordered.scalar",
              "zorder.interleave", "zorder.cpu.select", "zorder.cli.progress"]

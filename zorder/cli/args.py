@@ -9,10 +9,12 @@ from typing import Any, Callable, Dict, List, Optional
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, iceberg_mode, spark_mode
 from zorder.parquet.sizes import parse_size
+from zorder.values.ordering import CURVES
 from zorder.values.rank import check_rank_bits
 
-__all__ = ["add_boundaries_argument", "add_encoding_arguments", "add_iceberg_arguments",
-           "checked_by", "columns_arg", "encoding_arguments", "fraction", "iceberg_options",
+__all__ = ["add_boundaries_argument", "add_columns_argument", "add_curve_argument",
+           "add_encoding_arguments", "add_iceberg_arguments", "checked_by",
+           "columns_arg", "encoding_arguments", "fraction", "iceberg_options",
            "load_boundaries", "positive_int", "size_arg"]
 
 
@@ -26,24 +28,25 @@ def columns_arg(text: str) -> List[str]:
     return cols
 
 
-def positive_int(text: str) -> int:
+def _number(text: str, convert: Callable[[str], Any], expected: str,
+            within: Callable[[Any], bool], rule: str) -> Any:
     try:
-        value = int(text)
+        value = convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not within(value):
+        raise argparse.ArgumentTypeError(f"{rule}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A count, > 0."""
+    return _number(text, int, "a positive integer", lambda v: v > 0, "must be > 0")
 
 
 def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {value}")
-    return value
+    """A share, strictly between 0 and 1."""
+    return _number(text, float, "a number in (0, 1)", lambda v: 0 < v < 1, "must be in (0, 1)")
 
 
 def checked_by(check: Callable[[Any], Any], keyword: str,
@@ -106,6 +109,22 @@ def add_iceberg_arguments(parser: argparse.ArgumentParser, timestamp_applies: bo
                        help="read every timestamp column as TIMESTAMP_NTZ (microseconds) or "
                             "TIMESTAMP (whole seconds); default: from each column's type"
                        if timestamp_applies else argparse.SUPPRESS)
+
+
+def add_columns_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """--columns a,b,c: the columns the curve is computed on, in order."""
+    parser.add_argument("--columns", required=True, type=columns_arg, metavar="a,b,c",
+                        help=f"{what}, in order (Iceberg's zorder(a, b, c))")
+
+
+def add_curve_argument(parser: argparse.ArgumentParser, both: bool = False) -> None:
+    """--curve: Iceberg's Z-order or Spark 4.1's Hilbert order (``both``: also "both")."""
+    parser.add_argument("--curve", choices=(*CURVES, "both") if both else tuple(CURVES),
+                        default="zorder",
+                        help="zorder (Iceberg's Z-order, default) or hilbert (Spark 4.1's "
+                             "Hilbert order)" + (", or both: the output in Z-order, and the "
+                                                 "report also shows the Hilbert order's "
+                                                 "skipping" if both else ""))
 
 
 def add_encoding_arguments(parser: argparse.ArgumentParser) -> None:

@@ -7,8 +7,9 @@ import argparse
 
 from zorder.cli import counted
 from zorder.cli.args import (
-    add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, checked_by,
-    columns_arg, encoding_arguments, iceberg_options, positive_int, size_arg,
+    add_boundaries_argument, add_columns_argument, add_curve_argument, add_encoding_arguments,
+    add_iceberg_arguments, checked_by, encoding_arguments, iceberg_options, positive_int,
+    size_arg,
 )
 from zorder.cli.plot import check_plot_output, plot_after
 from zorder.engines.dask_scheduler import check_connect_timeout
@@ -22,12 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("in_dir", metavar="IN_DIR", help="Parquet file or folder to read")
     parser.add_argument("out_dir", metavar="OUT_DIR", help="folder to write (must not exist, "
                         "be empty, or --overwrite)")
-    parser.add_argument("--columns", required=True, type=columns_arg, metavar="a,b,c",
-                        help="clustering columns, in order (Iceberg's zorder(a, b, c))")
+    add_columns_argument(parser, "clustering columns")
     add_iceberg_arguments(parser)
-    parser.add_argument("--curve", choices=("zorder", "hilbert"), default="zorder",
-                        help="zorder (Iceberg's Z-order, default) or hilbert (Spark 4.1's "
-                             "Hilbert order)")
+    add_curve_argument(parser)
     add_encoding_arguments(parser)
     add_boundaries_argument(parser, "its _zorder.json")
     parser.add_argument("--target-file-size", default="128MB", type=size_arg, metavar="SIZE",

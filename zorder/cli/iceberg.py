@@ -13,8 +13,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from zorder.cli import FAILURE, INTERRUPTED, TERMINATED, first_line
 from zorder.cli.args import (
-    add_boundaries_argument, add_encoding_arguments, add_iceberg_arguments, columns_arg,
-    encoding_arguments, iceberg_options, size_arg,
+    add_boundaries_argument, add_columns_argument, add_curve_argument, add_encoding_arguments,
+    add_iceberg_arguments, encoding_arguments, iceberg_options, size_arg,
 )
 from zorder.cli.progress import Progress
 from zorder.parquet.safety import Terminated, sigterm_as_exception
@@ -26,10 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``iceberg`` command's options."""
     parser.add_argument("action", choices=["rewrite"], help="what to do (rewrite: cluster the table)")
     parser.add_argument("table", metavar="TABLE", help="the table's identifier, e.g. db.events")
-    parser.add_argument("--columns", required=True, type=columns_arg, metavar="a,b,c",
-                        help="curve columns, in order (Iceberg's zorder(a, b, c))")
-    parser.add_argument("--curve", default="zorder", choices=["zorder", "hilbert"],
-                        help="the space-filling curve (default zorder)")
+    add_columns_argument(parser, "curve columns")
+    add_curve_argument(parser)
     parser.add_argument("--where", default=None, metavar="EXPR",
                         help="rewrite only the files that may hold matching rows, e.g. "
                              "\"day >= '2026-01-01'\" (PyIceberg's expression syntax)")

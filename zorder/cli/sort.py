@@ -8,12 +8,13 @@ import sys
 from typing import Optional
 
 from zorder.cli.args import (
-    add_encoding_arguments, add_iceberg_arguments, columns_arg, compare_arg,
-    encoding_arguments, fraction, iceberg_options, positive_int,
+    add_columns_argument, add_curve_argument, add_encoding_arguments, add_iceberg_arguments,
+    compare_arg, encoding_arguments, fraction, iceberg_options, positive_int,
 )
 from zorder.cli import counted
 from zorder.cli.progress import Progress
 from zorder.parquet.files import require_pyarrow
+from zorder.values.ordering import CURVES, ZORDER
 
 __all__ = ["LARGE_FILE_ROWS", "add_arguments", "run"]
 
@@ -25,13 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``sort`` command's options."""
     parser.add_argument("input", metavar="IN.parquet", help="the Parquet file to read")
     parser.add_argument("output", metavar="OUT.parquet", help="where to write it in Z-order")
-    parser.add_argument("--columns", required=True, type=columns_arg, metavar="a,b,c",
-                        help="the columns to Z-order by, in order (Iceberg's zorder(a, b, c))")
+    add_columns_argument(parser, "the columns to Z-order by")
     add_iceberg_arguments(parser)
-    parser.add_argument("--curve", choices=("zorder", "hilbert", "both"), default="zorder",
-                        help="zorder (Iceberg's Z-order, default), hilbert (Spark 4.1's "
-                             "Hilbert order), or both: the output in Z-order, and the report "
-                             "also shows the Hilbert order's skipping")
+    add_curve_argument(parser, both=True)
     add_encoding_arguments(parser)
     parser.add_argument("--plot", metavar="FILE.png", default=None,
                         help="draw the skipping report, every layout side by side (needs "
@@ -98,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    curve = "Hilbert" if args.curve == "hilbert" else "Z"
+    curve = CURVES.get(args.curve, ZORDER).label   # (both: the output is in Z-order)
     print(f"wrote {counted(result['rows'], 'row')} in "
           f"{counted(result['row_groups_out'], 'row group')} to {args.output}, {curve}-ordered "
           f"by {', '.join(args.columns)} ({result['zvalue_bytes']}-byte {curve}-values; input "

@@ -65,8 +65,8 @@ from zorder.parquet.safety import (
 )
 from zorder.parquet.sort import check_compression, check_row_group_size
 from zorder.parquet.sizes import parse_size
-from zorder.values.codec import HVALUE_COLUMN, ZVALUE_COLUMN
-from zorder.values.table import Ordering, check_column_names
+from zorder.values.ordering import Ordering
+from zorder.values.table import check_column_names
 
 __all__ = ["ClusterResult", "FileInfo", "MANIFEST", "cluster", "require_dask"]
 
@@ -209,18 +209,18 @@ def cluster(
     import dask.dataframe as dd
     import pyarrow as pa
 
-    opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
-                             max_output_size=max_output_size, iceberg=iceberg, spark=spark,
-                             timestamp=timestamp)
+    ordering = Ordering.of(options, curve, encoding, rank_bits, boundaries,
+                           var_length_contribution=var_length_contribution,
+                           max_output_size=max_output_size, iceberg=iceberg, spark=spark,
+                           timestamp=timestamp)
     target = parse_size(target_file_size, "target_file_size")
     group_bytes = parse_size(row_group_bytes, "row_group_bytes")
     check_row_group_size(row_group_size)
     check_connect_timeout(connect_timeout)
     if not isinstance(sample_rows, (int, np.integer)) or isinstance(sample_rows, bool) or sample_rows < 1:
         raise ValueError(f"sample_rows must be a positive int, got {sample_rows!r}")
-    ordering = Ordering(opts, curve, encoding, rank_bits, boundaries)
     if zvalue_column is None:
-        zvalue_column = HVALUE_COLUMN if curve == "hilbert" else ZVALUE_COLUMN
+        zvalue_column = ordering.curve.value_column
     if not isinstance(zvalue_column, str) or not zvalue_column:
         raise TypeError("zvalue_column must be a non-empty str")
     if not isinstance(out_dir, (str, os.PathLike)):

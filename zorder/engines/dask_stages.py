@@ -17,7 +17,7 @@ from zorder.engines.cuts import file_cuts
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.ordered.errors import ColumnError
 from zorder.values.codec import from_words, sort_keys, to_words
-from zorder.values.table import Ordering
+from zorder.values.ordering import Ordering
 
 PART = "__zorder_part"
 WORD = "__zorder_w{}"

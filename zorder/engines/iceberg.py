@@ -55,9 +55,10 @@ from zorder.engines.iceberg_report import RewriteResult, referenced_files, skipp
 from zorder.engines.iceberg_tasks import deleted_on_failure, written_journal
 from zorder.engines.iceberg_write import run_on_dask, write_group
 from zorder.ordered import IcebergOptions
+from zorder.ordered.options import ICEBERG_DEFAULT
 from zorder.parquet.safety import sigterm_as_exception
 from zorder.parquet.sizes import parse_size
-from zorder.values.table import Ordering
+from zorder.values.ordering import Ordering
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -85,7 +86,9 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             progress: Optional[Callable[[int, int, Dict[str, Any]], None]] = None,
             snapshot_properties: Optional[Mapping[str, str]] = None,
             encoding: str = "iceberg", rank_bits: Optional[int] = None,
-            boundaries: Any = None) -> RewriteResult:
+            boundaries: Any = None, var_length_contribution: int = 8,
+            max_output_size: Optional[int] = None, iceberg: str = ICEBERG_DEFAULT,
+            spark: str = "4") -> RewriteResult:
     """Cluster an Iceberg table by the Z-order (or Hilbert) curve of ``columns``, as
     Spark's ``rewrite_data_files(strategy => 'sort', sort_order => 'zorder(...)')``
     does, in one REPLACE snapshot.
@@ -96,13 +99,15 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         columns: the columns, as names or one comma-separated string; resolved
             case-insensitively unless ``case_sensitive``. Identity-partition columns are
             dropped (Iceberg's error if none is left).
-        curve: ``"zorder"`` or ``"hilbert"`` (when zorder's ``sort_indices`` has it).
+        curve: ``"zorder"`` or ``"hilbert"`` (in any case).
         target_file_size: bytes or a size such as ``"512MB"``; default the table's
             ``write.target-file-size-bytes``, else 512 MiB.
         row_filter: a PyIceberg expression or string: only data files that may hold
             matching rows are rewritten (whole), so only their partitions change.
-        options: a ``zorder.IcebergOptions`` (contribution, cap, versions); its
-            ``timestamp`` is replaced by the kinds the Iceberg schema gives.
+        options: a ``zorder.IcebergOptions`` (contribution, cap, versions), or the
+            keywords ``var_length_contribution``, ``max_output_size``, ``iceberg`` and
+            ``spark`` (as for ``zorder.zorder_values``), not both; the timestamp kinds
+            are the ones the Iceberg schema gives.
         scheduler: None (file groups run one after the other in this process, so the
             largest group bounds memory), or a Dask scheduler: a ``distributed.Client``,
             its address, ``"threads"``, ``"processes"`` or ``"sync"``; each file group
@@ -144,12 +149,12 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             and the process's own SIGTERM handler is restored after).
     """
     require_pyiceberg()
-    curve = check_curve(curve)
+    ordering = Ordering.of(options, check_curve(curve), encoding, rank_bits, boundaries,
+                           var_length_contribution=var_length_contribution,
+                           max_output_size=max_output_size, iceberg=iceberg, spark=spark)
     if not isinstance(case_sensitive, bool):
         raise TypeError(f"case_sensitive must be a bool, not {type(case_sensitive).__name__}")
     max_group = parse_size(max_file_group_size, "max_file_group_size")
-    if options is not None and not isinstance(options, IcebergOptions):
-        raise TypeError(f"options must be a zorder.IcebergOptions, not {type(options).__name__}")
     row_filter = row_filter_expression(row_filter)
     if not isinstance(dry_run, bool):
         raise TypeError(f"dry_run must be a bool, not {type(dry_run).__name__}")
@@ -157,11 +162,11 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     start = time.perf_counter()
     table.refresh()
     target = target_size(table, target_file_size)
-    names = curve_columns(table, columns, curve=curve, case_sensitive=case_sensitive)
-    ordering = curve_ordering(table.schema(), names, curve, options, encoding, rank_bits,
-                              boundaries)
+    names = curve_columns(table, columns, curve=ordering.curve, case_sensitive=case_sensitive)
+    ordering = curve_ordering(table.schema(), names, ordering)
     groups = plan_groups(table, row_filter, case_sensitive, max_group)
-    report: Dict[str, Any] = {"columns": names, "curve": curve, "encoding": ordering.encoding,
+    report: Dict[str, Any] = {"columns": names, "curve": ordering.curve.name,
+                              "encoding": ordering.encoding,
                               "target_file_size": target, "groups": []}
     removed = [t.file for g in groups for t in g.tasks]
     previous = table.current_snapshot()
@@ -215,8 +220,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             check_checksums(sum(int(e["checksum"], 16) for e in entries) % 2**64,
                             sum(int(e["written_checksum"], 16) for e in entries) % 2**64,
                             "the table")
-        props = zorder_summary(curve, names,
-                               ordering.rank_bits if ordering.encoding == "rank" else None)
+        props = zorder_summary(ordering.curve.name, names, ordering.rank_bits)
         props.update(extra_summary)
         snapshot_id = commit_rewrite(table, removed, added, props, written, metadata)
     # (the commit left `table` at the new snapshot: PyIceberg takes the catalog's answer)

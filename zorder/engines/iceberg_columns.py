@@ -6,16 +6,13 @@ canonical text). Used by the ``zorder.engines.iceberg*`` stages."""
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import replace
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from zorder.ordered import IcebergOptions
-from zorder.values import sort_indices
 from zorder.values.sort import _argsort_zvalues
-from zorder.values.table import Ordering
+from zorder.values.ordering import CURVES, Curve, Ordering, curve_named
 
 
 def require_pyiceberg() -> None:
@@ -29,7 +26,8 @@ def require_pyiceberg() -> None:
         ) from None
 
 
-CURVE_COLUMNS = {"zorder": "ICEZVALUE", "hilbert": "ICEHVALUE"}
+#: The internal value column of each curve, by name.
+CURVE_COLUMNS = {name: curve.value_column for name, curve in CURVES.items()}
 _CURVE_ERRORS = {
     "zorder": (
         "Cannot ZOrder when no columns are specified",
@@ -78,7 +76,7 @@ def _check_type(name: str, typ: Any) -> None:
         raise _unsupported(name, typ)
 
 
-def curve_columns(table: Any, columns: Union[str, Sequence[str]], *, curve: str = "zorder",
+def curve_columns(table: Any, columns: Union[str, Sequence[str]], *, curve: Any = "zorder",
                   case_sensitive: bool = False) -> List[str]:
     """The table's columns the curve is computed on, as Iceberg's rewrite chooses them.
 
@@ -92,7 +90,7 @@ def curve_columns(table: Any, columns: Union[str, Sequence[str]], *, curve: str 
     """
     require_pyiceberg()
     curve = check_curve(curve)
-    no_columns, conflict, all_identity = _CURVE_ERRORS[curve]
+    no_columns, conflict, all_identity = _CURVE_ERRORS[curve.name]
     if isinstance(columns, str):
         columns = [c.strip() for c in columns.split(",") if c.strip()]
     if not columns:
@@ -105,7 +103,7 @@ def curve_columns(table: Any, columns: Union[str, Sequence[str]], *, curve: str 
         except ValueError:
             return None
 
-    internal = CURVE_COLUMNS[curve]
+    internal = curve.value_column
     if lookup(internal) is not None:
         raise ValueError(conflict.format(internal))
     identity_sources = {f.source_id for f in table.spec().fields
@@ -143,14 +141,11 @@ def curve_columns(table: Any, columns: Union[str, Sequence[str]], *, curve: str 
     return kept
 
 
-def check_curve(curve: Any) -> str:
-    """The curve's name, ``"zorder"`` or ``"hilbert"`` (any case); ValueError else."""
-    if not isinstance(curve, str) or curve.strip().lower() not in CURVE_COLUMNS:
-        raise ValueError(f"curve must be 'zorder' or 'hilbert', got {curve!r}")
-    name = curve.strip().lower()
-    if name == "hilbert" and "curve" not in inspect.signature(sort_indices).parameters:
-        raise ValueError("curve='hilbert' needs a zorder whose sort_indices takes curve=")
-    return name
+def check_curve(curve: Any) -> Curve:
+    """The ``Curve`` a name says, in any case ("zorder" or "hilbert"); ValueError else."""
+    if isinstance(curve, str) and curve.strip().lower() in CURVES:
+        return CURVES[curve.strip().lower()]
+    return curve_named(curve)
 
 
 def _uuid_text(arr: Any) -> Any:
@@ -198,38 +193,22 @@ def _curve_input(data: Any, names: Sequence[str], schema: Any) -> Tuple[Dict[str
     return columns, kinds
 
 
-def _options(options: Optional[IcebergOptions], kinds: Mapping[str, str]) -> IcebergOptions:
-    if options is None:
-        options = IcebergOptions()
-    elif not isinstance(options, IcebergOptions):
-        raise TypeError(f"options must be a zorder.IcebergOptions, not {type(options).__name__}")
-    return replace(options, timestamp=dict(kinds) if kinds else None)
-
-
-def curve_ordering(schema: Any, names: Sequence[str], curve: str,
-                   options: Optional[IcebergOptions], encoding: str = "iceberg",
-                   rank_bits: Optional[int] = None, boundaries: Any = None) -> Ordering:
-    """The ``Ordering`` of a rewrite on ``names`` (resolved by ``curve_columns``): the
-    options with each timestamp column's kind from the Iceberg schema, the curve and the
-    encoding. Checked here, before any file is read: ``boundaries`` (of an earlier run)
-    must be for these columns, at the widths these options give them."""
+def curve_ordering(schema: Any, names: Sequence[str], ordering: Ordering) -> Ordering:
+    """``ordering`` for a rewrite on ``names`` (resolved by ``curve_columns``), with each
+    timestamp column's kind from the Iceberg schema. Checked here, before any file is
+    read: its ``boundaries`` (of an earlier run) must be for these columns, at the
+    widths its options give them."""
     import pyarrow as pa
 
     kinds = {n: k for n in names
              if (k := _timestamp_kind(schema.find_field(n).field_type)) is not None}
+    ordering = replace(ordering, options=replace(ordering.options, timestamp=kinds or None))
+    boundaries = ordering.boundaries
     if boundaries is not None:
-        from zorder.values.rank import RankBoundaries
-
-        if not isinstance(boundaries, RankBoundaries):
-            raise TypeError(f"boundaries must be a zorder.RankBoundaries (e.g. "
-                            f"RankBoundaries.from_dict(result.report['rank_boundaries'])), "
-                            f"not {type(boundaries).__name__}")
         if boundaries.names is not None and [n.lower() for n in boundaries.names] != \
                 [n.lower() for n in names]:
             raise ValueError(f"boundaries: made for columns {list(boundaries.names)}, this "
                              f"rewrite orders {list(names)}")
-    ordering = Ordering(_options(options, kinds), curve, encoding, rank_bits, boundaries)
-    if boundaries is not None:
         # Zero rows of the columns' types: the widths the boundaries must have.
         empty = pa.Table.from_batches([], schema=schema.select(*names).as_arrow())
         parts = curve_parts(empty, names, schema, ordering)
@@ -260,7 +239,8 @@ def curve_order(data: Any, names: Sequence[str], schema: Any, ordering: Ordering
 
 def curve_value_size(data: Any, names: Sequence[str], schema: Any, ordering: Ordering) -> int:
     """The bytes of each curve value of ``data``'s rows (from none of its rows)."""
-    return int(_curve_values(data.slice(0, 0), names, schema, ordering).shape[1])
+    return ordering.size([p.shape[1] for p in curve_parts(data.slice(0, 0), names, schema,
+                                                          ordering)])
 
 
 #: Rows of curve values computed at a time: the ordered bytes of a slice stay in memory

@@ -10,7 +10,7 @@ from zorder.engines.iceberg_columns import curve_parts
 from zorder.engines.iceberg_commit import IcebergRewriteError
 from zorder.engines.iceberg_plan import FileGroup, group_name
 from zorder.engines.iceberg_tasks import on_dask
-from zorder.values.table import Ordering
+from zorder.values.ordering import Ordering
 
 
 def read_group(table_metadata: Any, io: Any, group: FileGroup) -> Any:

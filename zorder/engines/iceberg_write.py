@@ -18,7 +18,7 @@ from zorder.engines.iceberg_tasks import WrittenPaths, on_dask
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
 from zorder.values.sort import sort_scratch
-from zorder.values.table import Ordering
+from zorder.values.ordering import Ordering
 
 
 def _partition_key(table_metadata: Any, record: Any) -> Any:

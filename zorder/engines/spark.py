@@ -19,22 +19,17 @@ from typing import Iterable, Iterator, Optional, Sequence
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.values.codec import ZVALUE_COLUMN, to_arrow
-from zorder.values.table import check_column_names, zvalue_matrix
+from zorder.values.ordering import Ordering
+from zorder.values.table import check_column_names
 
 __all__ = ["ZVALUE_COLUMN", "zvalue_batches", "zvalue_schema", "zorder_dataframe"]
 
-def zvalue_batches(
-    batches: Iterable,
-    columns: Sequence[str],
-    *,
-    zvalue_column: str = ZVALUE_COLUMN,
-    var_length_contribution: int = 8,
-    max_output_size: Optional[int] = None,
-    iceberg: str = ICEBERG_DEFAULT,
-    spark: str = "4",
-    timestamp: TimestampOption = None,
-    options: Optional[IcebergOptions] = None,
-) -> Iterator:
+
+def zvalue_batches(batches: Iterable, columns: Sequence[str], *,
+                   zvalue_column: str = ZVALUE_COLUMN, var_length_contribution: int = 8,
+                   max_output_size: Optional[int] = None, iceberg: str = ICEBERG_DEFAULT,
+                   spark: str = "4", timestamp: TimestampOption = None,
+                   options: Optional[IcebergOptions] = None) -> Iterator:
     """For ``DataFrame.mapInArrow``: each pyarrow RecordBatch with its Z-values appended.
 
     The Z-values are :func:`zorder.zorder_values` of ``columns`` (Iceberg's Spark UDF), as a
@@ -44,11 +39,16 @@ def zvalue_batches(
     ``date32``, which ``zorder_values`` maps as Iceberg's UDF maps the Spark types.
     The Iceberg options come as keywords or as one ``options`` (``IcebergOptions``).
     """
-    import pyarrow as pa
+    ordering = Ordering.of(options, var_length_contribution=var_length_contribution,
+                           max_output_size=max_output_size, iceberg=iceberg, spark=spark,
+                           timestamp=timestamp)
+    return _with_zvalues(batches, columns, zvalue_column, ordering)
 
-    opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
-                             max_output_size=max_output_size, iceberg=iceberg, spark=spark,
-                             timestamp=timestamp)
+
+def _with_zvalues(batches: Iterable, columns: Sequence[str], zvalue_column: str,
+                  ordering: Ordering) -> Iterator:
+    """``zvalue_batches`` of one ``Ordering``."""
+    import pyarrow as pa
 
     for batch in batches:
         if not isinstance(batch, pa.RecordBatch):
@@ -56,8 +56,7 @@ def zvalue_batches(
         cols = check_column_names(columns, batch.schema.names)
         if zvalue_column in batch.schema.names:
             raise ValueError(f"zvalue_column {zvalue_column!r} is already a column of the data")
-        matrix, _ = zvalue_matrix(pa.Table.from_batches([batch]), cols, opts)
-        z = to_arrow(matrix).cast(pa.binary())
+        z = to_arrow(ordering.matrix(pa.Table.from_batches([batch]), cols)).cast(pa.binary())
         yield pa.RecordBatch.from_arrays(
             list(batch.columns) + [z],
             schema=batch.schema.append(pa.field(zvalue_column, pa.binary(), nullable=False)),
@@ -71,20 +70,11 @@ def zvalue_schema(schema, zvalue_column: str = ZVALUE_COLUMN):
     return StructType(list(schema.fields) + [StructField(zvalue_column, BinaryType(), False)])
 
 
-def zorder_dataframe(
-    df,
-    columns: Sequence[str],
-    *,
-    num_partitions: Optional[int] = None,
-    keep_zvalue: bool = False,
-    zvalue_column: str = ZVALUE_COLUMN,
-    var_length_contribution: int = 8,
-    max_output_size: Optional[int] = None,
-    iceberg: str = ICEBERG_DEFAULT,
-    spark: str = "4",
-    timestamp: TimestampOption = None,
-    options: Optional[IcebergOptions] = None,
-):
+def zorder_dataframe(df, columns: Sequence[str], *, num_partitions: Optional[int] = None,
+                     keep_zvalue: bool = False, zvalue_column: str = ZVALUE_COLUMN,
+                     var_length_contribution: int = 8, max_output_size: Optional[int] = None,
+                     iceberg: str = ICEBERG_DEFAULT, spark: str = "4",
+                     timestamp: TimestampOption = None, options: Optional[IcebergOptions] = None):
     """``df`` (a pyspark DataFrame) range-partitioned and sorted by Iceberg's Z-value.
 
     ``num_partitions``: output partitions (files when written); default Spark's
@@ -104,11 +94,11 @@ def zorder_dataframe(
     if num_partitions is not None and (isinstance(num_partitions, bool) or
                                        not isinstance(num_partitions, int) or num_partitions < 1):
         raise ValueError(f"num_partitions must be a positive int, got {num_partitions!r}")
-    opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
-                             max_output_size=max_output_size, iceberg=iceberg, spark=spark,
-                             timestamp=timestamp)
-    fn = functools.partial(zvalue_batches, columns=cols, zvalue_column=zvalue_column,
-                           options=opts)
+    ordering = Ordering.of(options, var_length_contribution=var_length_contribution,
+                           max_output_size=max_output_size, iceberg=iceberg, spark=spark,
+                           timestamp=timestamp)
+    fn = functools.partial(_with_zvalues, columns=cols, zvalue_column=zvalue_column,
+                           ordering=ordering)
     out = df.mapInArrow(fn, zvalue_schema(df.schema, zvalue_column))
     z = col(zvalue_column)
     out = out.repartitionByRange(num_partitions, z) if num_partitions else out.repartitionByRange(z)

@@ -14,16 +14,9 @@ Imports nothing from zorder outside this floor (numpy always; pyarrow and pandas
 for their inputs).
 """
 
+from zorder.ordered import options as _options
 from zorder.ordered.column import ordered_bytes
-from zorder.ordered.options import (
-    ICEBERG_DEFAULT,
-    ICEBERG_RELEASES,
-    ICEBERG_VERSIONS,
-    PRIMITIVE_BUFFER_SIZE,
-    SPARK_VERSIONS,
-    TIMESTAMP_KINDS,
-    IcebergOptions,
-)
+from zorder.ordered.options import *  # noqa: F401,F403  (the names in options.__all__)
 from zorder.ordered.scalar import (
     byte_truncate_or_fill,
     double_to_ordered_bytes,
@@ -38,13 +31,6 @@ from zorder.ordered.scalar import (
 )
 
 __all__ = [
-    "ICEBERG_DEFAULT",
-    "ICEBERG_RELEASES",
-    "ICEBERG_VERSIONS",
-    "IcebergOptions",
-    "PRIMITIVE_BUFFER_SIZE",
-    "SPARK_VERSIONS",
-    "TIMESTAMP_KINDS",
     "byte_truncate_or_fill",
     "double_to_ordered_bytes",
     "float_to_ordered_bytes",
@@ -57,3 +43,4 @@ __all__ = [
     "tinyint_to_ordered_bytes",
     "whole_number_ordered_bytes",
 ]
+__all__ += _options.__all__

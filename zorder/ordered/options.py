@@ -1,9 +1,10 @@
 """Iceberg's rewrite options, in one home: the versions whose bytes to reproduce, the
 Spark timestamp type, the string contribution and the output cap.
 
-``IcebergOptions`` is a frozen object validated once; every function that computes
-Z-values takes one (``options=``), and keywords of the same names stay accepted for
-convenience (``IcebergOptions.merge``). The parsers here are what validate each field.
+``IcebergOptions`` is a frozen object validated once. The public functions take one
+(``options=``) or keywords of the same names, not both (``IcebergOptions.of``); below
+them it travels inside a ``zorder.values.ordering.Ordering``. The parsers here are what
+validate each field.
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ ICEBERG_RELEASES = tuple(f"1.{minor}" for minor in range(12))
 #: is opt-in. One constant: every signature, docstring and flag reads it.
 ICEBERG_DEFAULT = "1.11"
 
-#: Accepted ``iceberg=`` names, each with the formula it selects. Any release number in
-#: ``ICEBERG_RELEASES`` (with or without a patch number, e.g. "1.10.1") also selects "1.11".
+#: Accepted ``iceberg=`` names, each with the float formula it selects: "main" (Iceberg
+#: main's fixed formula) or "1.11" (the old formula of every release so far). Any release
+#: number in ``ICEBERG_RELEASES`` (with or without a patch number, e.g. "1.10.1") also
+#: selects "1.11".
 ICEBERG_VERSIONS = {
     "main": "main",
     "1.11": "1.11",
@@ -223,12 +226,6 @@ class IcebergOptions:
     def date_mode(self) -> str:
         """'4' or '3.5': which DATE behaviour ``spark`` selects."""
         return spark_mode(self.spark)
-
-    def timestamp_for(self, key: Any) -> Optional[str]:
-        """The ``timestamp`` kind for one column (its name or position)."""
-        if isinstance(self.timestamp, Mapping):
-            return self.timestamp.get(key)
-        return self.timestamp
 
     def as_dict(self) -> dict:
         """The options as plain keywords (for manifests and JSON); timestamp left out

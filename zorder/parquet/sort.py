@@ -10,6 +10,7 @@ memory, use ``zorder.engines.dask.cluster``. Needs pyarrow (``pip install 'zorde
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any, Callable, Dict, Optional, Sequence
 
 from zorder.ordered import IcebergOptions
@@ -20,9 +21,9 @@ from zorder.parquet.safety import (
     atomic_file, check_apart, check_file_output, physical, sigterm_as_exception,
 )
 from zorder.parquet.skipping import check_report_arguments, skipping_report
-from zorder.values import sort_indices, zorder_widths
-from zorder.values.rank import ENCODINGS, check_encoding_arguments
-from zorder.values.table import CURVES
+from zorder.values.ordering import CURVES, ZORDER, Ordering
+from zorder.values.rank import ENCODINGS
+from zorder.values.sort import sort_order
 
 __all__ = ["ProgressCallback", "check_compression", "check_row_group_size", "sort_parquet"]
 
@@ -124,22 +125,29 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if curve not in CURVES + ("both",):
+    if curve not in (*CURVES, "both"):
         raise ValueError(f"curve must be 'zorder', 'hilbert' or 'both', got {curve!r}")
     # Every argument is checked before the output is touched (a row group size of 0 or
     # less wrote an empty file over it).
     check_row_group_size(row_group_size)
     if report:
         check_report_arguments(predicates, fraction)
-    check_encoding_arguments(encoding, rank_bits, None)
+    ordering = Ordering.of(options, ZORDER if curve == "both" else curve, encoding, rank_bits,
+                           var_length_contribution=var_length_contribution,
+                           max_output_size=max_output_size, iceberg=iceberg, spark=spark,
+                           timestamp=timestamp)
     unknown = [c for c in compare if c not in ("encoding", "curve")]
     if unknown or isinstance(compare, str):
         raise ValueError(f"compare must name 'encoding' and/or 'curve', got {compare!r}")
-    primary = "zorder" if curve == "both" else curve
+    # The report's layouts: this ordering, and those it is compared with (checked now).
+    layouts = {"after": ordering}
+    curves = list(CURVES.values()) if curve == "both" or "curve" in compare else [ordering.curve]
+    encodings = ENCODINGS if "encoding" in compare else (encoding,)
+    if report and len(curves) * len(encodings) > 1:
+        layouts = {c.name if len(encodings) == 1 else f"{e}/{c.name}" if len(curves) > 1 else e:
+                   replace(ordering, curve=c, encoding=e, rank_bits=rank_bits if e == "rank" else None)
+                   for e in encodings for c in curves}
 
-    opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
-                             max_output_size=max_output_size, iceberg=iceberg, spark=spark,
-                             timestamp=timestamp)
     input, output = os.fspath(input), os.fspath(output)
     check_apart(output, input)
     output = physical(output)
@@ -162,8 +170,7 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     if not columns:
         raise ValueError("columns is empty: name at least one column to Z-order by")
     # Unsupported column types fail here, from the schema, before any data is read.
-    zorder_widths(source.schema_arrow.empty_table(), columns=list(columns),
-                  var_length_contribution=opts.var_length_contribution)
+    ordering.parts(source.schema_arrow.empty_table(), list(columns))
     check_reorderable(source.schema_arrow, repr(input))
     check_file_output(output, overwrite)
     if row_group_size is None:
@@ -191,17 +198,7 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     table = table.replace_schema_metadata(without_range_index(table.schema.metadata))
 
     bar("z-order", 0, 1, "sort")
-    perm = sort_indices(table, columns=list(columns), options=opts, curve=primary,
-                        encoding=encoding, rank_bits=rank_bits)
-    widths = zorder_widths(table, columns=list(columns),
-                           var_length_contribution=opts.var_length_contribution)
-    cap = opts.max_output_size
-    if encoding == "rank":
-        size = len(widths) * (rank_bits or 16) // 8
-    elif primary == "hilbert":
-        size = 8 * len(widths)
-    else:
-        size = sum(widths) if cap is None else min(sum(widths), cap)
+    perm, size = sort_order(ordering, table, list(columns))
     bar("z-order", 1, 1, "sort")
 
     nrows = table.num_rows
@@ -225,19 +222,9 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     }
     if report:
         values = {c: table.column(c) for c in columns}
-        layouts: Dict[str, Any] = {"after": output}
-        curves = ("zorder", "hilbert") if curve == "both" or "curve" in compare else (primary,)
-        encodings = ENCODINGS if "encoding" in compare else (encoding,)
-        if len(curves) * len(encodings) > 1:
-            layouts = {}
-            for e in encodings:
-                for c in curves:
-                    name = c if len(encodings) == 1 else f"{e}/{c}" if len(curves) > 1 else e
-                    layouts[name] = output if (e, c) == (encoding, primary) else [
-                        _in_memory_layout(table, sort_indices(
-                            table, columns=list(columns), options=opts, curve=c, encoding=e,
-                            rank_bits=rank_bits if e == "rank" else None),
-                        row_group_size, compression)]
-        result["report"] = skipping_report(input, layouts, columns, fraction=fraction,
+        written = {name: output if o == ordering else [_in_memory_layout(
+            table, sort_order(o, table, list(columns))[0], row_group_size, compression)]
+            for name, o in layouts.items()}
+        result["report"] = skipping_report(input, written, columns, fraction=fraction,
                                            predicates=predicates, values=values)
     return result

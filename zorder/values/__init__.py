@@ -1,7 +1,10 @@
 """The values floor: Z-values of whole tables, their codec, the Z-order sort, and decoding.
 
-- ``table``: ``zorder_values`` (Iceberg's ``SparkZOrderUDF`` over a table) and
-  ``zorder_widths``; the columns of a DataFrame, Table or mapping, and their ordered bytes.
+- ``table``: the columns of a DataFrame, Table or mapping, their ordered bytes, and
+  ``zorder_widths``.
+- ``ordering``: ``Curve`` (Z-order, Hilbert) and ``Ordering``, the one object the floors
+  below the public functions take; ``zorder_values`` (Iceberg's ``SparkZOrderUDF`` over
+  a table) and ``hilbert_values``.
 - ``codec``: Z-values as a uint8 matrix, an Arrow ``FixedSizeBinary`` array or uint64
   words, and Iceberg's internal column names.
 - ``sort``: ``sort_indices``, ``sort`` and ``argsort_zvalues`` over the radix sort
@@ -19,7 +22,8 @@ from zorder.values.decode import deinterleave_bits, deinterleave_rows
 from zorder.values.hilbert_decode import hilbert_decode_rows
 from zorder.values.rank import RankBoundaries, rank_boundaries, rank_columns
 from zorder.values.sort import argsort_zvalues, sort, sort_indices
-from zorder.values.table import hilbert_values, zorder_values, zorder_widths
+from zorder.values.ordering import hilbert_values, zorder_values
+from zorder.values.table import zorder_widths
 
 __all__ = [
     "RankBoundaries",

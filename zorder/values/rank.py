@@ -21,9 +21,8 @@ every column then varies from its first bit.
   bucket table on the top bits of 8-byte keys, numpy ``searchsorted`` for crowded buckets
   and for wider keys, ``S`` dtype); the bucket of a value is the number of split points
   ``<=`` it, so equal values always get equal ranks and rank order is byte order.
-- ``encoded_matrix``: the entry point of ``zorder_values``/``sort_indices``: Iceberg's
-  bytes for ``encoding="iceberg"``, interleaved (or Hilbert-transformed) ranks for
-  ``encoding="rank"``.
+- ``rank_boundaries``: the split points of a table's columns; ``Ordering``
+  (``zorder.values.ordering``) gives their ranks to a curve.
 
 This is not Iceberg's byte layout: Spark's rewrite will not reproduce it.
 
@@ -42,15 +41,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy
 
-from zorder import hilbert, interleave
 from zorder.ordered import IcebergOptions, ordered_bytes  # noqa: F401  (the doctest)
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
-from zorder.values.table import (
-    ColumnSelection, _columns_bytes, curve_matrix,
-)
+from zorder.values.table import ColumnSelection, columns_bytes
 
-__all__ = ["ENCODINGS", "RankBoundaries", "encoded_matrix", "rank_boundaries",
-           "rank_columns", "sample_indices"]
+__all__ = ["ENCODINGS", "RankBoundaries", "rank_boundaries", "rank_columns", "sample_indices"]
 
 #: The encodings of column values before the curve: Iceberg's ordered bytes, or ranks.
 ENCODINGS = ("iceberg", "rank")
@@ -575,7 +570,7 @@ def rank_columns(ordered_columns: Sequence[Any], boundaries: RankBoundaries,
         raise ValueError(f"rank_bits={rank_bits} but the boundaries were made for "
                          f"rank_bits={boundaries.rank_bits}")
     parts = _check_ordered(ordered_columns)
-    _check_shapes(parts, boundaries, None)
+    check_shapes(parts, boundaries, None)
     nbytes = boundaries.rank_bits // 8
     out = []
     for i, (part, (points, table)) in enumerate(zip(parts, boundaries._keys)):
@@ -587,7 +582,7 @@ def rank_columns(ordered_columns: Sequence[Any], boundaries: RankBoundaries,
     return out
 
 
-def _check_shapes(parts: Sequence[numpy.ndarray], boundaries: RankBoundaries,
+def check_shapes(parts: Sequence[numpy.ndarray], boundaries: RankBoundaries,
                   names: Optional[List[str]]) -> None:
     if len(parts) != len(boundaries.splits):
         raise ValueError(f"boundaries: made for {len(boundaries.splits)} columns, "
@@ -604,7 +599,7 @@ def _check_shapes(parts: Sequence[numpy.ndarray], boundaries: RankBoundaries,
 
 # ---- tables ----------------------------------------------------------------------------------
 
-def _column_names(data: Any, columns: ColumnSelection) -> Optional[List[str]]:
+def column_names(data: Any, columns: ColumnSelection) -> Optional[List[str]]:
     """The selected column names as str, when the data has names; else None."""
     if isinstance(data, (list, tuple)):
         return None
@@ -622,15 +617,9 @@ def _column_names(data: Any, columns: ColumnSelection) -> Optional[List[str]]:
     return found if all(isinstance(n, str) for n in found) else None
 
 
-def ordered_columns(data: Any, columns: ColumnSelection,
-                    options: IcebergOptions) -> Tuple[List[numpy.ndarray], Optional[List[str]], bool]:
-    """(every selected column's ordered bytes, their names or None, whether Arrow)."""
-    parts, arrow = _columns_bytes(data, columns, options, options.var_length_contribution)
-    return parts, _column_names(data, columns), arrow
-
-
-def _boundaries_of(parts: List[numpy.ndarray], rank_bits: int, names: Optional[List[str]],
-                   sample: int, seed: int) -> RankBoundaries:
+def boundaries_of(parts: List[numpy.ndarray], rank_bits: int, names: Optional[List[str]],
+                  sample: int = DEFAULT_SAMPLE, seed: int = DEFAULT_SEED) -> RankBoundaries:
+    """The boundaries of these ordered bytes: from ``sample`` rows drawn with ``seed``."""
     rows = sample_indices(parts[0].shape[0], sample, seed)
     if rows is None:
         return RankBoundaries.from_ordered(parts, rank_bits, names, complete=True)
@@ -671,35 +660,8 @@ def rank_boundaries(data: Any, columns: ColumnSelection = None, *,
     sample, seed = check_sample(sample), check_seed(seed)
     opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
                              iceberg=iceberg, spark=spark, timestamp=timestamp)
-    parts, names, _ = ordered_columns(data, columns, opts)
-    return _boundaries_of(parts, bits, names, sample, seed)
-
-
-def rank_values_of_ordered(ordered: Sequence[Any], boundaries: RankBoundaries, *,
-                           max_output_size: Optional[int] = None, curve: str = "zorder",
-                           backend: Optional[str] = None) -> numpy.ndarray:
-    """Curve values of ranked ordered bytes: the ranks of each column interleaved
-    (``curve="zorder"``, ``n * rank_bits / 8`` bytes, capped at ``max_output_size``) or
-    Hilbert-transformed at ``rank_bits`` per column (``curve="hilbert"``).
-
-    For engines that already hold ordered bytes (a distributed sample: the Z-values of
-    the sampled rows give the range split points of the same job)."""
-    if curve not in ("zorder", "hilbert"):
-        raise ValueError(f"curve must be 'zorder' or 'hilbert', got {curve!r}")
-    if curve == "hilbert" and max_output_size is not None:
-        raise ValueError("max_output_size is a Z-order option; the Hilbert index takes "
-                         "every rank bit")
-    # (a bad backend is an error before any work)
-    rows = (interleave.rows_function(backend) if curve == "zorder"
-            else hilbert.rows_function(backend))
-    ranks = rank_columns(ordered, boundaries)
-    bits = boundaries.rank_bits
-    if curve == "zorder":
-        size = len(ranks) * (bits // 8)
-        if max_output_size is not None:
-            size = min(size, max_output_size)
-        return rows(ranks, size)
-    return rows(ranks, bits)
+    parts, _ = columns_bytes(data, columns, opts)
+    return boundaries_of(parts, bits, column_names(data, columns), sample, seed)
 
 
 def check_encoding_arguments(encoding: Any, rank_bits: Any, boundaries: Any) -> Optional[int]:
@@ -726,27 +688,3 @@ def check_encoding_arguments(encoding: Any, rank_bits: Any, boundaries: Any) -> 
         raise ValueError(f"rank_bits={bits} but the boundaries were made for "
                          f"rank_bits={boundaries.rank_bits}")
     return bits
-
-
-def encoded_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions, *,
-                   encoding: str = "iceberg", rank_bits: Optional[int] = None,
-                   boundaries: Optional[RankBoundaries] = None, curve: str = "zorder",
-                   backend: Optional[str] = None) -> Tuple[numpy.ndarray, bool]:
-    """(the ``(N, size)`` curve values of ``data`` in ``encoding``, whether Arrow).
-
-    ``"iceberg"``: Iceberg's Z-values (``zvalue_matrix``). ``"rank"``: ranks against
-    ``boundaries`` (by default computed from this data: ``DEFAULT_SAMPLE`` rows, seed
-    ``DEFAULT_SEED``), interleaved (``rank_values_of_ordered``). ``rank_bits`` None means
-    the boundaries' (or ``DEFAULT_RANK_BITS``); given, it must agree with them.
-    """
-    bits = check_encoding_arguments(encoding, rank_bits, boundaries)
-    if bits is None:   # encoding="iceberg"
-        return curve_matrix(data, columns, options, curve, backend)
-    parts, names, arrow = ordered_columns(data, columns, options)
-    if boundaries is None:
-        boundaries = _boundaries_of(parts, bits, names, DEFAULT_SAMPLE, DEFAULT_SEED)
-    _check_shapes(parts, boundaries, names)
-    z = rank_values_of_ordered(parts, boundaries, max_output_size=options.max_output_size,
-                               curve=curve, backend=backend)
-    return z, arrow
-

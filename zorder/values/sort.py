@@ -11,7 +11,7 @@ a most-significant-byte-first radix sort (``_radix``), stable.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy
 
@@ -19,13 +19,11 @@ from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.values._radix import argsort_rows, argsort_short, rows_scratch
 from zorder.values.codec import as_matrix
-from zorder.values.rank import encoded_matrix
+from zorder.values.ordering import Ordering
+from zorder.values.rank import RankBoundaries
 from zorder.values.table import ColumnSelection
 
-if TYPE_CHECKING:
-    from zorder.values.rank import RankBoundaries
-
-__all__ = ["argsort_zvalues", "sort", "sort_indices"]
+__all__ = ["argsort_zvalues", "sort", "sort_indices", "sort_order"]
 
 #: Longer Z-values use numpy's stable sort: the radix sort keeps 257 counts a byte of
 #: width (2 MiB at 1,024 bytes), and such values are rare.
@@ -106,12 +104,19 @@ def sort_indices(data: Any, *, columns: ColumnSelection = None,
     >>> sort_indices([np.array([3, 0, 3, 1]), np.array([0, 5, 0, 2])]).tolist()
     [3, 0, 2, 1]
     """
-    opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
-                             max_output_size=max_output_size, iceberg=iceberg, spark=spark,
-                             timestamp=timestamp)
-    z, _ = encoded_matrix(data, columns, opts, encoding=encoding, rank_bits=rank_bits,
-                          boundaries=boundaries, curve=curve, backend=backend)
-    return argsort_zvalues(z)
+    ordering = Ordering.of(options, curve, encoding, rank_bits, boundaries,
+                           var_length_contribution=var_length_contribution,
+                           max_output_size=max_output_size, iceberg=iceberg, spark=spark,
+                           timestamp=timestamp)
+    return sort_order(ordering, data, columns, backend)[0]
+
+
+def sort_order(ordering: Ordering, data: Any, columns: ColumnSelection,
+               backend: Optional[str] = None) -> Tuple[numpy.ndarray, int]:
+    """(the permutation that sorts ``data``'s rows by their values in ``ordering``, the
+    bytes of one value): what ``sort_indices`` computes, below the public keywords."""
+    values = ordering.table_values(data, columns, backend)[0]
+    return argsort_zvalues(values), values.shape[1]
 
 
 def sort(table: Any, columns: ColumnSelection = None, *, var_length_contribution: int = 8,
@@ -150,11 +155,11 @@ def sort(table: Any, columns: ColumnSelection = None, *, var_length_contribution
             "table must be a pyarrow Table or RecordBatch or a pandas DataFrame, not "
             f"{type(table).__name__} (for other inputs use sort_indices)"
         )
-    opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
-                             max_output_size=max_output_size, iceberg=iceberg, spark=spark,
-                             timestamp=timestamp)
-    perm = sort_indices(table, columns=columns, backend=backend, options=opts, curve=curve,
-                        encoding=encoding, rank_bits=rank_bits, boundaries=boundaries)
+    ordering = Ordering.of(options, curve, encoding, rank_bits, boundaries,
+                           var_length_contribution=var_length_contribution,
+                           max_output_size=max_output_size, iceberg=iceberg, spark=spark,
+                           timestamp=timestamp)
+    perm = sort_order(ordering, table, columns, backend)[0]
     if mod == "pandas":
         return table.iloc[perm].copy()
     return table.take(perm)

@@ -1,39 +1,28 @@
-"""Z-values of whole tables, as Iceberg's Spark rewrite computes them.
+"""The columns of whole tables and their ordered bytes, as Iceberg's Spark rewrite reads
+them.
 
-``zorder_values`` is Iceberg's ``SparkZOrderUDF`` for a table held in Python: every column
-becomes its ordered bytes (``ordered_bytes``), and the columns are interleaved, all rows in
-one call of the selected backend's ``interleave_rows``.
+A table is a list of columns, a mapping, a pandas DataFrame or a pyarrow Table or
+RecordBatch; ``columns_bytes`` selects its columns and gives each one's ordered bytes
+(``ordered_bytes``), with errors naming the column. ``zorder_widths`` says how many bytes
+each column contributes to a Z-value.
 
 >>> import numpy as np
->>> z = zorder_values([np.array([1, 2]), np.array(["a", "b"])])
->>> z.shape
-(2, 16)
+>>> zorder_widths([np.array([1, 2]), np.array(["a", "b"])])
+[8, 8]
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import (
-    TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union,
-)
+from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from zorder import interleave
 from zorder.ordered import IcebergOptions, ordered_bytes
 from zorder.ordered.column import is_unordered
 from zorder.ordered.errors import ColumnError
-from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption, check_positive
-from zorder import hilbert
-from zorder.values.codec import to_arrow
+from zorder.ordered.options import TimestampOption
 
-if TYPE_CHECKING:
-    from zorder.values.rank import RankBoundaries
-
-__all__ = ["Ordering", "hilbert_values", "zorder_values", "zorder_widths"]
-
-#: The space-filling curves a table can be ordered by.
-CURVES = ("zorder", "hilbert")
+__all__ = ["zorder_widths"]
 
 ColumnSelection = Union[None, str, Sequence[Any]]
 
@@ -153,17 +142,18 @@ def _named_columns(data: Any, columns: ColumnSelection) -> Tuple[List[str], List
     )
 
 
-def column_bytes(label: str, column: Any, length: int, options: IcebergOptions,
+def column_bytes(label: str, column: Any, options: IcebergOptions,
                  timestamp: Optional[str]) -> numpy.ndarray:
-    """Ordered bytes of one selected column; errors say ``column {label}``."""
+    """Ordered bytes of one selected column, strings and binary at the options'
+    ``var_length_contribution``; errors say ``column {label}``."""
     if _is_arrow_column(column):
         import pyarrow as pa
 
         if isinstance(column, pa.ChunkedArray) and column.num_chunks != 1:
             column = column.combine_chunks()
     try:
-        return ordered_bytes(column, length, iceberg=options.iceberg, spark=options.spark,
-                             timestamp=timestamp)
+        return ordered_bytes(column, options.var_length_contribution, iceberg=options.iceberg,
+                             spark=options.spark, timestamp=timestamp)
     except ColumnError as exc:
         exc.where = f"column {label}"
         raise
@@ -191,138 +181,20 @@ def _timestamp_kinds(data: Any, labels: List[str], timestamp: TimestampOption) -
     return [timestamp[keys[label]] if label in keys else None for label in labels]
 
 
-def zvalue_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
-                  backend: Optional[str] = None) -> Tuple[numpy.ndarray, bool]:
-    """(the ``(N, size)`` Z-value matrix, whether the input is Arrow)."""
-    interleave_rows: Callable = interleave.rows_function(backend)
-    parts, arrow = _columns_bytes(data, columns, options, options.var_length_contribution)
-    return interleave_rows(parts, capped_size([p.shape[1] for p in parts], options)), arrow
-
-
-def capped_size(widths: Sequence[int], options: IcebergOptions) -> int:
-    """SparkZOrderUDF's output size: 8 bytes per primitive, var_length_contribution per
-    string or binary column (exactly the widths ordered_bytes returns), capped at
-    max_output_size as each column is added."""
-    size = 0
-    for width in widths:
-        size += width
-        if options.max_output_size is not None:
-            size = min(size, options.max_output_size)
-    return size
-
-
-def _columns_bytes(data: Any, columns: ColumnSelection, options: IcebergOptions,
-                   length: int) -> Tuple[List[numpy.ndarray], bool]:
-    """Every selected column's ordered bytes at ``length`` per string/binary column."""
+def columns_bytes(data: Any, columns: ColumnSelection,
+                  options: IcebergOptions) -> Tuple[List[numpy.ndarray], bool]:
+    """(every selected column's ordered bytes, whether the input is Arrow); errors name
+    the column."""
     labels, cols, arrow = _named_columns(data, columns)
     kinds = _timestamp_kinds(data, labels, options.timestamp)
     parts: List[numpy.ndarray] = []
     for label, col, kind in zip(labels, cols, kinds):
-        part = column_bytes(label, col, length, options, kind)
+        part = column_bytes(label, col, options, kind)
         if parts and part.shape[0] != parts[0].shape[0]:
             raise ValueError(f"column {label} has {part.shape[0]} rows, the first has "
                              f"{parts[0].shape[0]}")
         parts.append(part)
     return parts, arrow
-
-
-def hvalue_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
-                  backend: Optional[str] = None) -> Tuple[numpy.ndarray, bool]:
-    """(the ``(N, 8 n)`` Hilbert-value matrix, whether the input is Arrow), as Spark 4.1's
-    ``hilbert(...)`` rewrite builds ICEHVALUE: every column's ordered bytes at exactly 8
-    bytes (strings and binary too; no cap), then ``hilbertIndex(columns, 64)``."""
-    if options.var_length_contribution != 8 or options.max_output_size is not None:
-        raise ValueError(
-            "var_length_contribution and max_output_size are Z-order options: Iceberg's "
-            "Hilbert rewrite takes exactly 8 bytes of every column, with no cap"
-        )
-    hilbert_rows = hilbert.rows_function(backend)   # (a bad backend, before any work)
-    parts, arrow = _columns_bytes(data, columns, options, 8)
-    return hilbert_rows(parts, 64), arrow
-
-
-def curve_matrix(data: Any, columns: ColumnSelection, options: IcebergOptions,
-                 curve: str = "zorder", backend: Optional[str] = None) -> Tuple[numpy.ndarray, bool]:
-    """``zvalue_matrix`` or ``hvalue_matrix``, by ``curve`` ("zorder" or "hilbert")."""
-    if curve == "zorder":
-        return zvalue_matrix(data, columns, options, backend)
-    if curve == "hilbert":
-        return hvalue_matrix(data, columns, options, backend)
-    raise ValueError(f"curve must be one of {', '.join(map(repr, CURVES))}, got {curve!r}")
-
-
-@dataclass(frozen=True)
-class Ordering:
-    """How a job orders rows: Iceberg's options, the curve and the encoding (with the rank
-    boundaries of ``encoding="rank"``), validated once, carried whole through the stages
-    of an engine's job (and recorded in its manifest).
-
-    A job works in two steps, so that one sampling pass can both learn rank boundaries and
-    cut ranges: ``parts`` (each column's ordered bytes) and ``values`` (curve values of
-    parts); ``matrix`` is both at once."""
-
-    options: IcebergOptions = field(default_factory=IcebergOptions)
-    curve: str = "zorder"
-    encoding: str = "iceberg"
-    rank_bits: Optional[int] = None
-    boundaries: Optional["RankBoundaries"] = field(default=None, compare=False)
-
-    def __post_init__(self) -> None:
-        from zorder.values.rank import check_encoding_arguments
-
-        if self.curve not in CURVES:
-            raise ValueError(f"curve must be one of {', '.join(map(repr, CURVES))}, "
-                             f"got {self.curve!r}")
-        object.__setattr__(self, "rank_bits", check_encoding_arguments(
-            self.encoding, self.rank_bits, self.boundaries))
-        if self.curve == "hilbert" and self.encoding == "iceberg":
-            # refuse the Z-order-only options now, not in a task (on a probe column that
-            # has none of the data's names, so without the per-column timestamp kinds)
-            probe = replace(self.options, timestamp=None)
-            hvalue_matrix([numpy.zeros(0, numpy.int64)], None, probe)
-
-    def parts(self, data: Any, columns: ColumnSelection) -> List[numpy.ndarray]:
-        """Each selected column's ordered bytes, at the width this ordering reads."""
-        hilbert_bytes = self.curve == "hilbert" and self.encoding == "iceberg"
-        length = 8 if hilbert_bytes else self.options.var_length_contribution
-        return _columns_bytes(data, columns, self.options, length)[0]
-
-    def values(self, parts: Sequence[numpy.ndarray], backend: Optional[str] = None) -> numpy.ndarray:
-        """The ``(N, size)`` curve values of ``parts`` (rank needs ``boundaries``)."""
-        from zorder.values.rank import rank_values_of_ordered
-
-        if self.encoding == "rank":
-            if self.boundaries is None:
-                raise ValueError("encoding='rank' needs boundaries here (zorder.rank_boundaries)")
-            return rank_values_of_ordered(parts, self.boundaries, curve=self.curve,
-                                          max_output_size=self.options.max_output_size,
-                                          backend=backend)
-        if self.curve == "hilbert":
-            return hilbert.rows_function(backend)(list(parts), 64)
-        return interleave.rows_function(backend)(list(parts), self.size([p.shape[1] for p in parts]))
-
-    def matrix(self, data: Any, columns: ColumnSelection,
-               backend: Optional[str] = None) -> numpy.ndarray:
-        """The ``(N, size)`` uint8 curve values of ``data``'s ``columns``."""
-        return self.values(self.parts(data, columns), backend)
-
-    def size(self, widths: Sequence[int]) -> int:
-        """Bytes of one curve value for columns of these ordered-byte widths."""
-        if self.encoding == "rank":
-            size = len(widths) * int(self.rank_bits or 16) // 8
-            cap = self.options.max_output_size if self.curve == "zorder" else None
-        elif self.curve == "hilbert":
-            return 8 * len(widths)
-        else:
-            return capped_size(widths, self.options)
-        return size if cap is None else min(size, cap)
-
-    def as_dict(self) -> Dict[str, Any]:
-        out = {**self.options.as_dict(), "curve": self.curve, "encoding": self.encoding}
-        if self.encoding == "rank":
-            out["rank_bits"] = self.rank_bits
-            out["rank_boundaries"] = None if self.boundaries is None else self.boundaries.to_dict()
-        return out
 
 
 def zorder_widths(data: Any, *, columns: ColumnSelection = None,
@@ -340,13 +212,10 @@ def zorder_widths(data: Any, *, columns: ColumnSelection = None,
     >>> zorder_widths([np.array([1]), np.array(["a"])], var_length_contribution=16)
     [8, 16]
     """
-    length = check_positive(var_length_contribution, "var_length_contribution")
+    options = IcebergOptions(var_length_contribution=var_length_contribution)
     labels, cols, _ = _named_columns(data, columns)
-    return [column_bytes(label, _typed_sample(c), length, _DEFAULT_OPTIONS, None).shape[1]
+    return [column_bytes(label, _typed_sample(c), options, None).shape[1]
             for label, c in zip(labels, cols)]
-
-
-_DEFAULT_OPTIONS = IcebergOptions()
 
 
 def _typed_sample(column: Any) -> Any:
@@ -358,142 +227,3 @@ def _typed_sample(column: Any) -> Any:
     if _module_of(column) == "pandas":
         return column.iloc[:0]
     return column[:0]
-
-
-def zorder_values(data: Any, *, columns: ColumnSelection = None,
-                  var_length_contribution: int = 8, max_output_size: Optional[int] = None,
-                  iceberg: str = ICEBERG_DEFAULT, spark: str = "4", timestamp: TimestampOption = None,
-                  backend: Optional[str] = None,
-                  options: Optional[IcebergOptions] = None, encoding: str = "iceberg",
-                  rank_bits: Optional[int] = None,
-                  boundaries: Optional[RankBoundaries] = None) -> Any:
-    """Iceberg's Z-value of every row, as its Spark Z-order rewrite computes them.
-
-    This is ``SparkZOrderUDF``: each column becomes Iceberg's ordered bytes (see
-    ``ordered_bytes`` for every type, null and compatibility mode), 8 bytes per number,
-    boolean, date or timestamp and ``var_length_contribution`` bytes per string or binary
-    column. The output length is the sum of those, capped at ``max_output_size`` (the cap
-    applied as each column is added, as Iceberg does), and all columns are interleaved at
-    that length (``interleave_rows`` of the selected backend, every row in one call).
-    Ragged widths (a string at 16 beside 8-byte numbers) and a truncated size behave
-    exactly as Iceberg's ``interleaveBits``.
-
-    Iceberg's quirks are reproduced, not corrected, so the clustering is the one Spark
-    writes:
-
-    - A null gives zero bytes, the same bytes as long MIN (and as ``""`` for strings).
-      A null boolean is a ValueError with a release (the default), as Iceberg's UDF
-      throws a NullPointerException there; with ``iceberg="main"`` it gives zeros, as
-      Iceberg main does (PRs 17669 / 18077), so a false and a null boolean collide.
-    - A TIMESTAMP with a time zone counts only whole seconds (Spark's cast to BIGINT);
-      a TIMESTAMP_NTZ (numpy datetime64, zone-less Arrow timestamps) counts microseconds.
-    - ``iceberg="1.11"`` (the default, the newest release; also ``"legacy"`` or any
-      release number): the float formula of every Iceberg release to date, whose order
-      is wrong among values sharing their top 32 bits (a known bug, fixed on Iceberg's
-      unreleased main by PR 17071); ``iceberg="main"`` has the fix.
-    - ``spark="3.5"``: every DATE becomes 8 zero bytes (Spark 3.5 casts DATE to BIGINT,
-      which yields null), so dates contribute nothing to the order.
-    - Strings are truncated to whole UTF-8 characters (a character that does not fit is
-      dropped), as Java's encoder does.
-
-    A column named ``ICEZVALUE`` is accepted: Iceberg's rewrite rejects it only because it
-    adds an internal column of that name, and zorder adds no column to your data.
-
-    Args:
-        data: the table: a list of columns (numpy arrays, pyarrow arrays, pandas Series),
-            a mapping of name to column, a pandas DataFrame, or a pyarrow Table or
-            RecordBatch.
-        columns: the column names to Z-order, in order (default: all), for a DataFrame,
-            Table, RecordBatch or mapping.
-        var_length_contribution: bytes per string or binary column (Iceberg's
-            ``var-length-contribution``), > 0.
-        max_output_size: cap on the Z-value length in bytes (Iceberg's
-            ``max-output-size``), > 0; None for no cap (Iceberg's default,
-            ``Integer.MAX_VALUE``).
-        iceberg: the Iceberg release whose bytes to give, ``"1.11"`` (default) or an
-            earlier one, or ``"main"`` (see ``ordered_bytes``).
-        spark: DATE behaviour, ``"4"`` or ``"3.5"`` (see ``ordered_bytes``).
-        timestamp: ``None`` (infer), ``"ntz"`` or ``"tz"`` for every timestamp column, or
-            a mapping from column name to one of those.
-        backend: interleave backend name; default the one zorder chose at import.
-        options: an ``IcebergOptions`` holding all of the above Iceberg options at once
-            (then leave those keywords out).
-        encoding: ``"iceberg"`` (the default: Iceberg's bytes, as above) or ``"rank"``:
-            each column's rank among quantile split points of its ordered bytes,
-            ``rank_bits`` bits, interleaved, so every column gets its share of the
-            leading bits. Not Iceberg's layout: Spark's rewrite will not reproduce it.
-            See ``zorder.values.rank``.
-        rank_bits: bits per rank for ``"rank"``, a multiple of 8 up to 64 (default 16,
-            or the boundaries').
-        boundaries: a ``RankBoundaries`` (``rank_boundaries``) to rank against, e.g.
-            from an earlier run; default: computed from this data.
-
-    Returns:
-        an ``(N, size)`` uint8 array, or a pyarrow ``FixedSizeBinaryArray`` of byte width
-        ``size`` when the input is Arrow (a Table, a RecordBatch, or only Arrow columns).
-
-    Raises:
-        TypeError: an unsupported column type (the message names the column and type),
-            or a bad argument type.
-        ValueError: a bad argument value, an unknown column name, columns of different
-            lengths.
-
-    Example:
-        >>> import numpy as np
-        >>> z = zorder_values([np.array([0, -1]), np.array([1.5, 2.0])])
-        >>> bytes(z[0]).hex()  # Iceberg 1.11's float bytes (the default)
-        'c5555540000000001555550000000000'
-        >>> bytes(zorder_values([np.array([0]), np.array([1.5])], iceberg="main")[0]).hex()
-        'c5555540000000000000000000000000'
-        >>> zorder_values([np.array([0]), np.array(["abc"])], var_length_contribution=16,
-        ...               max_output_size=4).shape
-        (1, 4)
-    """
-    opts = IcebergOptions.of(options, var_length_contribution=var_length_contribution,
-                             max_output_size=max_output_size, iceberg=iceberg, spark=spark,
-                             timestamp=timestamp)
-    from zorder.values.rank import encoded_matrix  # rank builds on this module
-
-    z, arrow = encoded_matrix(data, columns, opts, encoding=encoding, rank_bits=rank_bits,
-                              boundaries=boundaries, backend=backend)
-    return to_arrow(z) if arrow else z
-
-
-
-
-def hilbert_values(data: Any, columns: ColumnSelection = None, *, iceberg: str = ICEBERG_DEFAULT,
-                   spark: str = "4", timestamp: TimestampOption = None,
-                   backend: Optional[str] = None,
-                   options: Optional[IcebergOptions] = None, encoding: str = "iceberg",
-                   rank_bits: Optional[int] = None,
-                   boundaries: Optional["RankBoundaries"] = None) -> Any:
-    """Iceberg's Hilbert value of every row, as Spark 4.1's ``hilbert(...)`` rewrite
-    computes its ``ICEHVALUE`` column.
-
-    Every column becomes Iceberg's ordered bytes at exactly 8 bytes (``ordered_bytes``;
-    strings and binary are cut or padded to 8, with no output cap), then
-    ``HilbertByteUtils.hilbertIndex(columns, 64)`` (``hilbert_rows``): 8 bytes per column.
-
-    Args:
-        data, columns, iceberg, spark, timestamp, backend: as for ``zorder_values``.
-        options: an ``IcebergOptions`` for iceberg, spark and timestamp at once (its
-            max_output_size must be None, and with Iceberg's bytes its
-            var_length_contribution 8: they are Z-order options; with
-            ``encoding="rank"``, var_length_contribution is how many bytes of a string
-            or binary value its rank is taken over).
-        encoding, rank_bits, boundaries: ``encoding="rank"`` transforms column ranks
-            instead of Iceberg's bytes (see ``zorder_values``): balanced, not Iceberg's.
-
-    Returns:
-        an ``(N, 8 * n)`` uint8 array, or a pyarrow ``FixedSizeBinaryArray`` for Arrow input.
-
-    >>> import numpy as np
-    >>> hilbert_values([np.array([0, 1]), np.array([0, 0])]).shape
-    (2, 16)
-    """
-    from zorder.values.rank import encoded_matrix  # (rank builds on this module)
-
-    opts = IcebergOptions.of(options, iceberg=iceberg, spark=spark, timestamp=timestamp)
-    h, arrow = encoded_matrix(data, columns, opts, encoding=encoding, rank_bits=rank_bits,
-                              boundaries=boundaries, curve="hilbert", backend=backend)
-    return to_arrow(h) if arrow else h
