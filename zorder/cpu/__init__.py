@@ -4,9 +4,12 @@
   ``family``, ``model``, ``flags``, ``os_avx``, ``os_avx512``, ``usable``), read with CPUID and XGETBV
   the first time it is asked for. This is the only place zorder reads CPUID: the kernels
   ask ``usable(feature)`` before they run.
+- ``features``: the one table of the CPU features (CPUID bit, OS state, implies) and of
+  what each kernel needs; the CPUID reading, ``usable``, ``ISA_FLAGS`` and the Hilbert
+  transform's choice all come from it.
 - ``select``: pure functions from a CPU description to a backend name and the reason,
-  with ``ISA_FLAGS``, the one list of the flags each ISA-specific kernel needs. They look
-  at nothing but their argument, so any CPU can be described to them in a test.
+  with ``ISA_FLAGS``, the flags each ISA-specific kernel needs. They look at nothing but
+  their argument, so any CPU can be described to them in a test.
 
 Imports nothing from zorder: it is the ground floor.
 """
@@ -62,5 +65,6 @@ def facts() -> Dict[str, Any]:
 
 
 def usable(feature: str) -> bool:
-    """Whether this CPU and OS run ``feature`` ("bmi2", "avx2", "avx512_vbmi_gfni")."""
+    """Whether this CPU and OS run ``feature`` ("bmi2", "avx2", "avx512_vbmi_gfni": the
+    backends' checks in ``features.TARGETS``)."""
     return bool(_read()["usable"].get(feature, False))

@@ -7,37 +7,23 @@ The dict has py-cpuinfo's keys and flag spellings, so choose_backend() takes eit
 
 import platform
 
+from zorder.cpu import features
 from zorder.cpu.platform_facts import arch_name, facts_without_cpuid, read_proc_cpuinfo
 
 from libc.stdint cimport uint32_t
 
-from zorder.cpu.cpuid cimport (
-    ZORDER_X86_64,
-    ZORDER_XCR0_AVX,
-    ZORDER_XCR0_AVX512,
-    cpuid,
-    cpu_has_avx2,
-    cpu_has_avx512_vbmi_gfni,
-    cpu_has_bmi2,
-    os_xcr0,
-)
+from zorder.cpu.cpuid cimport ZORDER_X86_64, cpuid, os_xcr0
 
-# (leaf, register index: 1 = ebx, 2 = ecx, 3 = edx, bit, py-cpuinfo's flag name)
-_FLAG_BITS = (
-    (1, 3, 26, "sse2"), (1, 2, 9, "ssse3"), (1, 2, 19, "sse4_1"), (1, 2, 20, "sse4_2"),
-    (1, 2, 23, "popcnt"), (1, 2, 27, "osxsave"), (1, 2, 28, "avx"),
-    (7, 1, 3, "bmi1"), (7, 1, 5, "avx2"), (7, 1, 8, "bmi2"),
-    (7, 1, 16, "avx512f"), (7, 1, 17, "avx512dq"), (7, 1, 30, "avx512bw"),
-    (7, 1, 31, "avx512vl"), (7, 2, 1, "avx512vbmi"), (7, 2, 6, "avx512vbmi2"),
-    (7, 2, 8, "gfni"),
-)
+# The CPUID leaves read (subleaf 0): the feature table's, and 1 for family and model.
+_LEAVES = tuple(sorted({1} | {f.leaf for f in features.FEATURES}))
 
 def cpu_facts():
     """py-cpuinfo-shaped facts about this CPU: arch, vendor_id_raw, family, model, flags.
 
     ``flags`` lists what CPUID reports; ``os_avx`` and ``os_avx512`` say whether the OS
     saves the YMM / ZMM registers (XGETBV), which py-cpuinfo does not report.
-    ``usable`` holds the checks the pdep and simd kernels themselves run before use.
+    ``usable`` holds the backends' checks (``features.USABLE_FEATURES``), derived from the
+    feature table as everything here is.
     Every platform gets the same keys (``platform_facts.FACT_KEYS``); without CPUID they
     come from /proc/cpuinfo and ``platform``.
     """
@@ -60,7 +46,7 @@ def cpu_facts():
     vendor = b"".join(regs[i].to_bytes(4, "little") for i in (1, 3, 2))
     facts["vendor_id_raw"] = vendor.decode("ascii", "replace")
     leaves = {}
-    for leaf in (1, 7):
+    for leaf in _LEAVES:
         if max_leaf >= leaf:
             cpuid(leaf, 0, regs)
             leaves[leaf] = (regs[0], regs[1], regs[2], regs[3])
@@ -75,19 +61,11 @@ def cpu_facts():
         facts["family"] = family
         facts["model"] = model
         facts["stepping"] = eax & 0xF
-    facts["flags"] = sorted(
-        name for leaf, reg, bit, name in _FLAG_BITS
-        if leaf in leaves and (leaves[leaf][reg] >> bit) & 1
-    )
-    xcr0 = os_xcr0()
-    facts["os_avx"] = (xcr0 & ZORDER_XCR0_AVX) == ZORDER_XCR0_AVX
-    facts["os_avx512"] = (xcr0 & ZORDER_XCR0_AVX512) == ZORDER_XCR0_AVX512
+    facts["flags"] = features.decode(leaves)
+    facts.update(features.os_facts(os_xcr0()))
     facts["brand_raw"] = _brand_string(max_ext=_max_extended_leaf())
-    facts["usable"] = {
-        "bmi2": bool(cpu_has_bmi2()),
-        "avx2": bool(cpu_has_avx2()),
-        "avx512_vbmi_gfni": bool(cpu_has_avx512_vbmi_gfni()),
-    }
+    facts["usable"] = {name: features.supported(name, facts)
+                       for name in features.USABLE_FEATURES}
     return facts
 
 

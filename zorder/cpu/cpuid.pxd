@@ -2,10 +2,5 @@ from libc.stdint cimport uint32_t, uint64_t
 
 cdef extern from "x86_cpuid.h" nogil:
     int ZORDER_X86_64
-    unsigned int ZORDER_XCR0_AVX
-    unsigned int ZORDER_XCR0_AVX512
     int cpuid "zorder_cpuid"(uint32_t leaf, uint32_t subleaf, uint32_t* regs)
     uint64_t os_xcr0 "zorder_os_xcr0"()
-    int cpu_has_bmi2 "zorder_cpu_has_bmi2"()
-    int cpu_has_avx512_vbmi_gfni "zorder_cpu_has_avx512_vbmi_gfni"()
-    int cpu_has_avx2 "zorder_cpu_has_avx2"()

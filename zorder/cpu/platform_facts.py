@@ -12,14 +12,16 @@ from __future__ import annotations
 import platform
 from typing import Any, Dict, Optional
 
+from zorder.cpu import features
+
 #: The keys of every CPU-facts dict, on every platform.
 FACT_KEYS = (
     "arch", "source", "vendor_id_raw", "brand_raw", "family", "model", "stepping",
     "flags", "os_avx", "os_avx512", "usable",
 )
 
-#: The kernels' own feature checks; none of them exists without CPUID.
-USABLE_FEATURES = ("bmi2", "avx2", "avx512_vbmi_gfni")
+#: The kernels' own feature checks (the feature table's); none exists without CPUID.
+USABLE_FEATURES = features.USABLE_FEATURES
 
 # platform.machine() spellings -> py-cpuinfo's arch names.
 _ARCH_NAMES = {

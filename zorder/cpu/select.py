@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from typing import Collection, Dict, Mapping, Optional, Tuple
 
+from zorder.cpu import features
+
 #: Every backend zorder knows, reference first.
 BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "avx2", "simd", "neon")
 
 
-#: The one list of the CPU flags (py-cpuinfo's spelling) each ISA-specific kernel needs.
-#: (neon needs none: Advanced SIMD is mandatory on aarch64, and macOS lists no flags.)
+#: The CPU flags (py-cpuinfo's spelling) each ISA-specific kernel needs, from the one
+#: feature table (``zorder.cpu.features``). (neon needs none: Advanced SIMD is mandatory
+#: on aarch64, and macOS lists no flags.)
 ISA_FLAGS: Dict[str, Tuple[str, ...]] = {
-    "pdep": ("bmi2",),
-    "avx2": ("avx2",),
-    # (avx2 too: the AVX-512 kernels' target attributes let the compiler use AVX2, and it
-    # does; every real AVX-512 CPU has it, a hand-made VM CPU model may not)
-    "simd": ("avx2", "avx512f", "avx512bw", "avx512vbmi", "gfni"),
+    backend: features.needs(target) for backend, target in features.BACKEND_TARGETS.items()
 }
 SIMD_FLAGS = ISA_FLAGS["simd"]
 
@@ -103,11 +102,11 @@ def pdep_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
 def os_state_missing(name: str, cpu_info: Mapping) -> Optional[str]:
     """Why the OS keeps backend ``name`` from running: the registers it does not save
     (XCR0), as ``os_avx``/``os_avx512`` say; None where it saves them or is not asked."""
-    # (an OS that does not save the YMM registers saves no ZMM ones either)
-    if name == "simd" and (cpu_info.get("os_avx512") is False or cpu_info.get("os_avx") is False):
-        return "the OS does not save the AVX-512 registers (XCR0)"
-    if name == "avx2" and cpu_info.get("os_avx") is False:
-        return "the OS does not save the YMM registers (XCR0)"
+    states = features.os_states(ISA_FLAGS.get(name, ()))
+    if any(cpu_info.get(features.OS_STATES[s].fact) is False for s in states):
+        # (named by the widest state the kernel needs: without YMM there is no ZMM either)
+        registers = features.OS_STATES[states[-1]].registers
+        return f"the OS does not save the {registers} registers (XCR0)"
     return None
 
 

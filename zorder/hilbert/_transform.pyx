@@ -24,7 +24,8 @@ import operator
 import numpy
 
 from zorder import interleave
-from zorder.cpu import facts, usable
+from zorder.cpu import facts
+from zorder.cpu.features import HILBERT_TARGETS, supported
 from zorder.cpu.select import BACKEND_NAMES
 
 __all__ = ["hilbert_index", "hilbert_rows"]
@@ -99,13 +100,12 @@ TRANSFORMS = ("plain", "avx2", "avx512")
 
 
 def _fastest_level():
-    """AVX-512 needs F and BW (the byte swap) with the ZMM state saved by the OS, and AVX2,
-    which its target attribute lets the compiler use."""
+    """The fastest transform this build has and the CPU runs: what each needs is the CPU
+    floor's feature table (``features.HILBERT_TARGETS``)."""
     cpu = facts()
-    if zorder_hilbert_avx512_built and {"avx512f", "avx512bw"} <= set(cpu.get("flags", ())) \
-            and cpu.get("os_avx512") and usable("avx2"):
+    if zorder_hilbert_avx512_built and supported(HILBERT_TARGETS["avx512"], cpu):
         return 2
-    if zorder_hilbert_avx2_built and usable("avx2"):
+    if zorder_hilbert_avx2_built and supported(HILBERT_TARGETS["avx2"], cpu):
         return 1
     return 0
 cdef int _cpu_level = _fastest_level()

@@ -139,6 +139,17 @@ static void to_big_endian(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits, 
  * Word 0 is one long dependency chain per tile (every step reads and writes it), so a
  * group interleaves T independent tiles to keep the vector units busy. */
 
+/* Case N (columns) of a transform's switch: groups of T tiles of LANES rows; a block with
+ * a single tile of rows (one row from hilbert_index) runs one tile. */
+#define ZH_TILES_CASE(TILES, LANES, N, T)                       \
+    case N:                                                     \
+        if (count <= (LANES))                                   \
+            TILES(words, ws, 0, N, 1, bits);                    \
+        else                                                    \
+            for (r = 0; r < count; r += (LANES) * (T))          \
+                TILES(words, ws, r, N, T, bits);                \
+        break;
+
 /* ternarylogic immediate for (a, b, c) -> c ? b : a, a bitwise select. */
 #define ZH_SELECT 0xD8
 
@@ -175,115 +186,28 @@ ZH512_INLINE void step512(__m512i *x0, __m512i *xi, __m512i bit, __m512i low)
     *xi = swapped_i;
 }
 
-ZH512_INLINE __m512i flip512(__m512i last)
-{
-    __m512i flip = _mm512_srli_epi64(last, 1);
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 1));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 2));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 4));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 8));
-    flip = _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 16));
-    return _mm512_xor_si512(flip, _mm512_srli_epi64(flip, 32));
-}
+/* The tiles (hilbert_tiles.h) on 8 rows a ZMM register, 8 columns in registers. */
+#define ZH_V __m512i
+#define ZH_LANES 8
+#define ZH_MAX_COLUMNS 8
+#define ZH_INLINE ZH512_INLINE
+#define ZH_FLIP flip512
+#define ZH_TILES tiles512
+#define ZH_TILES_WIDE tiles512_wide
+#define zh_load(p) _mm512_loadu_si512(p)
+#define zh_store(p, v) _mm512_storeu_si512(p, v)
+#define zh_xor _mm512_xor_si512
+#define zh_srli _mm512_srli_epi64
+#define zh_sll _mm512_sll_epi64
+#define zh_sub _mm512_sub_epi64
+#define zh_set1 _mm512_set1_epi64
+#define zh_first first512
+#define zh_step step512
+#define zh_bswap bswap512
+#include "hilbert_tiles.h"
 
-/* Gray encode, final adjustment and big-endian store of one tile, words in x[0..n). */
-#define ZH_FINISH(FLIP, XOR, SLL, BSWAP, STORE, X, N, AT)                 \
-    do {                                                                        \
-        ptrdiff_t i_;                                                           \
-        for (i_ = 1; i_ < (N); i_++)                                            \
-            X(i_) = XOR(X(i_), X(i_ - 1));                                      \
-        flip_ = FLIP(X((N) - 1));                                               \
-        for (i_ = 0; i_ < (N); i_++)                                            \
-            STORE(AT(i_), BSWAP(SLL(XOR(X(i_), flip_), shift)));                \
-    } while (0)
-
-/* T tiles of 8 rows of n <= 8 columns, all in registers (n, T constants per caller). */
-ZH512_INLINE void tiles512(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, const int n,
-                           const int T, int bits)
-{
-    __m512i x[4][8], bit;
-    const __m512i one = _mm512_set1_epi64(1);
-    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
-    int i, q, t;
-    for (t = 0; t < T; t++)
-        for (i = 0; i < n; i++)
-            x[t][i] = _mm512_loadu_si512(words + i * ws + r + 8 * t);
-    bit = _mm512_set1_epi64((long long)((uint64_t)1 << (bits - 1)));
-    for (q = bits - 1; q > 0; q--) {
-        __m512i low = _mm512_sub_epi64(bit, one);
-        for (t = 0; t < T; t++)
-            x[t][0] = first512(x[t][0], bit, low);
-        for (i = 1; i < n; i++)
-            for (t = 0; t < T; t++)
-                step512(&x[t][0], &x[t][i], bit, low);
-        bit = _mm512_srli_epi64(bit, 1);
-    }
-    for (t = 0; t < T; t++) {
-        __m512i flip_;
-#define X512(i) x[t][i]
-#define AT512(i) (words + (i) * ws + r + 8 * t)
-        ZH_FINISH(flip512, _mm512_xor_si512, _mm512_sll_epi64, bswap512, _mm512_storeu_si512,
-                  X512, n, AT512);
-    }
-}
-
-/* Any number of columns: word 0 of each of T tiles in a register, the other words read
- * and written back in the block, which stays in L1. */
-ZH512_INLINE void tiles512_wide(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, ptrdiff_t n,
-                                const int T, int bits)
-{
-    __m512i x0[4], bit;
-    const __m512i one = _mm512_set1_epi64(1);
-    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
-    ptrdiff_t i;
-    int q, t;
-    for (t = 0; t < T; t++)
-        x0[t] = _mm512_loadu_si512(words + r + 8 * t);
-    bit = _mm512_set1_epi64((long long)((uint64_t)1 << (bits - 1)));
-    for (q = bits - 1; q > 0; q--) {
-        __m512i low = _mm512_sub_epi64(bit, one);
-        for (t = 0; t < T; t++)
-            x0[t] = first512(x0[t], bit, low);
-        for (i = 1; i < n; i++)
-            for (t = 0; t < T; t++) {
-                uint64_t *p = words + i * ws + r + 8 * t;
-                __m512i xi = _mm512_loadu_si512(p);
-                step512(&x0[t], &xi, bit, low);
-                _mm512_storeu_si512(p, xi);
-            }
-        bit = _mm512_srli_epi64(bit, 1);
-    }
-    for (t = 0; t < T; t++) {
-        __m512i flip_;
-        _mm512_storeu_si512(words + r + 8 * t, x0[t]);
-        {
-            /* Gray encode in place, then the flip from the last word. */
-            __m512i prev = x0[t], v;
-            for (i = 1; i < n; i++) {
-                uint64_t *p = words + i * ws + r + 8 * t;
-                prev = _mm512_xor_si512(prev, _mm512_loadu_si512(p));
-                _mm512_storeu_si512(p, prev);
-            }
-            flip_ = flip512(prev);
-            for (i = 0; i < n; i++) {
-                uint64_t *p = words + i * ws + r + 8 * t;
-                v = _mm512_xor_si512(_mm512_loadu_si512(p), flip_);
-                _mm512_storeu_si512(p, bswap512(_mm512_sll_epi64(v, shift)));
-            }
-        }
-    }
-}
-
-/* T = 4 tiles while 4n words fit the 32 ZMM registers with room to spare, else 2; a
- * block with a single tile of rows (one row from hilbert_index) runs one tile. */
-#define ZH512_CASE(N, T)                                        \
-    case N:                                                     \
-        if (count <= 8)                                         \
-            tiles512(words, ws, 0, N, 1, bits);                 \
-        else                                                    \
-            for (r = 0; r < count; r += 8 * T)                  \
-                tiles512(words, ws, r, N, T, bits);             \
-        break;
+/* T = 4 tiles while 4n words fit the 32 ZMM registers with room to spare, else 2. */
+#define ZH512_CASE(N, T) ZH_TILES_CASE(tiles512, 8, N, T)
 
 ZH512 static void transform512(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits,
                                ptrdiff_t count)
@@ -348,97 +272,27 @@ ZH256_INLINE void step256(__m256i *x0, __m256i *xi, __m256i bit, __m256i low)
     *x0 = _mm256_xor_si256(*x0, _mm256_or_si256(swap, _mm256_and_si256(set, low)));
 }
 
-ZH256_INLINE __m256i flip256(__m256i last)
-{
-    __m256i flip = _mm256_srli_epi64(last, 1);
-    flip = _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 1));
-    flip = _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 2));
-    flip = _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 4));
-    flip = _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 8));
-    flip = _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 16));
-    return _mm256_xor_si256(flip, _mm256_srli_epi64(flip, 32));
-}
+/* The tiles (hilbert_tiles.h) on 4 rows a YMM register, 4 columns in the 16 registers. */
+#define ZH_V __m256i
+#define ZH_LANES 4
+#define ZH_MAX_COLUMNS 4
+#define ZH_INLINE ZH256_INLINE
+#define ZH_FLIP flip256
+#define ZH_TILES tiles256
+#define ZH_TILES_WIDE tiles256_wide
+#define zh_load load256
+#define zh_store store256
+#define zh_xor _mm256_xor_si256
+#define zh_srli _mm256_srli_epi64
+#define zh_sll _mm256_sll_epi64
+#define zh_sub _mm256_sub_epi64
+#define zh_set1 _mm256_set1_epi64x
+#define zh_first first256
+#define zh_step step256
+#define zh_bswap bswap256
+#include "hilbert_tiles.h"
 
-/* As tiles512: T tiles of 4 rows, n <= 4 columns, in the 16 YMM registers. */
-ZH256_INLINE void tiles256(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, const int n,
-                           const int T, int bits)
-{
-    __m256i x[4][4], bit;
-    const __m256i one = _mm256_set1_epi64x(1);
-    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
-    int i, q, t;
-    for (t = 0; t < T; t++)
-        for (i = 0; i < n; i++)
-            x[t][i] = load256(words + i * ws + r + 4 * t);
-    bit = _mm256_set1_epi64x((long long)((uint64_t)1 << (bits - 1)));
-    for (q = bits - 1; q > 0; q--) {
-        __m256i low = _mm256_sub_epi64(bit, one);
-        for (t = 0; t < T; t++)
-            x[t][0] = first256(x[t][0], bit, low);
-        for (i = 1; i < n; i++)
-            for (t = 0; t < T; t++)
-                step256(&x[t][0], &x[t][i], bit, low);
-        bit = _mm256_srli_epi64(bit, 1);
-    }
-    for (t = 0; t < T; t++) {
-        __m256i flip_;
-#define X256(i) x[t][i]
-#define AT256(i) (words + (i) * ws + r + 4 * t)
-        ZH_FINISH(flip256, _mm256_xor_si256, _mm256_sll_epi64, bswap256, store256,
-                  X256, n, AT256);
-    }
-}
-
-/* As tiles512_wide: word 0 of T tiles in registers, the other words in the block. */
-ZH256_INLINE void tiles256_wide(uint64_t *words, ptrdiff_t ws, ptrdiff_t r, ptrdiff_t n,
-                                const int T, int bits)
-{
-    __m256i x0[4], bit;
-    const __m256i one = _mm256_set1_epi64x(1);
-    const __m128i shift = _mm_cvtsi32_si128(64 - bits);
-    ptrdiff_t i;
-    int q, t;
-    for (t = 0; t < T; t++)
-        x0[t] = load256(words + r + 4 * t);
-    bit = _mm256_set1_epi64x((long long)((uint64_t)1 << (bits - 1)));
-    for (q = bits - 1; q > 0; q--) {
-        __m256i low = _mm256_sub_epi64(bit, one);
-        for (t = 0; t < T; t++)
-            x0[t] = first256(x0[t], bit, low);
-        for (i = 1; i < n; i++)
-            for (t = 0; t < T; t++) {
-                uint64_t *p = words + i * ws + r + 4 * t;
-                __m256i xi = load256(p);
-                step256(&x0[t], &xi, bit, low);
-                store256(p, xi);
-            }
-        bit = _mm256_srli_epi64(bit, 1);
-    }
-    for (t = 0; t < T; t++) {
-        __m256i prev = x0[t], flip_;
-        store256(words + r + 4 * t, x0[t]);
-        for (i = 1; i < n; i++) {
-            uint64_t *p = words + i * ws + r + 4 * t;
-            prev = _mm256_xor_si256(prev, load256(p));
-            store256(p, prev);
-        }
-        flip_ = flip256(prev);
-        for (i = 0; i < n; i++) {
-            uint64_t *p = words + i * ws + r + 4 * t;
-            __m256i v = _mm256_xor_si256(load256(p), flip_);
-            store256(p, bswap256(_mm256_sll_epi64(v, shift)));
-        }
-    }
-}
-
-#define ZH256_CASE(N, T)                                        \
-    case N:                                                     \
-        if (count <= 4)                                         \
-            tiles256(words, ws, 0, N, 1, bits);                 \
-        else                                                    \
-            for (r = 0; r < count; r += 4 * T)                  \
-                tiles256(words, ws, r, N, T, bits);             \
-        break;
+#define ZH256_CASE(N, T) ZH_TILES_CASE(tiles256, 4, N, T)
 
 ZH256 static void transform256(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits,
                                ptrdiff_t count)

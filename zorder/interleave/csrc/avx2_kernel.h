@@ -24,7 +24,7 @@ void zorder_avx2_init(void);
  * vector code; a width that is not a multiple of 8 leaves its last bytes to `fallback`
  * (another backend's uniform kernel). Returns 0, having written nothing, for k = 1 or
  * fewer than 4 rows (the caller's scalar kernel is cheaper there). Call only when the
- * CPU has AVX2 and the OS saves the YMM registers (zorder_cpu_has_avx2). */
+ * CPU has AVX2 and the OS saves the YMM registers (zorder.cpu.usable("avx2")). */
 int zorder_avx2_uniform(const zorder_column *cols, int k, ptrdiff_t size, ptrdiff_t nrows,
                         uint8_t *out, ptrdiff_t out_stride, zorder_uniform_fn fallback);
 

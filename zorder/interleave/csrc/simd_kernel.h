@@ -18,7 +18,7 @@ void zorder_simd_init(void);
 /* Interleaves like every RowsKernel for 1-8 columns of one width that is a multiple of 8
  * bytes, any row strides, any truncated size; returns 0, having written nothing, for any
  * other shape. Call only when the CPU has AVX-512 F/BW/VBMI and GFNI with the ZMM state
- * enabled by the OS (zorder_cpu_has_avx512_vbmi_gfni). */
+ * enabled by the OS (zorder.cpu.usable("avx512_vbmi_gfni")). */
 int zorder_simd_rows(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                      ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride);
 
