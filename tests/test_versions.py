@@ -199,3 +199,53 @@ def test_no_iceberg_gives_a_null_boolean_zeros_as_1_12_does():
         zorder.zorder_values(table, iceberg="1.11")
     with pytest.raises(ValueError, match="null BOOLEAN"):
         zorder.sort_indices(table, iceberg="1.11")
+
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+
+
+def _section(path, heading):
+    """The text of a Markdown section, from its heading to the next of the same level."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    level = heading.split(" ")[0] + " "
+    start = text.index(heading + "\n")
+    end = text.find("\n" + level, start + len(heading))
+    return text[start:] if end < 0 else text[start:end]
+
+
+def test_the_docs_list_the_release_modes_the_code_accepts():
+    from zorder.ordered.options import ICEBERG_DEFAULT, ICEBERG_RELEASES, ICEBERG_VERSIONS
+
+    section = _section("docs/iceberg.md", "## Iceberg release modes")
+    rows = [line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| `\"")]
+    names = [row.split("`")[1].strip('"') for row in rows]
+    assert sorted(names) == sorted(ICEBERG_VERSIONS)
+    assert [row for row in rows if "(default)" in row] == [f'`"{ICEBERG_DEFAULT}"` (default)']
+    assert f"from {ICEBERG_RELEASES[0]} to {ICEBERG_RELEASES[-1]}" in section
+    readme = _section("README.md", "### Iceberg versions")
+    assert f"{ICEBERG_DEFAULT} today" in readme
+    for name in ICEBERG_VERSIONS:
+        assert f'`"{name}"`' in readme, name
+    usage = (ROOT / "docs/iceberg.md").read_text(encoding="utf-8")
+    assert f"newest Iceberg release zorder models ({ICEBERG_DEFAULT})" in usage
+    assert f'iceberg="{ICEBERG_DEFAULT}"' in (ROOT / "docs/spark.md").read_text(encoding="utf-8")
+
+
+def test_1_12_is_main_in_every_modelled_behaviour():
+    from zorder.ordered.options import iceberg_mode
+
+    assert iceberg_mode("1.12") == iceberg_mode("1.12.4") == iceberg_mode("main") == "main"
+    assert iceberg_mode("1.11.9") == iceberg_mode("legacy") == "1.11"
+    assert zorder.IcebergOptions(iceberg="1.12").float_mode == "main"
+    ntz = pa.array([1, 2], pa.timestamp("us"))
+    table = pa.table({"x": FLOATS, "b": pa.array([True, None, False, True, None, False]),
+                      "t": pa.array(range(6), pa.timestamp("us")),
+                      "d": pa.array(np.arange(6).astype("M8[D]"))})
+    for spark in ("4", "3.5"):
+        np.testing.assert_array_equal(
+            zorder.values.codec.as_matrix(zorder.zorder_values(table, iceberg="1.12", spark=spark)),
+            zorder.values.codec.as_matrix(zorder.zorder_values(table, iceberg="main", spark=spark)))
+        np.testing.assert_array_equal(
+            zorder.values.codec.as_matrix(zorder.hilbert_values(table, iceberg="1.12", spark=spark)),
+            zorder.values.codec.as_matrix(zorder.hilbert_values(table, iceberg="main", spark=spark)))
+    assert zorder.ordered_bytes(ntz, iceberg="1.12").shape == (2, 8)
