@@ -429,7 +429,7 @@ OTHER_ERRORS = [
     ("float-bool", "float_to_ordered_bytes", (True,), {}, TypeError, r"value must be a real number, not bool"),
     ("double-none", "double_to_ordered_bytes", (None,), {}, TypeError, r"value must be a real number, not NoneType"),
     ("double-huge-int", "double_to_ordered_bytes", (2**2000,), {}, ValueError, r"value \d+"),
-    ("float-unknown-iceberg", "float_to_ordered_bytes", (1.0,), {"iceberg": "nope"}, ValueError, r"iceberg must be a release, '1.11'.*or 'main'"),
+    ("float-unknown-iceberg", "float_to_ordered_bytes", (1.0,), {"iceberg": "nope"}, ValueError, r"iceberg must be a release, '1.12'.*or 'main'"),
     ("double-unknown-iceberg", "double_to_ordered_bytes", (1.0,), {"iceberg": "2.0"}, ValueError, r"iceberg must be"),
     ("floating-iceberg-none", "floating_point_ordered_bytes", (1.0,), {"iceberg": None}, ValueError, r"iceberg must be"),
     ("string-negative-length", "string_to_ordered_bytes", ("a", -1), {}, ValueError, r"length must be >= 0, got -1"),

@@ -125,8 +125,10 @@ def test_integer_vectors(line):
 def test_float_vectors_both_modes(line):
     fn = SCALAR_FLOAT[line["fn"]]
     value = from_bits(line)
-    assert fn(value).hex() == line["out_legacy"]   # the default: the newest release, 1.11
+    assert fn(value).hex() == line["out"]   # the default: the newest release, 1.12
     assert fn(value, iceberg="main").hex() == line["out"]
+    for name in ("1.12", "1.12.0", "1.12.1"):
+        assert fn(value, iceberg=name).hex() == line["out"]
     for name in LEGACY_NAMES:
         assert fn(value, iceberg=name).hex() == line["out_legacy"]
 
@@ -196,7 +198,7 @@ def test_vectorized_integers(fn, lines):
 
 
 @pytest.mark.parametrize("fn,lines", groups(FLOAT_LINES, lambda x: x["fn"]))
-@pytest.mark.parametrize("iceberg,field", [("main", "out"), ("1.11", "out_legacy"),
+@pytest.mark.parametrize("iceberg,field", [("main", "out"), ("1.12", "out"), ("1.11", "out_legacy"),
                                            ("legacy", "out_legacy")])
 def test_vectorized_floats(fn, lines, iceberg, field):
     values = np.array([from_bits(x) for x in lines], dtype=float_dtype(lines[0]))
@@ -312,12 +314,14 @@ def test_numpy_bytes_dtype_is_binary():
 
 def test_booleans():
     assert hexrows(ordered_bytes(np.array([True, False]))) == ["8100000000000000", "0" * 16]
-    # a null boolean: Iceberg main (PRs 17669 / 18077) gives zeros, the same as false;
-    # every release, and so the default, throws
-    assert hexrows(ordered_bytes(np.array([True, True]), mask=np.array([False, True]),
-                                 iceberg="main")) == ["8100000000000000", "0" * 16]
+    # a null boolean: Iceberg main and 1.12 (PRs 17669 / 18077), and so the default, give
+    # zeros, the same as false; 1.11 and every earlier release throws
+    for iceberg in ("main", "1.12", None):
+        keywords = {} if iceberg is None else {"iceberg": iceberg}
+        assert hexrows(ordered_bytes(np.array([True, True]), mask=np.array([False, True]),
+                                     **keywords)) == ["8100000000000000", "0" * 16]
     with pytest.raises(ValueError, match=r"a null BOOLEAN \(first at index 1\)"):
-        ordered_bytes(np.array([True, True]), mask=np.array([False, True]))
+        ordered_bytes(np.array([True, True]), mask=np.array([False, True]), iceberg="1.11")
 
 
 def test_unsigned_keep_natural_order():
@@ -472,7 +476,7 @@ def test_nulls_are_zero_bytes():
     floats = np.ma.array([1.0, float("nan"), -math.inf], mask=[True, False, False])
     assert hexrows(ordered_bytes(floats, iceberg="main")) == [
         "0" * 16, "fff8000000000000", "000fffffffffffff"]
-    assert hexrows(ordered_bytes(floats)) == [  # the default, 1.11: the same null
+    assert hexrows(ordered_bytes(floats, iceberg="1.11")) == [  # 1.11: the same null
         "0" * 16, "fff80000fff00000", "000fffffffe00000"]
     strings = np.array(["ab", None, float("nan"), "", np.str_("c")], dtype=object)
     for path in STRING_PATHS:
@@ -491,15 +495,16 @@ def test_arrow_types_and_nulls():
     assert h(pa.array([1, None, -1], pa.int8())) == [
         "8000000000000001", "0" * 16, "7fffffffffffffff"]
     assert h(pa.array([1, None], pa.uint32())) == ["0000000000000001", "0" * 16]
-    assert h(pa.array([1.0, None], pa.float32())) == ["bff000007fe00000", "0" * 16]  # 1.11
+    assert h(pa.array([1.0, None], pa.float32()), iceberg="1.11") == ["bff000007fe00000", "0" * 16]
     assert h(pa.array([1.0, None], pa.float32()), iceberg="main") == ["bff0000000000000", "0" * 16]
     assert h(pa.array([1.0], pa.float16()), iceberg="main") == ["bff0000000000000"]
     assert h(pa.array([True, None, False]), iceberg="main") == [
         "8100000000000000", "0" * 16, "0" * 16]
     assert h(pa.array([True, None, False])[1:], iceberg="main") == ["0" * 16, "0" * 16]
-    assert h(pa.array([True, None, False])[2:]) == ["0" * 16]  # no null: fine in a release
+    assert h(pa.array([True, None, False])[2:], iceberg="1.11") == ["0" * 16]  # no null: fine in 1.11
     with pytest.raises(ValueError, match="null BOOLEAN"):
-        h(pa.array([True, None, False])[1:])
+        h(pa.array([True, None, False])[1:], iceberg="1.11")
+    assert h(pa.array([True, None, False])[1:]) == ["0" * 16, "0" * 16]  # the default, 1.12
     d = datetime.date(2025, 1, 1)
     assert h(pa.array([d, None], pa.date32())) == ["8000000000004e79", "0" * 16]
     assert h(pa.array([d, None], pa.date64())) == ["8000000000004e79", "0" * 16]
@@ -539,7 +544,7 @@ def test_arrow_types_and_nulls():
 def test_pandas_series():
     h = lambda s, **kw: hexrows(ordered_bytes(s, **kw))  # noqa: E731
     # pandas' missing values are nulls, as when the frame goes to Iceberg through Arrow
-    assert h(pd.Series([1.5, np.nan])) == ["bff800007ff00000", "0" * 16]  # 1.11's 1.5
+    assert h(pd.Series([1.5, np.nan]), iceberg="1.11") == ["bff800007ff00000", "0" * 16]  # 1.11's 1.5
     assert h(pd.Series([1.5, np.nan]), iceberg="main") == ["bff8000000000000", "0" * 16]
     assert h(pd.Series([1, None], dtype="Int64")) == ["8000000000000001", "0" * 16]
     assert h(pd.Series(["a", None], dtype=object), length=2) == ["6100", "0000"]
@@ -556,8 +561,10 @@ def test_pandas_series():
     assert h(pd.Series([True, None], dtype="boolean"), iceberg="main") == [
         "8100000000000000", "0" * 16]
     with pytest.raises(ValueError, match="null BOOLEAN"):
-        h(pd.Series([True, None], dtype="boolean"))
-    assert h(pd.Series([1.0, None], dtype="Float32")) == ["bff000007fe00000", "0" * 16]
+        h(pd.Series([True, None], dtype="boolean"), iceberg="1.11")
+    assert h(pd.Series([True, None], dtype="boolean")) == ["8100000000000000", "0" * 16]
+    assert h(pd.Series([1.0, None], dtype="Float32"), iceberg="1.11") == ["bff000007fe00000", "0" * 16]
+    assert h(pd.Series([1.0, None], dtype="Float32")) == ["bff0000000000000", "0" * 16]
     assert h(pd.Series([2, None], dtype="UInt8")) == ["0000000000000002", "0" * 16]
     with pytest.raises(TypeError, match="one column"):
         ordered_bytes(pd.DataFrame({"a": [1]}))
@@ -768,10 +775,10 @@ DOUBLE_LISTS = st.lists(st.one_of(st.floats(allow_nan=True, allow_subnormal=True
 
 @settings(max_examples=200, deadline=None)
 @given(DOUBLE_LISTS)
-# Same top 32 bits: the pair an emulated aarch64 run drew, which the default (1.11) misorders.
+# Same top 32 bits: the pair an emulated aarch64 run drew, which 1.11 misorders.
 @example([-1.1754943508222875e-38, -1.175494351e-38])
 def test_double_order_main(values):
-    # Only Iceberg main orders every double; the default (1.11) does not (next tests).
+    # Only Iceberg main and 1.12 on order every double; 1.11 does not (next tests).
     arr = np.array(values, dtype=np.float64)
     out = ordered_bytes(arr, iceberg="main")
     assert hexrows(out) == [zorder.double_to_ordered_bytes(v, iceberg="main").hex() for v in values]
@@ -784,8 +791,8 @@ def test_double_legacy_keeps_main_top_32_bits(values):
     # 1.11 and earlier: the top 32 bits are main's, so the order is right among values
     # that differ there; only the low 32 bits are mixed (test_legacy_order_is_wrong_...).
     arr = np.array(values, dtype=np.float64)
-    legacy, main = ordered_bytes(arr), ordered_bytes(arr, iceberg="main")
-    assert hexrows(legacy) == [zorder.double_to_ordered_bytes(v).hex() for v in values]
+    legacy, main = ordered_bytes(arr, iceberg="1.11"), ordered_bytes(arr, iceberg="main")
+    assert hexrows(legacy) == [zorder.double_to_ordered_bytes(v, iceberg="1.11").hex() for v in values]
     assert [bytes(r[:4]) for r in legacy] == [bytes(r[:4]) for r in main]
 
 
@@ -808,7 +815,7 @@ def test_legacy_order_is_wrong_where_documented():
         zorder.double_to_ordered_bytes(b, iceberg="main")
     assert zorder.double_to_ordered_bytes(a, iceberg="1.11") > \
         zorder.double_to_ordered_bytes(b, iceberg="1.11")
-    assert zorder.double_to_ordered_bytes(a) > zorder.double_to_ordered_bytes(b)  # the default
+    assert zorder.double_to_ordered_bytes(a) < zorder.double_to_ordered_bytes(b)  # the default, 1.12
 
 
 @settings(max_examples=100, deadline=None)
@@ -874,7 +881,8 @@ def test_float_scalar_edge_cases():
     assert zorder.float_to_ordered_bytes(1e300) == zorder.double_to_ordered_bytes(math.inf)
     assert zorder.double_to_ordered_bytes(5e-324).hex() == "8000000000000001"
     assert zorder.double_to_ordered_bytes(-math.nan, iceberg="main").hex() == "fff8000000000000"
-    assert zorder.double_to_ordered_bytes(-math.nan).hex() == "fff80000fff00000"  # 1.11
+    assert zorder.double_to_ordered_bytes(-math.nan, iceberg="1.11").hex() == "fff80000fff00000"
+    assert zorder.double_to_ordered_bytes(-math.nan).hex() == "fff8000000000000"  # the default
 
 
 def test_string_scalar_edge_cases():
@@ -924,7 +932,7 @@ def test_double_too_large_int():
         zorder.double_to_ordered_bytes(10**400)
 
 
-@pytest.mark.parametrize("bad", ["1.12", "2.0", "0.14", "", None, 1.11, "mainline"])
+@pytest.mark.parametrize("bad", ["1.13", "2.0", "0.14", "", None, 1.11, "mainline"])
 def test_unknown_iceberg_names_list_the_valid_ones(bad):
     for call in (lambda: zorder.double_to_ordered_bytes(1.0, iceberg=bad),
                  lambda: zorder.float_to_ordered_bytes(1.0, iceberg=bad),
@@ -1036,7 +1044,7 @@ def test_pandas_object_columns_from_arrow_round_trip():
                        None, datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)]),
     })
     frame = table.to_pandas()
-    # iceberg="main": a null boolean is zeros there (every release throws, see test_booleans)
+    # iceberg="main": a null boolean is zeros there (1.11 and earlier throw, see test_booleans)
     for name in table.column_names:
         np.testing.assert_array_equal(zorder.ordered_bytes(frame[name], iceberg="main"),
                                       zorder.ordered_bytes(table[name], iceberg="main"), err_msg=name)
@@ -1044,4 +1052,6 @@ def test_pandas_object_columns_from_arrow_round_trip():
         b"".join(zorder.zorder_values(table, iceberg="main").to_pylist())
     for data in (frame["b"], table["b"]):
         with pytest.raises(ValueError, match="null BOOLEAN"):
-            zorder.ordered_bytes(data)
+            zorder.ordered_bytes(data, iceberg="1.11")
+        np.testing.assert_array_equal(zorder.ordered_bytes(data),  # the default, 1.12
+                                      zorder.ordered_bytes(table["b"], iceberg="main"))

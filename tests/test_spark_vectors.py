@@ -15,7 +15,8 @@ import zorder  # noqa: E402
 SPARK = pathlib.Path(__file__).parent / "data" / "spark"
 # The build that computed these (README, _run_info.json): ZOrderByteUtils from Iceberg main
 # 7f879b1, with PR 17071's float fix, so the float and double bytes are iceberg="main"'s,
-# not those of the default (the newest release, 1.11). Its inputs hold no null boolean.
+# which 1.12 (the default, the newest release) shares and 1.11 lacks. Its inputs hold no
+# null boolean.
 BUILD = "main"
 JAVA_INT_MAX = 2**31 - 1
 CASES = sorted(p.stem for p in SPARK.glob("*.json")
@@ -61,19 +62,60 @@ def test_zorder_values_equal_icezvalue(case, backend):
     np.testing.assert_array_equal(zorder.values.codec.as_matrix(got), expected, err_msg=case)
 
 
-def test_null_boolean_fails_in_spark_and_by_default():
-    """What the Spark run recorded (its UDF predates main's null-boolean fix, PRs 17669 /
-    18077, as every release does): zorder's default, the newest release, raises too."""
+FLOAT_CASES = [c for c in CASES if {"float", "double"} & set(load(c)[0]["spark_types"])]
+
+
+@pytest.mark.parametrize("iceberg", [None, "1.12", "1.12.0"])
+def test_the_default_and_1_12_give_the_spark_runs_float_bytes(iceberg):
+    """The Spark run's float and double bytes are main's (PR 17071), which 1.12 has."""
+    keywords = {} if iceberg is None else {"iceberg": iceberg}
+    assert FLOAT_CASES
+    for case in FLOAT_CASES:
+        meta, table = load(case)
+        for name, kind in zip(meta["columns"], meta["spark_types"]):
+            if kind not in ("float", "double"):
+                continue
+            expected = binary_matrix(table.column(f"ordered_bytes__{name}"), 8)
+            np.testing.assert_array_equal(zorder.ordered_bytes(table.column(name), **keywords),
+                                          expected, err_msg=f"{case}: {name}")
+            legacy = zorder.ordered_bytes(table.column(name), iceberg="1.11")
+            assert not np.array_equal(legacy, expected), f"{case}: {name}"
+
+
+def null_boolean_record():
     record = json.loads((SPARK / "boolean_null_behaviour.json").read_text())
-    assert record["outcome"]["zorder"]["has_NullPointerException"]
     n = len(record["columns"])
     rows = [row[-n:] for row in record["input"]]   # each row: its index, then the columns
     table = pa.table({name: pa.array([row[i] for row in rows])
                       for i, name in enumerate(record["columns"])})
     assert table.column(1).null_count == 1
-    with pytest.raises(ValueError, match="column 'c_boolean': a null BOOLEAN"):
-        zorder.zorder_values(table)
-    assert zorder.zorder_values(table, iceberg="main").to_pylist()[1] is not None
+    return record, table
+
+
+def test_null_boolean_fails_in_spark_and_with_1_11():
+    """What the Spark run recorded (its UDF predates the null-boolean fix, PRs 17669 /
+    18077, as 1.11 and every earlier release does): zorder raises for those releases."""
+    record, table = null_boolean_record()
+    assert record["outcome"]["zorder"]["has_NullPointerException"]
+    for release in ("1.11", "1.11.1", "legacy", "1.10"):
+        with pytest.raises(ValueError, match="column 'c_boolean': a null BOOLEAN"):
+            zorder.zorder_values(table, iceberg=release)
+
+
+@pytest.mark.parametrize("iceberg", [None, "1.12", "1.12.1", "main"])
+def test_null_boolean_is_zeros_by_default_and_in_1_12(iceberg):
+    """The default (1.12) and main have the fix: a null boolean is 8 zero bytes, like
+    false; the rows without a null keep the bytes the Spark run recorded."""
+    record, table = null_boolean_record()
+    keywords = {} if iceberg is None else {"iceberg": iceberg}
+    got = zorder.values.codec.as_matrix(zorder.zorder_values(table, **keywords))
+    for index, hexed in record["outcome"]["zorder_non_null_rows"]:
+        assert bytes(got[index]).hex() == hexed
+    null_as_false = pa.table({"c_bigint": table.column(0), "c_boolean": pa.array([True, False, False])})
+    np.testing.assert_array_equal(
+        got, zorder.values.codec.as_matrix(zorder.zorder_values(null_as_false, iceberg="1.11")))
+    hilbert = zorder.hilbert_values(table, record["columns"], **keywords)
+    assert zorder.values.codec.as_matrix(hilbert).shape == (3, 16)
 
 
 HILBERT_CASES = [c for c in CASES if load(c)[0].get("hilbert")]

@@ -31,7 +31,7 @@ DEFAULT = zorder.ICEBERG_DEFAULT  # what a call without iceberg= gives: the newe
 
 def cell_bytes(kind, value, length, iceberg=DEFAULT, spark="4"):
     """What SparkZOrderUDF makes of one value of a column of Spark type `kind` (a null
-    boolean as main gives it: zeros; every release throws there)."""
+    boolean as main and 1.12 give it: zeros; 1.11 and earlier throw there)."""
     if kind in ("string", "binary"):
         if value is None:
             return bytes(length)
@@ -213,10 +213,12 @@ def test_arrow_table_with_nulls(length, cap):
     batch = table.to_batches()[0]
     assert as_rows(zorder_values(batch, var_length_contribution=length,
                                  max_output_size=cap, iceberg="main")) == as_rows(z)
-    # the default (a release) throws on them, as Iceberg's UDF does; without them it
-    # gives the release's bytes
+    # the default, 1.12, gives them zeros too; 1.11 throws on them, as its UDF does;
+    # without them the default gives its bytes
+    assert as_rows(zorder_values(table, var_length_contribution=length,
+                                 max_output_size=cap)) == as_rows(z)
     with pytest.raises(ValueError, match="column 'o': a null BOOLEAN"):
-        zorder_values(table, var_length_contribution=length, max_output_size=cap)
+        zorder_values(table, var_length_contribution=length, max_output_size=cap, iceberg="1.11")
     o = table.column_names.index("o")
     z = zorder_values(table.drop(["o"]), var_length_contribution=length, max_output_size=cap)
     assert as_rows(z) == oracle(kinds[:o] + kinds[o + 1:], [r[:o] + r[o + 1:] for r in rows],
@@ -257,7 +259,7 @@ def test_pandas_frame_with_nulls():
     rows = [(3, 1.5, "x", True), (None, None, None, None),
             (-7, -2.0, "é-long-string", False), (0, None, "", True)]
     kinds = ["long", "double", "string", "boolean"]
-    # the null boolean is zeros on Iceberg main only; the default (a release) throws
+    # the null boolean is zeros on Iceberg main and 1.12 (the default); 1.11 throws
     z = zorder_values(frame, columns=["n", "f", "s", "o"], var_length_contribution=6,
                       iceberg="main")
     assert isinstance(z, np.ndarray)
@@ -266,8 +268,11 @@ def test_pandas_frame_with_nulls():
     z2 = zorder_values([frame["n"], frame["f"], frame["s"], frame["o"]],
                        var_length_contribution=6, iceberg="main")
     assert as_rows(z2) == as_rows(z)
+    assert as_rows(zorder_values(frame, columns=["n", "f", "s", "o"],
+                                 var_length_contribution=6)) == as_rows(z)
     with pytest.raises(ValueError, match="column 'o': a null BOOLEAN"):
-        zorder_values(frame, columns=["n", "f", "s", "o"], var_length_contribution=6)
+        zorder_values(frame, columns=["n", "f", "s", "o"], var_length_contribution=6,
+                      iceberg="1.11")
     z3 = zorder_values(frame, columns=["n", "f", "s"], var_length_contribution=6)
     assert as_rows(z3) == oracle(kinds[:3], [r[:3] for r in rows], 6)
 
@@ -504,8 +509,8 @@ if st is not None:
         cols = {f"c{i}": pa.array([r[i] for r in rows], getattr(pa, ARROW_TYPES[k])())
                 for i, k in enumerate(kinds)}
         null_boolean = any(r[i] is None for r in rows for i, k in enumerate(kinds) if k == "boolean")
-        for iceberg in ("main", DEFAULT):
-            if null_boolean and iceberg != "main":  # every release throws there
+        for iceberg in ("main", DEFAULT, "1.11"):
+            if null_boolean and iceberg == "1.11":  # 1.11 and earlier throw there
                 with pytest.raises(ValueError, match="a null BOOLEAN"):
                     zorder_values(pa.table(cols), var_length_contribution=length, iceberg=iceberg)
                 continue

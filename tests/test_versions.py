@@ -66,11 +66,12 @@ def test_spark_4_2_and_release_parsing():
     assert iceberg_release("main") is None
     assert iceberg_release("legacy") == iceberg_release("1.11") == (1, 11, 0)
     assert iceberg_release("1.10.1") == (1, 10, 1)
+    assert iceberg_release("1.12") == (1, 12, 0) and iceberg_release("1.12.1") == (1, 12, 1)
     with pytest.raises(ValueError, match="iceberg must be"):
-        iceberg_release("1.12")
+        iceberg_release("1.13")
 
 
-def test_null_boolean_raises_for_releases_and_is_zeros_on_main():
+def test_null_boolean_raises_before_1_12_and_is_zeros_from_1_12_and_on_main():
     bools = pa.array([True, None, False])
     with pytest.raises(ValueError, match=r"a null BOOLEAN \(first at index 1\)"):
         zorder.ordered_bytes(bools, iceberg="1.11")
@@ -78,8 +79,15 @@ def test_null_boolean_raises_for_releases_and_is_zeros_on_main():
         zorder.zorder_values(pa.table({"b": bools}), iceberg="1.10")
     with pytest.raises(ValueError, match="null BOOLEAN"):
         zorder.ordered_bytes(np.array([True, False]), iceberg="legacy", mask=np.array([False, True]))
+    with pytest.raises(ValueError, match="null BOOLEAN"):
+        zorder.ordered_bytes(bools, iceberg="1.11.9")
     main = zorder.ordered_bytes(bools, iceberg="main")
     assert main.tolist()[1] == [0] * 8 and main.tolist()[0][0] == 0x81
+    for release in ("1.12", "1.12.0", "1.12.3"):
+        np.testing.assert_array_equal(zorder.ordered_bytes(bools, iceberg=release), main)
+    np.testing.assert_array_equal(
+        zorder.ordered_bytes(np.array([True, False]), iceberg="1.12", mask=np.array([False, True])),
+        zorder.ordered_bytes(pa.array([True, False])))
     # no null: every release gives the same bytes
     np.testing.assert_array_equal(zorder.ordered_bytes(pa.array([True, False]), iceberg="1.11"),
                                   zorder.ordered_bytes(pa.array([True, False]), iceberg="main"))
@@ -90,7 +98,7 @@ def test_null_boolean_raises_for_releases_and_is_zeros_on_main():
 def test_default_is_the_newest_release_zorder_models():
     from zorder.ordered.options import ICEBERG_DEFAULT, ICEBERG_RELEASES
 
-    assert ICEBERG_DEFAULT == ICEBERG_RELEASES[-1] == "1.11"
+    assert ICEBERG_DEFAULT == ICEBERG_RELEASES[-1] == "1.12"
     assert zorder.ICEBERG_DEFAULT == ICEBERG_DEFAULT and "main" not in ICEBERG_RELEASES
     # every listed release is accepted, the one after the newest is not (yet)
     for release in ICEBERG_RELEASES:
@@ -147,15 +155,16 @@ def test_cli_flag_defaults_to_the_constant():
 FLOATS = np.array([1.0, -0.0, -921614.125, -921614.0625, np.inf, np.nan])
 
 
-def test_no_iceberg_equals_the_default_where_releases_and_main_differ():
+def test_no_iceberg_equals_the_default_where_releases_differ():
     from zorder.ordered.options import ICEBERG_DEFAULT
 
-    # floats: the default is the release's formula, not main's
+    # floats: the default is 1.12's formula, PR 17071's (main's), not 1.11's
     default = zorder.ordered_bytes(FLOATS)
     np.testing.assert_array_equal(default, zorder.ordered_bytes(FLOATS, iceberg=ICEBERG_DEFAULT))
-    assert not np.array_equal(default, zorder.ordered_bytes(FLOATS, iceberg="main"))
-    assert zorder.double_to_ordered_bytes(1.0).hex() == "bff000007fe00000"
-    assert zorder.double_to_ordered_bytes(1.0, iceberg="main").hex() == "bff0000000000000"
+    np.testing.assert_array_equal(default, zorder.ordered_bytes(FLOATS, iceberg="main"))
+    assert not np.array_equal(default, zorder.ordered_bytes(FLOATS, iceberg="1.11"))
+    assert zorder.double_to_ordered_bytes(1.0).hex() == "bff0000000000000"
+    assert zorder.double_to_ordered_bytes(1.0, iceberg="1.11").hex() == "bff000007fe00000"
     for fn in (zorder.double_to_ordered_bytes, zorder.float_to_ordered_bytes,
                zorder.floating_point_ordered_bytes):
         assert fn(-921614.125) == fn(-921614.125, iceberg=ICEBERG_DEFAULT)
@@ -163,25 +172,80 @@ def test_no_iceberg_equals_the_default_where_releases_and_main_differ():
     z = zorder.values.codec.as_matrix(zorder.zorder_values(table))
     np.testing.assert_array_equal(
         z, zorder.values.codec.as_matrix(zorder.zorder_values(table, iceberg=ICEBERG_DEFAULT)))
-    assert not np.array_equal(
+    np.testing.assert_array_equal(
         z, zorder.values.codec.as_matrix(zorder.zorder_values(table, iceberg="main")))
+    assert not np.array_equal(
+        z, zorder.values.codec.as_matrix(zorder.zorder_values(table, iceberg="1.11")))
     np.testing.assert_array_equal(zorder.sort_indices(table),
                                   zorder.sort_indices(table, iceberg=ICEBERG_DEFAULT))
     np.testing.assert_array_equal(
         zorder.values.codec.as_matrix(zorder.hilbert_values(table, ["x", "y"])),
         zorder.values.codec.as_matrix(zorder.hilbert_values(table, ["x", "y"], iceberg=ICEBERG_DEFAULT)))
-    # the documented release bug is the default's: -921614.125 sorts after -921614.0625
-    assert zorder.double_to_ordered_bytes(-921614.125) > zorder.double_to_ordered_bytes(-921614.0625)
-    assert zorder.double_to_ordered_bytes(-921614.125, iceberg="main") < \
-        zorder.double_to_ordered_bytes(-921614.0625, iceberg="main")
+    # the documented bug is 1.11's, not the default's: -921614.125 sorts after -921614.0625
+    assert zorder.double_to_ordered_bytes(-921614.125) < zorder.double_to_ordered_bytes(-921614.0625)
+    assert zorder.double_to_ordered_bytes(-921614.125, iceberg="1.11") > \
+        zorder.double_to_ordered_bytes(-921614.0625, iceberg="1.11")
 
 
-def test_no_iceberg_raises_on_a_null_boolean_as_releases_do():
+def test_no_iceberg_gives_a_null_boolean_zeros_as_1_12_does():
     bools = pa.array([True, None])
-    with pytest.raises(ValueError, match="null BOOLEAN"):
-        zorder.ordered_bytes(bools)
+    assert zorder.ordered_bytes(bools).tolist()[1] == [0] * 8
+    np.testing.assert_array_equal(zorder.ordered_bytes(bools), zorder.ordered_bytes(bools, iceberg="1.12"))
+    table = pa.table({"b": bools})
+    np.testing.assert_array_equal(zorder.values.codec.as_matrix(zorder.zorder_values(table)),
+                                  [[0x81] + [0] * 7, [0] * 8])
+    np.testing.assert_array_equal(zorder.sort_indices(table), [1, 0])
     with pytest.raises(ValueError, match="column 'b': a null BOOLEAN"):
-        zorder.zorder_values(pa.table({"b": bools}))
+        zorder.zorder_values(table, iceberg="1.11")
     with pytest.raises(ValueError, match="null BOOLEAN"):
-        zorder.sort_indices(pa.table({"b": bools}))
-    assert zorder.ordered_bytes(bools, iceberg="main").tolist()[1] == [0] * 8
+        zorder.sort_indices(table, iceberg="1.11")
+
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+
+
+def _section(path, heading):
+    """The text of a Markdown section, from its heading to the next of the same level."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    level = heading.split(" ")[0] + " "
+    start = text.index(heading + "\n")
+    end = text.find("\n" + level, start + len(heading))
+    return text[start:] if end < 0 else text[start:end]
+
+
+def test_the_docs_list_the_release_modes_the_code_accepts():
+    from zorder.ordered.options import ICEBERG_DEFAULT, ICEBERG_RELEASES, ICEBERG_VERSIONS
+
+    section = _section("docs/iceberg.md", "## Iceberg release modes")
+    rows = [line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| `\"")]
+    names = [row.split("`")[1].strip('"') for row in rows]
+    assert sorted(names) == sorted(ICEBERG_VERSIONS)
+    assert [row for row in rows if "(default)" in row] == [f'`"{ICEBERG_DEFAULT}"` (default)']
+    assert f"from {ICEBERG_RELEASES[0]} to {ICEBERG_RELEASES[-1]}" in section
+    readme = _section("README.md", "### Iceberg versions")
+    assert f"{ICEBERG_DEFAULT} today" in readme
+    for name in ICEBERG_VERSIONS:
+        assert f'`"{name}"`' in readme, name
+    usage = (ROOT / "docs/iceberg.md").read_text(encoding="utf-8")
+    assert f"newest Iceberg release zorder models ({ICEBERG_DEFAULT})" in usage
+    assert f'iceberg="{ICEBERG_DEFAULT}"' in (ROOT / "docs/spark.md").read_text(encoding="utf-8")
+
+
+def test_1_12_is_main_in_every_modelled_behaviour():
+    from zorder.ordered.options import iceberg_mode
+
+    assert iceberg_mode("1.12") == iceberg_mode("1.12.4") == iceberg_mode("main") == "main"
+    assert iceberg_mode("1.11.9") == iceberg_mode("legacy") == "1.11"
+    assert zorder.IcebergOptions(iceberg="1.12").float_mode == "main"
+    ntz = pa.array([1, 2], pa.timestamp("us"))
+    table = pa.table({"x": FLOATS, "b": pa.array([True, None, False, True, None, False]),
+                      "t": pa.array(range(6), pa.timestamp("us")),
+                      "d": pa.array(np.arange(6).astype("M8[D]"))})
+    for spark in ("4", "3.5"):
+        np.testing.assert_array_equal(
+            zorder.values.codec.as_matrix(zorder.zorder_values(table, iceberg="1.12", spark=spark)),
+            zorder.values.codec.as_matrix(zorder.zorder_values(table, iceberg="main", spark=spark)))
+        np.testing.assert_array_equal(
+            zorder.values.codec.as_matrix(zorder.hilbert_values(table, iceberg="1.12", spark=spark)),
+            zorder.values.codec.as_matrix(zorder.hilbert_values(table, iceberg="main", spark=spark)))
+    assert zorder.ordered_bytes(ntz, iceberg="1.12").shape == (2, 8)

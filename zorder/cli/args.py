@@ -100,8 +100,8 @@ def add_iceberg_arguments(parser: argparse.ArgumentParser, timestamp_applies: bo
                        type=checked_by(iceberg_mode, "iceberg"),
                        help=f"the Iceberg whose bytes to give: a release (default {ICEBERG_DEFAULT}, "
                             "the newest release, which moves with each release; or an earlier "
-                            "one such as 1.10), or main for Iceberg's unreleased main branch "
-                            "(its float fix; null booleans as zeros where releases fail)")
+                            "one such as 1.11, with the old float formula and null booleans "
+                            "refused), or main for Iceberg's main branch")
     group.add_argument("--spark", default="4", metavar="VERSION",
                        type=checked_by(spark_mode, "spark"),
                        help="DATE bytes of this Spark: '4' (default) or '3.5'")

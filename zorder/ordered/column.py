@@ -21,8 +21,8 @@ from zorder.ordered.errors import ColumnTypeError, ColumnValueError
 from zorder.ordered.numbers import number_list
 from zorder.ordered.numpy_columns import numpy_column
 from zorder.ordered.options import (
-    FIRST_NTZ_RELEASE, ICEBERG_DEFAULT, PRIMITIVE_BUFFER_SIZE, check_length, date_mode, iceberg_mode,
-    iceberg_release, timestamp_kind,
+    FIRST_NTZ_RELEASE, FIRST_NULL_BOOLEAN_RELEASE, ICEBERG_DEFAULT, PRIMITIVE_BUFFER_SIZE,
+    check_length, date_mode, iceberg_mode, iceberg_release, timestamp_kind,
 )
 from zorder.ordered.pandas_columns import is_pandas, pandas_to_column
 
@@ -67,9 +67,9 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
 
     Nulls give what Spark's UDF gives: 8 zero bytes for numbers, dates and timestamps
     (the same bytes as long MIN), ``length`` zero bytes for strings and binary (the same
-    as ``""``). A null boolean is a ValueError with a release (the default), since every
-    Iceberg release throws a NullPointerException there; ``iceberg="main"`` gives 8 zero
-    bytes (the same as false), as Iceberg main does (PRs 17669 / 18077). Nulls are: Arrow nulls,
+    as ``""``). A null boolean gives 8 zero bytes (the same as false) with the default,
+    1.12, and main (PRs 17669 / 18077); with 1.11 or earlier it is a ValueError, since
+    those releases throw a NullPointerException there. Nulls are: Arrow nulls,
     ``mask`` True, masked entries of a ``numpy.ma`` array, NaT, None/NaN/pandas.NA in an
     object array of strings or bytes, and whatever pandas calls missing in a pandas
     Series (converted through pyarrow, so NaN in a float Series is a null, as when the
@@ -82,13 +82,13 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
         length: bytes per string or binary value (Spark's ``var-length-contribution``);
             default 8. Numbers, dates and timestamps always give 8 bytes, whatever
             ``length`` is, so one ``length`` can be passed for every column.
-        iceberg: the Iceberg whose bytes to give. ``"1.11"`` (default,
-            ``ICEBERG_DEFAULT``: the newest release; also ``"legacy"`` or a release number
+        iceberg: the Iceberg whose bytes to give. ``"1.12"`` (default,
+            ``ICEBERG_DEFAULT``: the newest release) and ``"main"``: PR 17071's float
+            fix, null booleans as zeros. ``"1.11"`` (also ``"legacy"`` or a release number
             "1.0" .. "1.11.x"): the float formula of Iceberg 1.11.0 and every earlier
             release, whose order is wrong among floats that share their top 32 bits
             (matched on purpose, so the clustering is that version's); a null boolean
-            raises; TIMESTAMP_NTZ is refused before 1.11. ``"main"``: Iceberg's
-            unreleased main, with PR 17071's float fix and null booleans as zeros.
+            raises; TIMESTAMP_NTZ is refused before 1.11.
         spark: DATE behaviour. ``"4"`` (default; ``"4.0"``, ``"4.1"``): days since the
             epoch. ``"3.5"``: every date is 8 zero bytes (Spark 3.5 casts DATE to BIGINT,
             which is null outside ANSI mode).
@@ -108,9 +108,9 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
     >>> bytes(ordered_bytes(numpy.array(["xy\\U0001F600"]), 4)[0]).hex()
     '78790000'
     >>> bytes(ordered_bytes(numpy.array([1.0]))[0]).hex()
-    'bff000007fe00000'
-    >>> bytes(ordered_bytes(numpy.array([1.0]), iceberg="main")[0]).hex()
     'bff0000000000000'
+    >>> bytes(ordered_bytes(numpy.array([1.0]), iceberg="1.11")[0]).hex()
+    'bff000007fe00000'
     """
     n_length = check_length(length, "ordered_bytes", default=PRIMITIVE_BUFFER_SIZE)
     float_mode = iceberg_mode(iceberg)
@@ -186,14 +186,13 @@ def ordered_bytes(values: Any, length: Optional[int] = None, *, iceberg: str = I
     if given is not None:
         nulls = given if nulls is None else (nulls | given)
     if nulls is not None and nulls.any():
-        if release is not None and _is_boolean(values):
+        if release is not None and release < FIRST_NULL_BOOLEAN_RELEASE and _is_boolean(values):
             first = int(numpy.argmax(nulls))
             raise ColumnValueError(
                 f"a null BOOLEAN (first at index {first}): Iceberg's Spark UDF throws there "
-                f"in every release (a NullPointerException that fails the rewrite), and "
-                f"iceberg={iceberg!r} is a release (the default is the newest, "
-                f"{ICEBERG_DEFAULT!r}); iceberg='main' gives 8 zero bytes, as Iceberg main "
-                f"does (PR 17669 / 18077)"
+                f"in every release before 1.12 (a NullPointerException that fails the "
+                f"rewrite), and iceberg={iceberg!r} is one; the default, {ICEBERG_DEFAULT!r}, "
+                f"and 'main' give 8 zero bytes (PR 17669 / 18077)"
             )
         out[nulls] = 0
     return numpy.ascontiguousarray(out)

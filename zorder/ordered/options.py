@@ -32,23 +32,29 @@ PRIMITIVE_BUFFER_SIZE = 8
 
 #: The Iceberg releases whose bytes zorder models, oldest first, by minor version (each
 #: also accepted with a patch number, e.g. "1.10.1"). Add the next one when it is released.
-ICEBERG_RELEASES = tuple(f"1.{minor}" for minor in range(12))
+ICEBERG_RELEASES = tuple(f"1.{minor}" for minor in range(13))
 
 #: The default ``iceberg=``: the newest release zorder models (the last of
 #: ``ICEBERG_RELEASES``), so that by default zorder gives the bytes of the Spark jobs users
 #: actually run. It moves with each release; ``"main"`` (Iceberg's unreleased main branch)
 #: is opt-in. One constant: every signature, docstring and flag reads it.
-ICEBERG_DEFAULT = "1.11"
+ICEBERG_DEFAULT = "1.12"
 
-#: Accepted ``iceberg=`` names, each with the float formula it selects: "main" (Iceberg
-#: main's fixed formula) or "1.11" (the old formula of every release so far). Any release
-#: number in ``ICEBERG_RELEASES`` (with or without a patch number, e.g. "1.10.1") also
-#: selects "1.11".
+#: Accepted ``iceberg=`` names, each with the float formula it selects: "main" (PR 17071's
+#: fix, in Iceberg main and from 1.12) or "1.11" (the old formula of 1.11 and earlier). Any
+#: release number in ``ICEBERG_RELEASES`` (with or without a patch number, e.g. "1.10.1")
+#: also selects its release's formula.
 ICEBERG_VERSIONS = {
     "main": "main",
+    "1.12": "main",
     "1.11": "1.11",
     "legacy": "1.11",
 }
+
+#: The first release with PR 17071's float fix, and with null booleans as zeros rather than
+#: Spark's NullPointerException (PRs 17669 / 18077): docs/iceberg.md gives the evidence.
+FIRST_FIXED_FLOAT_RELEASE = (1, 12, 0)
+FIRST_NULL_BOOLEAN_RELEASE = (1, 12, 0)
 
 #: Accepted ``spark=`` names and the DATE behaviour they select.
 SPARK_VERSIONS = {
@@ -68,30 +74,33 @@ _RELEASE = re.compile(r"1\.(\d+)(\.\d+)?\Z")
 
 
 def iceberg_mode(iceberg: Any) -> str:
-    """'main' or '1.11' for a user's ``iceberg=`` value; ValueError listing the valid ones."""
+    """'main' (the fixed float formula: main, 1.12 on) or '1.11' (the old one: 1.11 and
+    earlier) for a user's ``iceberg=`` value; ValueError listing the valid ones."""
     if isinstance(iceberg, str):
         name = iceberg.strip().lower()
         if name in ICEBERG_VERSIONS:
             return ICEBERG_VERSIONS[name]
         match = _RELEASE.match(name)
         if match and f"1.{int(match.group(1))}" in ICEBERG_RELEASES:
-            return "1.11"
+            fixed = (1, int(match.group(1)), 0) >= FIRST_FIXED_FLOAT_RELEASE
+            return "main" if fixed else "1.11"
     raise ValueError(
         f"iceberg must be a release, '{ICEBERG_RELEASES[-1]}' (the newest; the default is "
-        f"'{ICEBERG_DEFAULT}') or an earlier one such as '1.10' or '1.9.2' ('legacy' names "
-        f"1.11 too), or 'main' (Iceberg's unreleased main, with the PR 17071 float fix and "
-        f"null booleans as zeros); got {iceberg!r}"
+        f"'{ICEBERG_DEFAULT}') or an earlier one such as '1.11' or '1.9.2' ('legacy' names "
+        f"1.11, the last with the old float formula), or 'main' (Iceberg's main branch); "
+        f"got {iceberg!r}"
     )
 
 
 def iceberg_release(iceberg: Any) -> Optional[Tuple[int, int, int]]:
     """The release an ``iceberg=`` value names, as (1, minor, patch), or None for main.
     "1.11" and "legacy" name 1.11.0; "1.10" (no patch) names 1.10.0."""
-    mode = iceberg_mode(iceberg)
-    if mode == "main":
+    iceberg_mode(iceberg)  # the check
+    name = iceberg.strip().lower()
+    if name == "main":
         return None
-    match = _RELEASE.match(iceberg.strip().lower())
-    if match is None:  # "1.11" / "legacy"
+    match = _RELEASE.match(name)
+    if match is None:  # "legacy"
         return (1, 11, 0)
     return (1, int(match.group(1)), int((match.group(2) or ".0")[1:]))
 
@@ -182,11 +191,11 @@ class IcebergOptions:
             ``var-length-contribution``), > 0; default 8.
         max_output_size: cap on the Z-value length in bytes (Iceberg's
             ``max-output-size``), > 0; None for no cap (Iceberg's ``Integer.MAX_VALUE``).
-        iceberg: the Iceberg whose bytes to give: a release, ``"1.11"`` (the default,
-            ``ICEBERG_DEFAULT``: the newest release), ``"legacy"`` or any release number
-            ``"1.0"`` .. ``"1.11.x"`` (the old float formula; a null boolean raises, as
-            Iceberg's UDF throws there), or ``"main"`` (Iceberg's unreleased main: PR
-            17071's float fix, null booleans as zeros).
+        iceberg: the Iceberg whose bytes to give: a release, ``"1.12"`` (the default,
+            ``ICEBERG_DEFAULT``: the newest release; PR 17071's float fix, null booleans
+            as zeros), ``"legacy"`` or any release number ``"1.0"`` .. ``"1.11.x"`` (the
+            old float formula; a null boolean raises, as their UDF throws there), or
+            ``"main"`` (Iceberg's main branch, as 1.12 today).
         spark: DATE behaviour: ``"4"`` (days since the epoch) or ``"3.5"`` (zeros).
         timestamp: None (infer from each column's type), ``"ntz"`` (TIMESTAMP_NTZ,
             microseconds) or ``"tz"`` (TIMESTAMP, whole seconds) for every timestamp
@@ -219,7 +228,7 @@ class IcebergOptions:
 
     @property
     def float_mode(self) -> str:
-        """'main' or '1.11': which float/double formula ``iceberg`` selects."""
+        """'main' (also 1.12 on) or '1.11' (and earlier): the float formula ``iceberg`` selects."""
         return iceberg_mode(self.iceberg)
 
     @property

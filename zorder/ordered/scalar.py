@@ -138,7 +138,7 @@ def _float_bits(bits: int, mode: str) -> bytes:
     if mode == "main":
         mask = _MASK64 if bits & SIGN else SIGN
     else:
-        # 1.11.0: lval ^= ((lval >> 31) | Long.MIN_VALUE), with an arithmetic shift.
+        # 1.11.0 and earlier: lval ^= ((lval >> 31) | Long.MIN_VALUE), arithmetic shift.
         signed = bits - (1 << 64) if bits & SIGN else bits
         mask = ((signed >> 31) | SIGN) & _MASK64
     return _PACK_Q(bits ^ mask)
@@ -160,26 +160,27 @@ def floating_point_ordered_bytes(value: float, *, iceberg: str = ICEBERG_DEFAULT
 
 def double_to_ordered_bytes(value: float, *, iceberg: str = ICEBERG_DEFAULT) -> bytes:
     """Iceberg's ``doubleToOrderedBytes``: 8 bytes whose order is ``Double.compare``'s
-    (on Iceberg main; releases get it wrong in the low 32 bits, see below).
+    (from Iceberg 1.12 and on main; earlier releases get it wrong in the low 32 bits, see
+    below).
 
-    With ``iceberg="main"``, every NaN (any sign or payload) becomes
+    With ``iceberg="1.12"`` (the default, the newest release) or ``"main"``, every NaN (any sign or payload) becomes
     ``fff8000000000000``, above +Infinity (``fff0000000000000``); -Infinity is
     ``000fffffffffffff``; -0.0 is ``7fffffffffffffff``, just below +0.0
-    (``8000000000000000``). The releases give the same top 32 bits. A Python int is
+    (``8000000000000000``). Earlier releases give the same top 32 bits. A Python int is
     converted to the nearest double, as Java widens it. bool, str and None are TypeErrors.
 
-    ``iceberg="1.11"`` (the default, the newest release; also ``"legacy"``, or any
-    release "1.0" .. "1.11.x") reproduces 1.11.0 and every earlier release, whose mask
-    mixes bits 31-62 into the low 32 bits: its order is wrong among values that share
-    their top 32 bits. ``iceberg="main"`` is Iceberg's unreleased main (PR 17071): a
-    negative value has all 64 bits inverted, a positive one only its sign bit.
+    ``iceberg="1.11"`` (also ``"legacy"``, or any release "1.0" .. "1.11.x") reproduces
+    1.11.0 and every earlier release, whose mask mixes bits 31-62 into the low 32 bits:
+    its order is wrong among values that share their top 32 bits. 1.12 and main have PR
+    17071's fix: a negative value has all 64 bits inverted, a positive one only its sign
+    bit.
 
-    >>> double_to_ordered_bytes(-0.0, iceberg="main").hex()
+    >>> double_to_ordered_bytes(-0.0).hex()
     '7fffffffffffffff'
     >>> double_to_ordered_bytes(1.0).hex()
-    'bff000007fe00000'
-    >>> double_to_ordered_bytes(1.0, iceberg="main").hex()
     'bff0000000000000'
+    >>> double_to_ordered_bytes(1.0, iceberg="1.11").hex()
+    'bff000007fe00000'
     """
     mode = iceberg_mode(iceberg)
     return _double(_real(value, "double_to_ordered_bytes"), mode)

@@ -218,15 +218,15 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
     writes:
 
     - A null gives zero bytes, the same bytes as long MIN (and as ``""`` for strings).
-      A null boolean is a ValueError with a release (the default), as Iceberg's UDF
-      throws a NullPointerException there; with ``iceberg="main"`` it gives zeros, as
-      Iceberg main does (PRs 17669 / 18077), so a false and a null boolean collide.
+      A null boolean gives zeros with the default, 1.12, and main (PRs 17669 / 18077),
+      so a false and a null boolean collide; with 1.11 or earlier it is a ValueError,
+      as their UDF throws a NullPointerException there.
     - A TIMESTAMP with a time zone counts only whole seconds (Spark's cast to BIGINT);
       a TIMESTAMP_NTZ (numpy datetime64, zone-less Arrow timestamps) counts microseconds.
-    - ``iceberg="1.11"`` (the default, the newest release; also ``"legacy"`` or any
-      release number): the float formula of every Iceberg release to date, whose order
-      is wrong among values sharing their top 32 bits (a known bug, fixed on Iceberg's
-      unreleased main by PR 17071); ``iceberg="main"`` has the fix.
+    - ``iceberg="1.11"`` (also ``"legacy"`` or any earlier release number): the float
+      formula of Iceberg 1.11 and earlier, whose order is wrong among values sharing
+      their top 32 bits (a known bug, fixed by PR 17071); the default, ``"1.12"`` (the
+      newest release), and ``"main"`` have the fix.
     - ``spark="3.5"``: every DATE becomes 8 zero bytes (Spark 3.5 casts DATE to BIGINT,
       which yields null), so dates contribute nothing to the order.
     - Strings are truncated to whole UTF-8 characters (a character that does not fit is
@@ -246,7 +246,7 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
         max_output_size: cap on the Z-value length in bytes (Iceberg's
             ``max-output-size``), > 0; None for no cap (Iceberg's default,
             ``Integer.MAX_VALUE``).
-        iceberg: the Iceberg release whose bytes to give, ``"1.11"`` (default) or an
+        iceberg: the Iceberg release whose bytes to give, ``"1.12"`` (default) or an
             earlier one, or ``"main"`` (see ``ordered_bytes``).
         spark: DATE behaviour, ``"4"`` or ``"3.5"`` (see ``ordered_bytes``).
         timestamp: ``None`` (infer), ``"ntz"`` or ``"tz"`` for every timestamp column, or
@@ -277,10 +277,10 @@ def zorder_values(data: Any, *, columns: ColumnSelection = None,
     Example:
         >>> import numpy as np
         >>> z = zorder_values([np.array([0, -1]), np.array([1.5, 2.0])])
-        >>> bytes(z[0]).hex()  # Iceberg 1.11's float bytes (the default)
-        'c5555540000000001555550000000000'
-        >>> bytes(zorder_values([np.array([0]), np.array([1.5])], iceberg="main")[0]).hex()
+        >>> bytes(z[0]).hex()  # Iceberg 1.12's float bytes (the default)
         'c5555540000000000000000000000000'
+        >>> bytes(zorder_values([np.array([0]), np.array([1.5])], iceberg="1.11")[0]).hex()
+        'c5555540000000001555550000000000'
         >>> zorder_values([np.array([0]), np.array(["abc"])], var_length_contribution=16,
         ...               max_output_size=4).shape
         (1, 4)
