@@ -419,3 +419,37 @@ def test_files_written_before_the_catalog_call_are_deleted_on_an_interrupt(
     table.refresh()
     assert table.current_snapshot().snapshot_id == snapshot
     assert unreferenced_files(table) == set()
+
+
+def test_cli_branch_and_partial_progress(catalog, tmp_path, capsys, monkeypatch):
+    from zorder.cli import main
+
+    table = make_table(catalog, name="cli", spec="identity", appends=2, rows=100)
+    table.manage_snapshots().create_branch(table.current_snapshot().snapshot_id, "b").commit()
+    main_head = table.current_snapshot().snapshot_id
+    where = ["--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db", "--warehouse",
+             f"file://{tmp_path}/wh", "--quiet", "--no-report"]
+    assert main(["iceberg", "rewrite", "db.cli", "--columns", "l", "--max-commits", "2"]
+                + where) == 2
+    assert "--max-commits applies only with --partial-progress" in capsys.readouterr().err
+    assert main(["iceberg", "rewrite", "db.cli", "--columns", "l", "--branch", "b",
+                 "--partial-progress", "--max-commits", "2"] + where) == 0
+    out = capsys.readouterr().out
+    assert "committed 2 snapshots (replace) on branch b" in out and "  batch 2: snapshot" in out
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == main_head
+    real = iceberg_write.write_group
+
+    def failing(metadata, io, group, *args):
+        if group.partition[0] == "c":
+            raise OSError("disk full")
+        return real(metadata, io, group, *args)
+
+    monkeypatch.setattr(engine, "write_group", failing)
+    assert main(["iceberg", "rewrite", "db.cli", "--columns", "l", "--partial-progress"]
+                + where) == 1
+    out, err = capsys.readouterr()
+    assert "committed 2 snapshots" in out
+    assert err.strip().splitlines() == [
+        "error: 1 file group(s) failed and were not committed (the other batches were); "
+        "the first, batch 3, partition cat=c: OSError: disk full"]
