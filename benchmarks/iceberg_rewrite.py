@@ -15,7 +15,10 @@ under ``--workdir``, and runs one or more scenarios (``--scenarios``):
   largest file group, not the table);
 - ``rank``: the table of issue 16 (``ts`` over a year), rewritten on (ts, user_id) with
   ``encoding="iceberg"`` and ``"rank"``, each curve: files a 1% range skips per column
-  (issue 16's target: at least 40% on each with rank + Z-order).
+  (issue 16's target: at least 40% on each with rank + Z-order);
+- ``live``: the rewrite of the table while a writer thread appends a file every 0.5 s
+  (issue 37's target: it commits on the first try or within its retries, and every
+  appended row is readable afterwards).
 
     python benchmarks/iceberg_rewrite.py --rows 4000000 --target 32MB --scenarios all
 
@@ -38,7 +41,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 COLUMNS = ["lat", "lon"]
-SCENARIOS = ("zamboni", "cluster", "memory", "rank")
+SCENARIOS = ("zamboni", "cluster", "memory", "rank", "live")
 
 
 def cpu_model():
@@ -281,6 +284,66 @@ def scenario_rank(args, target):
             if measured:
                 print(f"{encoding} + {curve}:")
                 describe(workdir, measured, target, columns)
+
+
+def scenario_live(args, target):
+    """The rewrite while another writer appends a 1,000-row file every 0.5 s."""
+    import threading
+
+    import numpy as np
+    import pyarrow as pa
+
+    from zorder.iceberg import rewrite
+
+    print(f"== live: {args.rows} rows in 8 files rewritten on {','.join(COLUMNS)} to "
+          f"{args.target} files while a writer appends a file every 0.5 s; {cpu_model()}")
+    workdir = os.path.join(args.workdir, "live")
+    table = build(workdir, args.rows)
+    writer_table = catalog_for(workdir).load_table("db.events")
+    stop = threading.Event()
+    appended, failures = [], []
+
+    def writer():
+        rng = np.random.default_rng(37)
+        k = 0
+        while not stop.is_set():
+            ids = -(np.arange(1000, dtype=np.int64) + 1000 * k + 1)   # marked rows
+            batch = pa.table({
+                "ts": pa.array(1_767_225_600 * 10**6 + rng.integers(0, 86_400 * 10**6, 1000),
+                               pa.timestamp("us", tz="UTC")),
+                "user_id": pa.array(ids), "lat": pa.array(rng.uniform(-60, 70, 1000)),
+                "lon": pa.array(rng.uniform(-170, 170, 1000)),
+                "city": pa.array(["appended"] * 1000), "amount": pa.array(np.ones(1000))})
+            try:
+                writer_table.append(batch)
+                appended.append(ids)
+            except Exception as exc:  # noqa: BLE001 - reported, the writer goes on
+                failures.append(repr(exc))
+            k += 1
+            stop.wait(0.5)
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    start = time.perf_counter()
+    try:
+        result = rewrite(table, COLUMNS, target_file_size=target)
+    finally:
+        seconds = time.perf_counter() - start
+        stop.set()
+        thread.join()
+    table.refresh()
+    snapshot = table.snapshot_by_id(result.snapshot_id)
+    after_it = sum(1 for s in table.snapshots() if s.timestamp_ms > snapshot.timestamp_ms)
+    marked = table.scan(row_filter="user_id < 0", selected_fields=("user_id",)).to_arrow()
+    expected = np.sort(np.concatenate(appended)) if appended else np.array([], np.int64)
+    readable = np.array_equal(np.sort(marked.column(0).to_numpy()), expected)
+    total = table.scan(selected_fields=("user_id",)).to_arrow().num_rows
+    print(f"  rewrite {seconds:.1f} s: committed snapshot {result.snapshot_id} after "
+          f"{result.report.get('commit_retries', 0)} retries; {len(appended)} appends "
+          f"({len(failures)} failed), {after_it} of them after the commit")
+    print(f"  every appended row readable: {readable} ({marked.num_rows} of "
+          f"{expected.size}); table rows {total} = {args.rows} + {expected.size}: "
+          f"{total == args.rows + expected.size}")
 
 
 def main(argv=None):

@@ -329,9 +329,12 @@ def data_files_on_disk(table):
     return out
 
 
-def test_a_writer_appending_between_plan_and_commit_is_refused_and_nothing_is_lost(catalog):
+def test_a_writer_appending_between_plan_and_commit_is_kept_under_the_rewrite(catalog):
+    """An append committed mid-rewrite is no conflict (as Iceberg's RewriteFiles): the
+    REPLACE commits on top of it and its rows stay, in its own file."""
     table = make_table(catalog, name="race", spec="identity", appends=2, rows=200)
     before = multiset(table.scan().to_arrow())
+    planned = table.current_snapshot().snapshot_id
     extra = arrow_batch(np.random.default_rng(9), 50)
     other = catalog.load_table("db.race")
     calls = []
@@ -341,18 +344,18 @@ def test_a_writer_appending_between_plan_and_commit_is_refused_and_nothing_is_lo
             other.append(extra)  # a concurrent writer commits mid-rewrite
         calls.append(done)
 
-    on_disk = data_files_on_disk(table)
-    with pytest.raises(IcebergRewriteError, match="concurrent commit") as info:
-        rewrite(table, ["l", "s"], progress=append_once)
-    assert not info.value.outcome_unknown   # (seen when the table is loaded again)
-    assert info.value.leftovers == []
+    result = rewrite(table, ["l", "s"], progress=append_once)
     table.refresh()
-    assert table.current_snapshot().summary.operation.value == "append"
+    head = table.current_snapshot()
+    assert head.snapshot_id == result.snapshot_id and head.summary.operation.value == "replace"
+    appended = head.parent_snapshot_id
+    assert appended != planned and table.snapshot_by_id(appended).parent_snapshot_id == planned
     assert multiset(table.scan().to_arrow()) == before + multiset(extra)
-    # The rewrite's files are gone; only the other writer's new file remains.
-    new = data_files_on_disk(table) - on_disk
-    assert {local(t.file.file_path) for t in table.scan().plan_files()} >= new
-    assert len(new) == len({t.file.file_path for t in other.scan().plan_files()}) - len(on_disk)
+    other.refresh()
+    appended_files = {t.file.file_path for t in other.scan(snapshot_id=appended).plan_files()} \
+        - set(result.removed_paths)
+    assert appended_files <= {t.file.file_path for t in table.scan().plan_files()}
+    assert unreferenced_files(table) == set()
 
 
 def unreferenced_files(table):
@@ -364,12 +367,14 @@ def unreferenced_files(table):
     return on_disk - {local(p) for p in engine.referenced_files(table)}
 
 
-def test_a_writer_committing_after_the_last_look_is_refused_by_the_catalog(catalog, monkeypatch):
-    """A concurrent commit between the rewrite's last look at the table and its commit:
-    the catalog's check of main's head refuses it, and its files are deleted."""
+def test_a_writer_committing_after_the_last_look_is_retried_over(catalog, monkeypatch):
+    """A concurrent append between the rewrite's last look at the table and its commit:
+    the catalog refuses the commit, PyIceberg's commit retries it on the new head after
+    validating again, and both commits' rows are there."""
     from pyiceberg.table import Transaction
 
     table = make_table(catalog, name="late_race", appends=2, rows=100)
+    before = multiset(table.scan().to_arrow())
     extra = arrow_batch(np.random.default_rng(5), 20)
     real = Transaction.commit_transaction
 
@@ -379,12 +384,11 @@ def test_a_writer_committing_after_the_last_look_is_refused_by_the_catalog(catal
         return real(txn)
 
     monkeypatch.setattr(Transaction, "commit_transaction", after_another)
-    with pytest.raises(IcebergRewriteError, match="concurrent commit") as info:
-        rewrite(table, ["l"])
+    result = rewrite(table, ["l"])
     monkeypatch.undo()
-    assert isinstance(info.value.__cause__, CommitFailedException)
-    assert not info.value.outcome_unknown and info.value.leftovers == []
-    assert table.current_snapshot().summary.operation.value == "append"
+    assert result.report["commit_retries"] == 1
+    assert table.current_snapshot().summary.operation.value == "replace"
+    assert multiset(table.scan().to_arrow()) == before + multiset(extra)
     assert unreferenced_files(table) == set()
 
 

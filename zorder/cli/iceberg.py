@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from zorder.cli import FAILURE, INTERRUPTED, TERMINATED, first_line
 from zorder.cli.args import (
     add_boundaries_argument, add_columns_argument, add_curve_argument, add_encoding_arguments,
-    add_iceberg_arguments, encoding_arguments, iceberg_options, size_arg,
+    add_iceberg_arguments, encoding_arguments, iceberg_options, positive_int, size_arg,
 )
 from zorder.cli.progress import Progress
 from zorder.parquet.safety import Terminated, sigterm_as_exception
@@ -45,6 +45,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "write.target-file-size-bytes, else 512MiB)")
     parser.add_argument("--max-file-group-size", default="100GiB", type=size_arg, metavar="SIZE",
                         help="most input bytes rewritten as one group (default 100GiB, as Iceberg)")
+    parser.add_argument("--branch", default="main", metavar="NAME",
+                        help="rewrite this branch's head and commit to it; no other branch "
+                             "or tag moves (default: main)")
+    parser.add_argument("--partial-progress", action="store_true",
+                        help="commit the file groups in batches as they are written (Iceberg's "
+                             "partial-progress.enabled): a failed group leaves the other "
+                             "batches committed")
+    parser.add_argument("--max-commits", default=None, type=positive_int, metavar="N",
+                        help="most commits with --partial-progress (default 10, Iceberg's "
+                             "partial-progress.max-commits)")
     parser.add_argument("--case-sensitive", action="store_true",
                         help="resolve column names exactly (default: case-insensitively, as Spark)")
     add_iceberg_arguments(parser, timestamp_applies=False)
@@ -183,7 +193,15 @@ def run(args: argparse.Namespace) -> int:
 
         # before the commit, not after it (an earlier report is replaced: that is its use)
         check_side_output(args.report_json, "--report-json", (), overwrite=True)
+    if args.max_commits is not None and not args.partial_progress:
+        raise ValueError("--max-commits applies only with --partial-progress")
     encoding = encoding_arguments(args)
+    if args.partial_progress:
+        encoding["partial_progress"] = True
+        if args.max_commits is not None:
+            encoding["max_commits"] = args.max_commits
+    if args.branch != "main":
+        encoding["branch"] = args.branch
     try:
         catalog = load_catalog(args)
     except (ValueError, TypeError, ImportError):
@@ -269,9 +287,21 @@ def _after_the_rewrite(args: argparse.Namespace, table: Any, result: Any) -> int
     if result.snapshot_id is None:
         print("nothing to rewrite: no data files match", file=out)
         return 0
-    print(f"committed snapshot {result.snapshot_id} (replace): {result.rewritten_files} files "
-          f"({result.rewritten_bytes} bytes) rewritten as {result.added_files} in "
-          f"{len(groups)} file groups, {result.report['seconds']:.1f} s", file=out)
+    commits = result.report.get("commits")
+    failed = result.report.get("failed_groups") or []
+    on = "" if args.branch == "main" else f" on branch {args.branch}"
+    if commits is None:
+        print(f"committed snapshot {result.snapshot_id} (replace){on}: {result.rewritten_files} "
+              f"files ({result.rewritten_bytes} bytes) rewritten as {result.added_files} in "
+              f"{len(groups)} file groups, {result.report['seconds']:.1f} s", file=out)
+    else:
+        print(f"committed {len(commits)} snapshots (replace){on}: {result.rewritten_files} "
+              f"files ({result.rewritten_bytes} bytes) rewritten as {result.added_files}, "
+              f"{result.report['seconds']:.1f} s", file=out)
+        for c in commits:
+            print(f"  batch {c['batch']}: snapshot {c['snapshot_id']}, {c['groups']} file "
+                  f"groups, {c['rewritten_files']} files rewritten as {c['added_files']}",
+                  file=out)
     if result.boundaries is not None:
         kept = (f"recorded in {args.report_json}" if args.report_json
                 else "not kept (add --report-json FILE to reuse them with --boundaries FILE)")
@@ -279,4 +309,10 @@ def _after_the_rewrite(args: argparse.Namespace, table: Any, result: Any) -> int
     if not args.no_report:
         report = skipping(table, result)
         print(format_report(report), file=out)
+    if failed:
+        first = failed[0]
+        print(f"error: {len(failed)} file group(s) failed and were not committed (the "
+              f"other batches were); the first, batch {first['batch']}, partition "
+              f"{first['partition'] or '(unpartitioned)'}: {first['error']}", file=sys.stderr)
+        return FAILURE
     return 0

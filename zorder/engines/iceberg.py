@@ -27,10 +27,15 @@ checks each group's row count and an order-independent checksum of its rows
 (``zorder.parquet.checksum``) before anything is committed; ``skipping`` reports what
 the table's manifests let a reader skip, before and after.
 
-Nothing is lost: the commit carries the catalog's optimistic-concurrency check, so a
-writer that committed after the plan makes it fail (it is refused, never retried over
-the other commit); on any failure the files written for the rewrite are deleted, and
-any that could not be are named in the error. Tables with delete files are refused.
+Concurrent writers, as Iceberg's ``RewriteFiles`` validates them: the commit is checked
+against the snapshot the rewrite planned from; commits since that only append files, or
+change other files, stay under it (PyIceberg's commit retries it, within the table's
+``commit.retry.*`` properties); one that removed a rewritten file or added a delete file
+applying to one, or a partition spec or schema change the new files do not match, refuses
+it, naming the snapshot. On any failure the files written for the rewrite are deleted,
+and any that could not be are named in the error. Tables with delete files are refused.
+``partial_progress`` commits the file groups in batches (Iceberg's ``partial-progress``);
+``branch`` rewrites and commits to a branch, never moving another ref.
 
 PyIceberg has no public REPLACE commit (``_RewriteFiles`` is under review, PR 3131): the
 commit here builds on its ``_OverwriteFiles`` snapshot producer (``_ReplaceFiles``).
@@ -45,8 +50,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 from zorder.engines.iceberg_columns import (
     CURVE_COLUMNS, check_curve, curve_columns, curve_ordering, require_pyiceberg)
 from zorder.engines.iceberg_commit import (
-    IcebergRewriteError, check_checksums, check_counts, commit_rewrite, summary_properties,
-    zorder_summary)
+    CommitCall, IcebergRewriteError, branch_head, check_checksums, check_counts, commit_rewrite,
+    delete_files, interrupts_deferred, summary_properties, zorder_summary)
 from zorder.engines.iceberg_plan import (
     DEFAULT_MAX_FILE_GROUP_SIZE, DEFAULT_TARGET_FILE_SIZE, entry_partition, plan_groups,
     row_filter_expression, target_size)
@@ -62,6 +67,7 @@ from zorder.values.ordering import Ordering
 
 __all__ = [
     "CURVE_COLUMNS",
+    "DEFAULT_MAX_COMMITS",
     "DEFAULT_MAX_FILE_GROUP_SIZE",
     "DEFAULT_TARGET_FILE_SIZE",
     "IcebergRewriteError",
@@ -73,6 +79,9 @@ __all__ = [
     "rewrite",
     "skipping",
 ]
+
+#: Iceberg's ``partial-progress.max-commits`` default (``RewriteDataFiles``).
+DEFAULT_MAX_COMMITS = 10
 
 #: The name ``zorder.cli.iceberg`` imports it by (it checks before loading a catalog).
 _require_pyiceberg = require_pyiceberg
@@ -88,7 +97,8 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             encoding: str = "iceberg", rank_bits: Optional[int] = None,
             boundaries: Any = None, var_length_contribution: int = 8,
             max_output_size: Optional[int] = None, iceberg: str = ICEBERG_DEFAULT,
-            spark: str = "4") -> RewriteResult:
+            spark: str = "4", branch: str = "main", partial_progress: bool = False,
+            max_commits: int = DEFAULT_MAX_COMMITS) -> RewriteResult:
     """Cluster an Iceberg table by the Z-order (or Hilbert) curve of ``columns``, as
     Spark's ``rewrite_data_files(strategy => 'sort', sort_order => 'zorder(...)')``
     does, in one REPLACE snapshot.
@@ -117,6 +127,15 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         max_file_group_size: the most input bytes in one group (Iceberg's
             ``max-file-group-size-bytes``, 100 GiB).
         progress: called as ``progress(done_groups, total_groups, group_entry)``.
+        branch: the branch whose head is rewritten and committed to (Spark's
+            ``branch``); no other ref moves.
+        partial_progress: commit the file groups in up to ``max_commits`` batches as they
+            are written (Iceberg's ``partial-progress.enabled``): a failed group, or a
+            batch whose commit is refused, is listed in ``report["failed_groups"]`` with
+            its error while the other batches commit; ``report["commits"]`` lists each
+            commit. An interrupt lets the batch being committed finish, then stops.
+        max_commits: the most commits with ``partial_progress`` (Iceberg's
+            ``partial-progress.max-commits``, 10).
         snapshot_properties: extra entries for the snapshot summary, str to str; not a
             key Iceberg computes (``operation``, ``added-*``, ``total-*``...) or zorder
             writes (``zorder.curve``...).
@@ -138,11 +157,14 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         ValueError, TypeError: bad arguments, refused columns or types, a table with
             delete files.
         IcebergRewriteError: the rewrite wrote files but did not commit (the files were
-            deleted; any that could not be are listed). A ``CommitFailedException`` from
-            a concurrent commit comes as this error, with the original as its cause. A
-            catalog failure that leaves the commit's outcome unknown (the catalog may
-            still apply it) comes as this error with ``outcome_unknown`` set and nothing
-            deleted; so does an interrupt during the commit, as its cause.
+            deleted; any that could not be are listed): a conflicting commit (the
+            message names its snapshot), or the catalog's refusals outlasting the
+            retries (``CommitFailedException`` as its cause). A catalog failure that
+            leaves the commit's outcome unknown (the catalog may still apply it) comes as
+            this error with ``outcome_unknown`` set and nothing deleted; so does an
+            interrupt during the catalog call ("the commit may have landed"), as its
+            cause. With ``partial_progress``, an interrupt or failure after some batches
+            committed comes as this error, ``committed`` listing them.
         KeyboardInterrupt: an interrupt before the commit, after every file written
             was deleted (SIGTERM likewise: while the rewrite runs in the main thread, it
             raises ``zorder.parquet.safety.Terminated``, a ``SystemExit`` of status 143,
@@ -159,17 +181,21 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     if not isinstance(dry_run, bool):
         raise TypeError(f"dry_run must be a bool, not {type(dry_run).__name__}")
     extra_summary = summary_properties(snapshot_properties)
+    if not isinstance(partial_progress, bool):
+        raise TypeError(f"partial_progress must be a bool, not {type(partial_progress).__name__}")
+    if isinstance(max_commits, bool) or not isinstance(max_commits, int) or max_commits < 1:
+        raise ValueError(f"max_commits must be a whole number of at least 1, not {max_commits!r}")
     start = time.perf_counter()
     table.refresh()
+    previous = branch_head(table, branch)
     target = target_size(table, target_file_size)
     names = curve_columns(table, columns, curve=ordering.curve, case_sensitive=case_sensitive)
     ordering = curve_ordering(table.schema(), names, ordering)
-    groups = plan_groups(table, row_filter, case_sensitive, max_group)
+    groups = plan_groups(table, row_filter, case_sensitive, max_group, branch)
     report: Dict[str, Any] = {"columns": names, "curve": ordering.curve.name,
                               "encoding": ordering.encoding,
                               "target_file_size": target, "groups": []}
     removed = [t.file for g in groups for t in g.tasks]
-    previous = table.current_snapshot()
     result = RewriteResult(None, len(removed), 0, sum(f.file_size_in_bytes for f in removed),
                            report, [f.file_path for f in removed], [],
                            None if previous is None else previous.snapshot_id)
@@ -194,38 +220,188 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         ordering = learn_group_boundaries(table, groups, names, ordering, scheduler)
         record(ordering)
     metadata = table.metadata
-    written: List[str] = []
-    added: List[Any] = []
-    # SIGTERM as an exception, so that the cleanup runs for `kill` as for Ctrl-C.
-    with written_journal(scheduler is not None) as journal, sigterm_as_exception():
-        with deleted_on_failure(table.io, written, journal):
-            if scheduler is None:
-                for i, group in enumerate(groups):
-                    files, entry = write_group(metadata, table.io, group, names, ordering,
-                                                target, written)
-                    added.extend(files)
-                    report["groups"].append(entry)
-                    if progress is not None:
-                        progress(i + 1, len(groups), entry)
-            else:
-                results = run_on_dask(scheduler, metadata, table.io, groups, names,
-                                       ordering, target, written, journal)
-                for i, r in enumerate(results):
-                    added.extend(r["files"])
-                    report["groups"].append(r["entry"])
-                    if progress is not None:
-                        progress(i + 1, len(groups), r["entry"])
-            check_counts(removed, added, "the table")
-            entries = report["groups"]
-            check_checksums(sum(int(e["checksum"], 16) for e in entries) % 2**64,
-                            sum(int(e["written_checksum"], 16) for e in entries) % 2**64,
-                            "the table")
-        props = zorder_summary(ordering.curve.name, names, ordering.rank_bits)
-        props.update(extra_summary)
-        snapshot_id = commit_rewrite(table, removed, added, props, written, metadata)
-    # (the commit left `table` at the new snapshot: PyIceberg takes the catalog's answer)
-    result.snapshot_id = snapshot_id
-    result.added_files = len(added)
-    result.added_paths = [f.file_path for f in added]
+    committer = _Committer(table, metadata, names, ordering, extra_summary, branch,
+                           partial_progress, result)
+    try:
+        for batch in _batches(groups, max_commits if partial_progress else 1):
+            committer.run(batch, target, scheduler, progress, len(groups))
+    except BaseException as exc:
+        committer.stopped(exc)
+    committer.finish()
     report["seconds"] = time.perf_counter() - start
     return result
+
+
+def _batches(groups: List[Any], max_commits: int) -> List[List[Any]]:
+    """The file groups in at most ``max_commits`` batches of consecutive groups, as
+    Iceberg's partial progress cuts them (``ceil(groups / max_commits)`` per commit)."""
+    size = max(1, -(-len(groups) // max_commits))
+    return [groups[i:i + size] for i in range(0, len(groups), size)]
+
+
+class _Committer:
+    """The write and commit phases of one rewrite: each batch of file groups written
+    (here, or as Dask tasks), checked and committed as one REPLACE snapshot. Without
+    partial progress there is one batch, and any failure fails it all; with it, a failed
+    group, or a batch whose commit is refused, is reported and the others go on."""
+
+    def __init__(self, table: Any, metadata: Any, names: List[str], ordering: Ordering,
+                 extra_summary: Dict[str, str], branch: str, partial: bool,
+                 result: RewriteResult) -> None:
+        self.table, self.metadata, self.names, self.ordering = table, metadata, names, ordering
+        self.extra_summary, self.branch, self.partial = extra_summary, branch, partial
+        self.result, self.report = result, result.report
+        self.commits: List[Dict[str, Any]] = []
+        self.failed: List[Dict[str, Any]] = []
+        self.done = self.batches = 0
+        self.call = CommitCall()
+        self.removed: List[Any] = []
+        self.added: List[Any] = []
+        if partial:
+            self.report["commits"], self.report["failed_groups"] = self.commits, self.failed
+
+    def _failed_group(self, group: Any, error: str, batch: int) -> None:
+        self.failed.append({"partition": entry_partition(self.metadata, group),
+                            "batch": batch, "error": error})
+
+    def run(self, batch: List[Any], target: int, scheduler: Any,
+            progress: Optional[Callable[[int, int, Dict[str, Any]], None]], total: int) -> None:
+        self.batches += 1
+        number = self.batches
+        table, metadata = self.table, self.metadata
+        written: List[str] = []
+        added: List[Any] = []
+        kept: List[Any] = []
+        entries: List[Dict[str, Any]] = []
+        self.call = call = CommitCall()
+
+        def finished(group: Any, files: List[Any], entry: Dict[str, Any]) -> None:
+            added.extend(files)
+            kept.append(group)
+            entries.append(entry)
+            self.report["groups"].append(entry)
+            self.done += 1
+            if progress is not None:
+                progress(self.done, total, entry)
+
+        # SIGTERM as an exception, so that the cleanup runs for `kill` as for Ctrl-C.
+        with written_journal(scheduler is not None) as journal, sigterm_as_exception():
+            try:
+                with deleted_on_failure(table.io, written, journal, call):
+                    if scheduler is None:
+                        for group in batch:
+                            mark = len(written)
+                            try:
+                                files, entry = write_group(metadata, table.io, group, self.names,
+                                                           self.ordering, target, written)
+                            except Exception as exc:  # noqa: BLE001 - reported per group
+                                if not self.partial:
+                                    raise
+                                left = delete_files(table.io, written[mark:])
+                                del written[mark:]
+                                self._failed_group(group, f"{type(exc).__name__}: {exc}"
+                                                   + (f" (files left: {', '.join(left)})"
+                                                      if left else ""), number)
+                                continue
+                            finished(group, files, entry)
+                    else:
+                        results = run_on_dask(scheduler, metadata, table.io, batch, self.names,
+                                              self.ordering, target, written, journal,
+                                              keep_failures=self.partial)
+                        for group, r in zip(batch, results):
+                            if "error" in r:
+                                left = r.get("leftovers") or []
+                                self._failed_group(group, r["error"]
+                                                   + (f" (files left: {', '.join(left)})"
+                                                      if left else ""), number)
+                            else:
+                                finished(group, r["files"], r["entry"])
+                    if not kept:
+                        return
+                    removed = [t.file for g in kept for t in g.tasks]
+                    check_counts(removed, added, "the table")
+                    check_checksums(sum(int(e["checksum"], 16) for e in entries) % 2**64,
+                                    sum(int(e["written_checksum"], 16) for e in entries) % 2**64,
+                                    "the table")
+                    props = zorder_summary(self.ordering.curve.name, self.names,
+                                           self.ordering.rank_bits)
+                    props.update(self.extra_summary)
+                    # With partial progress, an interrupt waits for the batch being
+                    # committed: it lands (or not) and is recorded, then the job stops.
+                    with interrupts_deferred(self.partial):
+                        snapshot_id = commit_rewrite(table, removed, added, props, written,
+                                                     metadata, self.branch, call)
+                        self._landed(number, snapshot_id, kept, removed, added, call)
+            except IcebergRewriteError as exc:
+                if not self.partial or exc.outcome_unknown:
+                    raise
+                # (its files were deleted, or are named in the error)
+                for group in kept:
+                    self._failed_group(group, f"the commit of batch {number} failed: {exc}",
+                                       number)
+
+    def _landed(self, number: int, snapshot_id: int, groups: List[Any], removed: List[Any],
+                added: List[Any], call: CommitCall) -> None:
+        self.removed.extend(removed)
+        self.added.extend(added)
+        self.commits.append({"batch": number, "snapshot_id": snapshot_id,
+                             "groups": len(groups), "rewritten_files": len(removed),
+                             "added_files": len(added), "retries": call.retries})
+        self.result.snapshot_id = snapshot_id
+        self.report["commit_retries"] = sum(c["retries"] for c in self.commits)
+
+    def stopped(self, exc: BaseException) -> None:
+        """Raise what ends the job for ``exc``, saying what was committed before it."""
+        from zorder.parquet.safety import Terminated
+
+        call, landed = self.call, self._landed_text()
+        if isinstance(exc, IcebergRewriteError):
+            if not self.commits:
+                raise exc
+            error = IcebergRewriteError(f"{exc}; before it, {landed}",
+                                        outcome_unknown=exc.outcome_unknown,
+                                        committed=self.commits)
+            error.leftovers = exc.leftovers
+            raise error from exc.__cause__
+        if isinstance(exc, Exception):
+            if not self.commits:
+                raise exc
+            raise IcebergRewriteError(f"the rewrite failed: {exc}; before it, {landed}",
+                                      committed=self.commits) from exc
+        if not self.commits and not call.started:
+            raise exc   # nothing was committed, every file written was deleted
+        stopped = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        if call.started and not call.landed:   # (converted by the commit: not reached)
+            raise IcebergRewriteError(f"{stopped} during the catalog call: the commit may "
+                                      f"have landed", outcome_unknown=True,
+                                      committed=self.commits) from exc
+        rest = ("" if not self.partial else
+                "; the other file groups were not committed, and the files written for "
+                "them were deleted")
+        raise IcebergRewriteError(f"{stopped} after {landed}{rest}",
+                                  committed=self.commits) from exc
+
+    def _landed_text(self) -> str:
+        if not self.commits:
+            return "nothing was committed"
+        if not self.partial:
+            return f"snapshot {self.commits[0]['snapshot_id']} was committed"
+        return (f"{len(self.commits)} batch(es) were committed: "
+                + ", ".join(f"batch {c['batch']} as snapshot {c['snapshot_id']}"
+                            for c in self.commits))
+
+    def finish(self) -> None:
+        """Fill in the result; with partial progress, fail if nothing could be committed."""
+        result = self.result
+        if self.partial and self.failed and not self.commits:
+            first = self.failed[0]
+            raise IcebergRewriteError(
+                f"every file group failed and nothing was committed; the first, partition "
+                f"{first['partition'] or '(unpartitioned)'}: {first['error']}")
+        if self.partial:
+            result.rewritten_files = len(self.removed)
+            result.rewritten_bytes = sum(f.file_size_in_bytes for f in self.removed)
+            result.removed_paths = [f.file_path for f in self.removed]
+        # (each commit left `table` at its snapshot: PyIceberg takes the catalog's answer)
+        result.added_files = len(self.added)
+        result.added_paths = [f.file_path for f in self.added]

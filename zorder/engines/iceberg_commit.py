@@ -1,18 +1,23 @@
-"""The one REPLACE commit of an Iceberg rewrite, through PyIceberg's snapshot producers.
+"""The REPLACE commits of an Iceberg rewrite, through PyIceberg's snapshot producers.
 
 PyIceberg has no public REPLACE commit (``_RewriteFiles`` is under review, PR 3131): the
-commit builds on its ``_OverwriteFiles`` producer, marked ``replace``, and is not
-registered for PyIceberg's retry-and-rebase, so a concurrent commit is refused, never
-rebased. Files written for a rewrite that does not commit are deleted, or named. Before
-it, the job's own checks: as many rows, values and nulls, and the same rows' checksum."""
+commit builds on its ``_OverwriteFiles`` producer, marked ``replace`` and validated as
+Iceberg's ``RewriteFiles`` is (``rewrite_conflict``), against the snapshot the rewrite
+planned from; PyIceberg's commit retries it over concurrent commits that do not conflict.
+Files written for a rewrite that does not commit are deleted, or named. Before it, the
+job's own checks: as many rows, values and nulls, and the same rows' checksum."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+import contextlib
+import signal
+import threading
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 
 class IcebergRewriteError(RuntimeError):
-    """The rewrite did not commit; the table is as it was (unless ``outcome_unknown``).
+    """The rewrite did not commit; the table is as it was (unless ``outcome_unknown``, or
+    ``committed`` lists batches that a ``partial_progress`` rewrite committed before).
 
     Attributes:
         leftovers: data files written for the rewrite that could not be deleted (orphans
@@ -20,16 +25,20 @@ class IcebergRewriteError(RuntimeError):
         outcome_unknown: the catalog call failed without saying whether the commit will
             land (it had not when asked); the written files were kept, and are named in
             the message: orphans only if the snapshot never appears.
+        committed: with ``partial_progress``, the commits that landed before (dicts as
+            in ``report["commits"]``); empty otherwise.
     """
 
     def __init__(self, message: str, leftovers: Sequence[str] = (),
-                 outcome_unknown: bool = False) -> None:
+                 outcome_unknown: bool = False,
+                 committed: Sequence[Dict[str, Any]] = ()) -> None:
         if leftovers:
             message += (f"; {len(leftovers)} written file(s) could not be deleted and are "
                         f"referenced by no snapshot: {', '.join(leftovers)}")
         super().__init__(message)
         self.leftovers = list(leftovers)
         self.outcome_unknown = outcome_unknown
+        self.committed = list(committed)
 
 
 # ---------------------------------------------------------------------------------------
@@ -76,27 +85,229 @@ def check_checksums(read: int, written: int, where: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# The commit: one REPLACE snapshot.
+# The commit: one REPLACE snapshot, validated as Iceberg's RewriteFiles is.
+
+#: The operations that can remove a data file, and those that can add delete files
+#: (Iceberg's ``MergingSnapshotProducer``: an append removes nothing and adds no deletes).
+_REMOVING_OPERATIONS = ("overwrite", "replace", "delete")
+_DELETING_OPERATIONS = ("overwrite", "delete")
+
+
+def _operation(snapshot: Any) -> Optional[str]:
+    """A snapshot's operation as text (None: no summary, so it may have done anything)."""
+    op = getattr(snapshot.summary, "operation", None) if snapshot.summary is not None else None
+    return None if op is None else getattr(op, "value", str(op))
+
+
+def _field_changes(planned: Any, now: Any) -> Optional[str]:
+    """How the schema ``now`` no longer matches files written under ``planned``: a column
+    whose type or nullability changed, or a required column added (the files lack it).
+    Renamed, dropped and added optional columns read as before: None."""
+    from pyiceberg.schema import index_by_id
+
+    before, after = index_by_id(planned), index_by_id(now)
+    for field_id, field in sorted(after.items()):
+        old = before.get(field_id)
+        if old is None:
+            if field.required:
+                return f"required column {field.name!r} was added, which the files lack"
+            continue
+        same_type = (old.field_type == field.field_type if old.field_type.is_primitive
+                     else type(old.field_type) is type(field.field_type))
+        if not same_type or old.required != field.required:
+            return (f"column {field.name!r} changed from {old.field_type}"
+                    f"{' required' if old.required else ''} to {field.field_type}"
+                    f"{' required' if field.required else ''}, and the files hold the first")
+    return None
+
+
+def _applying_to(delete_file: Any, removed: Sequence[Any], by_path: Mapping[str, Any],
+                 by_partition: Mapping[Tuple[int, Any], List[Any]]) -> Optional[Any]:
+    """The first of the ``removed`` data files that a delete file (position deletes, a
+    deletion vector or equality deletes) may apply to, as Iceberg's delete index decides:
+    a referenced data file, else path bounds, within the file's partition (an equality
+    delete of an unpartitioned spec covers every partition); None if none."""
+    from pyiceberg.manifest import DataFileContent
+    from pyiceberg.table.delete_file_index import _applies_to_data_file
+
+    referenced = getattr(delete_file, "referenced_data_file", None)
+    if referenced:
+        return by_path.get(referenced)
+    if delete_file.content == DataFileContent.EQUALITY_DELETES:
+        if not delete_file.partition:
+            return removed[0] if removed else None
+        same = by_partition.get((delete_file.spec_id, delete_file.partition), [])
+        return same[0] if same else None
+    return next((f for f in by_partition.get((delete_file.spec_id, delete_file.partition), [])
+                 if _applies_to_data_file(delete_file, f)), None)
+
+
+def rewrite_conflict(table: Any, planned: Any, base_id: Optional[int], branch: str,
+                     removed: Sequence[Any]) -> Optional[str]:
+    """Why the rewrite of ``removed`` (data files of snapshot ``base_id``, written under
+    the ``planned`` metadata) cannot commit on ``table`` as it is now, naming the
+    conflicting snapshot; None when it can. Iceberg's ``RewriteFiles`` validation: every
+    replaced file still live, no delete file added since that applies to one of them;
+    appends and changes elsewhere are no conflict. Also refused: another table under the
+    name, a moved or missing branch, a partition spec or schema the files do not match."""
+    now = table.metadata
+    head = now.snapshot_by_name(branch)
+    at = f"the head of {branch} is snapshot {None if head is None else head.snapshot_id}"
+    if now.table_uuid != planned.table_uuid:
+        return (f"it was replaced by another table of the same name (uuid {now.table_uuid}, "
+                f"planned on {planned.table_uuid})")
+    if now.default_spec_id != planned.default_spec_id:
+        # (the new files' partition values are the planned spec's; PyIceberg lists added
+        # files under the table's default spec, so they would be read as the new one's)
+        return (f"its partition spec changed from {planned.default_spec_id} to "
+                f"{now.default_spec_id}, and the files were written under the first; {at}")
+    change = _field_changes(planned.schema(), now.schema())
+    if change is not None:
+        return f"its schema changed: {change}; {at}"
+    if head is None:
+        return f"branch {branch!r} was removed"
+    if head.snapshot_id == base_id:
+        return None
+    from pyiceberg.table.snapshots import ancestors_of
+
+    since: List[Any] = []
+    for snapshot in ancestors_of(head, now):
+        if snapshot.snapshot_id == base_id:
+            break
+        since.append(snapshot)
+    else:
+        return (f"{branch} was moved to snapshot {head.snapshot_id}, which does not descend "
+                f"from snapshot {base_id} that the rewrite planned from")
+    from pyiceberg.manifest import ManifestContent, ManifestEntryStatus
+
+    by_path = {f.file_path: f for f in removed}
+    by_partition: Dict[Tuple[int, Any], List[Any]] = {}
+    for f in removed:
+        by_partition.setdefault((f.spec_id, f.partition), []).append(f)
+    for snapshot in reversed(since):    # oldest first: the first conflict is named
+        op = _operation(snapshot)
+        if op is not None and op not in _REMOVING_OPERATIONS:
+            continue
+        for manifest in snapshot.manifests(table.io):
+            if manifest.added_snapshot_id != snapshot.snapshot_id:
+                continue
+            deletes = manifest.content == ManifestContent.DELETES
+            if deletes and op is not None and op not in _DELETING_OPERATIONS:
+                continue
+            for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=False):
+                f = entry.data_file
+                if entry.snapshot_id != snapshot.snapshot_id:
+                    continue
+                if not deletes and entry.status == ManifestEntryStatus.DELETED \
+                        and f.file_path in by_path:
+                    return (f"snapshot {snapshot.snapshot_id} ({op}) removed input file "
+                            f"{f.file_path}")
+                if deletes and entry.status == ManifestEntryStatus.ADDED:
+                    hit = _applying_to(f, removed, by_path, by_partition)
+                    if hit is not None:
+                        return (f"snapshot {snapshot.snapshot_id} ({op}) added delete file "
+                                f"{f.file_path}, which applies to input file {hit.file_path}")
+    return None
+
 
 def _replace_producer_class() -> Any:
-    """PyIceberg's ``_OverwriteFiles`` with its summary marked ``replace``.
+    """PyIceberg's ``_OverwriteFiles`` with its summary marked ``replace`` and the
+    validation of a rewrite.
 
     PyIceberg has no public REPLACE snapshot producer (its ``_RewriteFiles`` is still
     under review). ``_OverwriteFiles`` already writes what a REPLACE needs: a manifest of
     the added files, DELETED entries for the removed ones and the other manifests kept;
     only the operation differs. ``update_snapshot_summaries`` accepts no ``replace``, so
     the totals are computed as for an overwrite and the operation is set afterwards.
+    Registered with its transaction, PyIceberg's commit retries it (``commit.retry.*``):
+    each retry stages it again on the new head after ``_validate_concurrency``, which here
+    is ``rewrite_conflict`` (the base class's serializable check would refuse any append).
     """
+    from pyiceberg.exceptions import ValidationException
     from pyiceberg.table.snapshots import Operation, Summary
     from pyiceberg.table.update.snapshot import _OverwriteFiles
 
     class _ReplaceFiles(_OverwriteFiles):
+        planned: Any = None
+        retries = 0
+
         def _summary(self, snapshot_properties: Any = None) -> Any:
             summary = super()._summary(snapshot_properties or {})
             entries = dict(summary.additional_properties)
             return Summary(Operation.REPLACE, **entries)
 
+        def _refresh_for_retry(self) -> None:
+            self.retries += 1
+            super()._refresh_for_retry()
+
+        def _validate_concurrency(self) -> None:
+            conflict = rewrite_conflict(self._transaction._table, self.planned,
+                                        self._starting_snapshot_id, self._target_branch or "main",
+                                        list(self._deleted_data_files))
+            if conflict is not None:
+                raise ValidationException(conflict)
+
     return _ReplaceFiles
+
+
+class CommitCall:
+    """One commit's catalog call, as the write phase's cleanup sees it: once ``started``,
+    the files written belong to a commit that may land, and no cleanup deletes them."""
+
+    def __init__(self) -> None:
+        self.started = False
+        self.landed = False
+        self.snapshot_id: Optional[int] = None
+        self.retries = 0
+
+
+def branch_head(table: Any, branch: str) -> Any:
+    """The snapshot at the head of ``branch`` (None: ``main`` of a table without
+    snapshots); ValueError for a missing branch or a tag."""
+    if not isinstance(branch, str) or not branch:
+        raise TypeError(f"branch must be a branch name, not {branch!r}")
+    ref = table.metadata.refs.get(branch)
+    if ref is None:
+        if branch == "main":
+            return None
+        names = sorted(n for n, r in table.metadata.refs.items()
+                       if r.snapshot_ref_type.value == "branch")
+        raise ValueError(f"table {'.'.join(table.name())} has no branch {branch!r} (its "
+                         f"branches: {', '.join(names) or 'none'})")
+    if ref.snapshot_ref_type.value != "branch":
+        raise ValueError(f"{branch!r} is a tag of table {'.'.join(table.name())}, not a "
+                         f"branch: a rewrite commits to a branch")
+    return table.metadata.snapshot_by_id(ref.snapshot_id)
+
+
+@contextlib.contextmanager
+def interrupts_deferred(enabled: bool = True) -> Iterator[None]:
+    """A first Ctrl-C or SIGTERM within the block is held until the block ends (a commit
+    then finishes and is recorded) and raised after it; a second one acts at once. Only
+    in the main thread, where Python runs signal handlers."""
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    from zorder.parquet.safety import Terminated
+
+    held: List[int] = []
+
+    def raised(signum: int) -> BaseException:
+        return KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
+
+    def hold(signum: int, frame: Any) -> None:
+        if held:
+            raise raised(signum)
+        held.append(signum)
+
+    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+    if held:
+        raise raised(held[0])
 
 
 def delete_files(io: Any, paths: Sequence[str]) -> List[str]:
@@ -151,64 +362,60 @@ def summary_properties(value: Any) -> Dict[str, str]:
 
 
 def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
-                   properties: Mapping[str, str], written: List[str], planned: Any) -> int:
-    """Commit one REPLACE snapshot on the main branch; returns its id. ``planned`` is the
-    table metadata the rewrite planned from and wrote its files under: main's head, the
-    default partition spec and the table's uuid must still be its. On failure, deletes
-    what was written (data files, manifests) only when the commit surely did not land and
-    never will: the table changed, validation refused it, or it was never sent to the
-    catalog."""
+                   properties: Mapping[str, str], written: List[str], planned: Any,
+                   branch: str = "main", call: Optional[CommitCall] = None) -> int:
+    """Commit one REPLACE snapshot on ``branch``; returns its id. ``planned`` is the table
+    metadata the rewrite planned from (the branch's head then) and wrote its files under.
+
+    Validated as Iceberg's ``RewriteFiles``, against the planned snapshot
+    (``rewrite_conflict``): commits since that only append, or change other files, are
+    kept under it; PyIceberg's commit retries a commit the catalog refused as concurrent,
+    within the table's ``commit.retry.*`` properties (Iceberg's defaults: 4 retries),
+    validating again each time. On failure, deletes what was written (data files,
+    manifests) only when the commit surely did not land and never will: refused,
+    retries spent, or never sent to the catalog. ``call`` says when the catalog call
+    begins (from then the caller's cleanup must not delete the files) and how it ended."""
     from pyiceberg.exceptions import CommitFailedException, ValidationException
     from pyiceberg.table import Transaction
     from pyiceberg.table.snapshots import Operation
 
+    call = CommitCall() if call is None else call
+    base = planned.snapshot_by_name(branch)
+    base_id = None if base is None else base.snapshot_id
+    producer: Any = None
+
+    def discard() -> List[str]:
+        if producer is not None:
+            producer._clean_all_uncommitted()
+        return delete_files(table.io, written)
+
     # The snapshot is staged on the table's metadata as it is now, not as planned: its
-    # sequence number must follow every commit since, a branch's or an undone one's too
-    # (staged on the planned metadata, the catalog refused it as older).
+    # sequence number must follow every commit since, a branch's or an undone one's too.
     try:
         table.refresh()
     except BaseException as exc:
-        left = delete_files(table.io, written)
+        left = discard()
         if not isinstance(exc, Exception):
             raise
         raise IcebergRewriteError(f"the rewrite did not commit: the table could not be "
                                   f"loaded again before the commit: {exc}", left) from exc
-    now = table.metadata
-    changed = None
-    if now.table_uuid != planned.table_uuid:
-        changed = (f"it was replaced by another table of the same name (uuid "
-                   f"{now.table_uuid}, planned on {planned.table_uuid})")
-    elif now.current_snapshot_id != planned.current_snapshot_id:
-        changed = (f"a concurrent commit made snapshot {now.current_snapshot_id} the head "
-                   f"of main, planned from {planned.current_snapshot_id}")
-    elif now.default_spec_id != planned.default_spec_id:
-        # (the new files' partition values are the planned spec's; PyIceberg lists added
-        # files under the table's default spec, so they would be read as the new one's)
-        changed = (f"its partition spec changed from {planned.default_spec_id} to "
-                   f"{now.default_spec_id}, and the files were written under the first")
-    if changed is not None:
-        raise IcebergRewriteError(
-            f"the table changed while it was rewritten ({changed}); the rewrite was "
-            f"refused and the table is as it was", delete_files(table.io, written))
-    txn = Transaction(table)
-    producer = _replace_producer_class()(
-        operation=Operation.OVERWRITE, transaction=txn, io=table.io,
-        snapshot_properties=dict(properties))
-    for data_file in removed:
-        producer.delete_data_file(data_file)
-    for data_file in added:
-        producer.append_data_file(data_file)
-
-    def discard() -> List[str]:
-        producer._clean_all_uncommitted()
-        return delete_files(table.io, written)
-
     try:
-        updates, requirements = producer._commit()
-        # Staged without registering the producer for PyIceberg's retry-and-rebase: the
-        # commit asserts the branch head is still the planned snapshot, so any concurrent
-        # commit fails it (CommitFailedException): the rewrite is refused, never rebased.
-        txn._apply(updates, requirements)
+        conflict = rewrite_conflict(table, planned, base_id, branch, removed)
+        if conflict is None:
+            txn = Transaction(table)
+            producer = _replace_producer_class()(
+                operation=Operation.OVERWRITE, transaction=txn, io=table.io,
+                snapshot_properties=dict(properties), branch=branch)
+            producer.planned = planned
+            # (the validation window of every retry starts at the planned snapshot)
+            producer._starting_snapshot_id = base_id
+            for data_file in removed:
+                producer.delete_data_file(data_file)
+            for data_file in added:
+                producer.append_data_file(data_file)
+            updates, requirements = producer._commit()
+            txn._apply(updates, requirements)
+            txn._register_snapshot_producer(producer)   # retried by commit_transaction
     except BaseException as exc:
         # (staged here, in memory and in the table's storage: the catalog was not asked)
         left = discard()
@@ -216,14 +423,25 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
             raise
         raise IcebergRewriteError(f"the rewrite did not commit: its snapshot could not be "
                                   f"staged: {exc!r}", left) from exc
+    if conflict is not None:
+        raise IcebergRewriteError(
+            f"the table changed while it was rewritten ({conflict}); the rewrite was "
+            f"refused and the table is as it was", discard())
+    call.started, call.snapshot_id = True, producer.snapshot_id
     try:
         txn.commit_transaction()
+        call.landed, call.retries = True, producer.retries
+        return int(producer.snapshot_id)
     except CommitFailedException as exc:
         raise IcebergRewriteError(
-            f"the table changed while it was rewritten (a concurrent commit); the rewrite "
-            f"was refused and the table is as it was: {exc}", discard()) from exc
+            f"the catalog refused the commit {producer.retries + 1} time(s), each time after "
+            f"a concurrent commit (the table's commit.retry.* properties bound the "
+            f"retries); the rewrite was refused and the table is as it was: {exc}",
+            discard()) from exc
     except ValidationException as exc:
-        raise IcebergRewriteError(f"the rewrite did not commit: {exc}", discard()) from exc
+        raise IcebergRewriteError(
+            f"the table changed while it was rewritten ({exc}); the rewrite was refused "
+            f"and the table is as it was", discard()) from exc
     except BaseException as exc:
         # Catalog down, a lost response, a timeout, an interrupt: the commit may or may not
         # have landed, and a catalog that has not applied it yet may still apply it (a REST
@@ -231,19 +449,28 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
         # never will; after any other, nothing is deleted (as Iceberg's Java cleans up
         # only after a CleanableFailure): deleting files a landed commit references would
         # lose the table's data, keeping them only costs their space.
+        kept = (f"If it never appears, these written files are orphans no snapshot "
+                f"references: {', '.join(written)}")
+        if not isinstance(exc, Exception):
+            # Never a silent success: an interrupt ends the job, whether or not it landed.
+            from zorder.parquet.safety import Terminated
+
+            stopped = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+            raise IcebergRewriteError(
+                f"{stopped} during the catalog call that commits snapshot "
+                f"{producer.snapshot_id}: the commit may have landed, its outcome is "
+                f"unknown, so nothing was deleted; look for the snapshot in the table's "
+                f"history. {kept}", outcome_unknown=True) from exc
         try:
             table.refresh()
         except Exception:  # noqa: BLE001 - still unreachable
             now = "the catalog cannot say whether it landed"
         else:
             if table.metadata.snapshot_by_id(producer.snapshot_id) is not None:
-                return producer.snapshot_id
+                call.landed, call.retries = True, producer.retries
+                return int(producer.snapshot_id)
             now = "it is not in the table now, but the catalog may still apply it"
         raise IcebergRewriteError(
             f"the commit of snapshot {producer.snapshot_id} failed and its outcome is "
-            f"unknown ({exc!r}): {now}, so nothing was deleted. If it never appears, these "
-            f"written files are orphans no snapshot references: {', '.join(written)}",
+            f"unknown ({exc!r}): {now}, so nothing was deleted. {kept}",
             outcome_unknown=True) from exc
-    return producer.snapshot_id
-
-

@@ -64,11 +64,11 @@ def row_filter_expression(row_filter: Any) -> Any:
 
 
 def plan_groups(table: Any, row_filter: Any, case_sensitive: bool,
-                max_group: int) -> List[FileGroup]:
-    """The file groups of the current snapshot's data files that ``row_filter`` may
-    match: by partition, at most ``max_group`` input bytes each (ValueError for a table
-    with delete files)."""
-    snapshot = table.current_snapshot()
+                max_group: int, branch: str = "main") -> List[FileGroup]:
+    """The file groups of the data files at the head of ``branch`` that ``row_filter``
+    may match: by partition, at most ``max_group`` input bytes each (ValueError for a
+    table with delete files)."""
+    snapshot = table.metadata.snapshot_by_name(branch)
     if snapshot is None:
         return []
     deletes = int((snapshot.summary or {}).get("total-delete-files") or 0)

@@ -82,14 +82,19 @@ def written_journal(wanted: bool) -> Iterator[Optional[str]]:
 
 
 @contextlib.contextmanager
-def deleted_on_failure(io: Any, written: List[str], journal: Optional[str]) -> Iterator[None]:
+def deleted_on_failure(io: Any, written: List[str], journal: Optional[str],
+                       call: Any = None) -> Iterator[None]:
     """On any failure or interrupt of the block, delete every file written for the rewrite
     (``written``, and what the tasks journaled: after an interrupt their results never
     come back; the scheduler's pool is stopped by then, ``running_on`` stops it on the
-    way out). Files that cannot be deleted are named in an ``IcebergRewriteError``."""
+    way out). Files that cannot be deleted are named in an ``IcebergRewriteError``.
+    Nothing is deleted once the commit's catalog call has begun (``call.started``, a
+    ``CommitCall``): the commit may have landed, and the commit itself says what to do."""
     try:
         yield
     except BaseException as exc:
+        if call is not None and call.started:
+            raise
         written.extend(p for p in _journaled(journal) if p not in written)
         left = delete_files(io, written)
         if isinstance(exc, IcebergRewriteError):

@@ -298,16 +298,18 @@ def _group_task(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
 
 def run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[FileGroup],
                 names: Sequence[str], ordering: Ordering, target: int,
-                written: List[str], journal: Optional[str]) -> List[Dict[str, Any]]:
+                written: List[str], journal: Optional[str],
+                keep_failures: bool = False) -> List[Dict[str, Any]]:
     """Every group written as a task on ``scheduler``; the results in group order. The
-    commit stays here, on the client."""
+    commit stays here, on the client. A failed group (its files deleted) fails them all,
+    or with ``keep_failures`` is returned as ``{"error": ..., "leftovers": [...]}``."""
     results = on_dask(scheduler, _group_task,
                       [(table_metadata, io, g, list(names), ordering, target, journal)
                        for g in groups])
     for r in results:
         written.extend(r.get("written", []))
     errors = [r for r in results if "error" in r]
-    if errors:
+    if errors and not keep_failures:
         left = [p for r in errors for p in r["leftovers"]]
         raise IcebergRewriteError(f"{len(errors)} of {len(groups)} file groups failed, the first "
                                   f"with {errors[0]['error']}; nothing was committed", left)
