@@ -301,7 +301,8 @@ def test_files_after_the_first_correct_a_wrong_size_estimate(catalog, monkeypatc
     real = iceberg_write._calibration
     for wrong in (1.0, 1.4):
         monkeypatch.setattr(iceberg_write, "_calibration", lambda *a, w=wrong: real(*a) * w)
-        result = rewrite(table, ["l", "d"], target_file_size="40KB")
+        # (rewrite_all: the second run finds the table clustered already)
+        result = rewrite(table, ["l", "d"], target_file_size="40KB", rewrite_all=True)
         sizes[wrong] = [os.path.getsize(local(p)) for p in result.added_paths]
         table = catalog.load_table(table.name())
     assert len(sizes[1.4]) >= 4
@@ -1101,15 +1102,17 @@ def test_rank_encoding_on_dask_and_from_the_cli(catalog, tmp_path, capsys):
     flags = ["--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db", "--quiet",
              "--no-report"]
     report = tmp_path / "report.json"
+    # (--rewrite-all: the table is clustered by these columns and options already)
     assert main(["iceberg", "rewrite", "db.rank_cli", "--columns", "l,d", "--encoding", "rank",
-                 "--rank-bits", "16", "--report-json", str(report), *flags]) == 0
+                 "--rank-bits", "16", "--report-json", str(report), "--rewrite-all",
+                 *flags]) == 0
     # Learned from the same data as the Dask run: the same boundaries.
     from zorder.cli.args import load_boundaries
 
     assert load_boundaries(str(report)) == sync.boundaries
     assert f"rank boundaries (16 bits per column): recorded in {report}" in capsys.readouterr().out
     assert main(["iceberg", "rewrite", "db.rank_cli", "--columns", "l,d", "--encoding", "rank",
-                 "--boundaries", str(report), *flags]) == 0
+                 "--boundaries", str(report), "--rewrite-all", *flags]) == 0
     capsys.readouterr()
     assert main(["iceberg", "rewrite", "db.rank_cli", "--columns", "l,s", "--encoding", "rank",
                  "--boundaries", str(report), *flags]) == 2

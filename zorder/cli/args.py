@@ -44,6 +44,11 @@ def positive_int(text: str) -> int:
     return _number(text, int, "a positive integer", lambda v: v > 0, "must be > 0")
 
 
+def whole_number(text: str) -> int:
+    """A count, >= 0."""
+    return _number(text, int, "a whole number", lambda v: v >= 0, "must be >= 0")
+
+
 def fraction(text: str) -> float:
     """A share, strictly between 0 and 1."""
     return _number(text, float, "a number in (0, 1)", lambda v: 0 < v < 1, "must be in (0, 1)")

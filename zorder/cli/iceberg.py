@@ -15,6 +15,7 @@ from zorder.cli import FAILURE, INTERRUPTED, TERMINATED, first_line
 from zorder.cli.args import (
     add_boundaries_argument, add_columns_argument, add_curve_argument, add_encoding_arguments,
     add_iceberg_arguments, encoding_arguments, iceberg_options, positive_int, size_arg,
+    whole_number,
 )
 from zorder.cli.progress import Progress
 from zorder.parquet.safety import Terminated, sigterm_as_exception
@@ -55,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-commits", default=None, type=positive_int, metavar="N",
                         help="most commits with --partial-progress (default 10, Iceberg's "
                              "partial-progress.max-commits)")
+    add_selection_arguments(parser)
     parser.add_argument("--case-sensitive", action="store_true",
                         help="resolve column names exactly (default: case-insensitively, as Spark)")
     add_iceberg_arguments(parser, timestamp_applies=False)
@@ -67,6 +69,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="show the planned file groups; write and commit nothing")
     parser.add_argument("--no-report", action="store_true", help="skip the skipping report")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """Which file groups ``iceberg rewrite`` rewrites: Iceberg's options, by their names."""
+    pick = parser.add_argument_group(
+        "which partitions to rewrite (by default those holding a file not clustered by "
+        "these columns and options; and as Iceberg's rewrite_data_files picks by size)")
+    pick.add_argument("--min-file-size", default=None, type=size_arg, metavar="SIZE",
+                      help="files below this size are candidates (default 75%% of the target)")
+    pick.add_argument("--max-file-size", default=None, type=size_arg, metavar="SIZE",
+                      help="files above this size are candidates (default 180%% of the target)")
+    pick.add_argument("--min-input-files", default=5, type=positive_int, metavar="N",
+                      help="rewrite a partition with at least N candidate files (default 5)")
+    pick.add_argument("--rewrite-all", action="store_true",
+                      help="rewrite every partition, clustered or not")
+    pick.add_argument("--delete-file-threshold", default=None, type=whole_number, metavar="N",
+                      help="rewrite a partition with a file that has N or more delete files "
+                           "(default: off)")
+    pick.add_argument("--max-files-to-rewrite", default=None, type=positive_int, metavar="N",
+                      help="rewrite at most N files (default: no cap)")
+    pick.add_argument("--min-overlap-depth", default=None, type=positive_int, metavar="N",
+                      help="also rewrite a partition where N or more files' curve ranges "
+                           "cover one curve value (Iceberg PR 17504; default: off)")
+
+
+def selection_arguments(args: argparse.Namespace) -> Dict[str, Any]:
+    """The selection flags as ``rewrite``'s keywords."""
+    return {"min_file_size": args.min_file_size, "max_file_size": args.max_file_size,
+            "min_input_files": args.min_input_files, "rewrite_all": args.rewrite_all,
+            "delete_file_threshold": args.delete_file_threshold,
+            "max_files_to_rewrite": args.max_files_to_rewrite,
+            "min_overlap_depth": args.min_overlap_depth}
 
 
 def load_catalog(args: argparse.Namespace) -> Any:
@@ -233,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
                              options=options, dry_run=args.dry_run,
                              case_sensitive=args.case_sensitive,
                              max_file_group_size=args.max_file_group_size, progress=progress,
-                             **encoding)
+                             **encoding, **selection_arguments(args))
         except IcebergRewriteError as exc:
             bar.close()
             print(f"error: {exc}", file=sys.stderr)
@@ -253,6 +287,17 @@ def run(args: argparse.Namespace) -> int:
                   f"{result.snapshot_id}: the table is rewritten, only the report was cut "
                   f"short", file=sys.stderr)
             return TERMINATED if isinstance(exc, Terminated) else INTERRUPTED
+
+
+def nothing_to_rewrite(report: Dict[str, Any]) -> str:
+    """The one line of a run that selected nothing, saying why."""
+    selection = report.get("selection") or []
+    if not selection:
+        return "nothing to rewrite: no data files match"
+    return (f"nothing to rewrite: the {len(selection)} file groups planned are clustered by "
+            f"{report['clustering']} and none is picked by size, deletes or overlap; nothing "
+            f"was committed (--rewrite-all rewrites them anyway, --dry-run says why per "
+            f"partition)")
 
 
 def _after_the_rewrite(args: argparse.Namespace, table: Any, result: Any) -> int:
@@ -280,12 +325,12 @@ def _after_the_rewrite(args: argparse.Namespace, table: Any, result: Any) -> int
         print(f"dry run: would rewrite {result.rewritten_files} data files "
               f"({result.rewritten_bytes} bytes) in {len(groups)} file groups on "
               f"{', '.join(result.report['columns'])}", file=out)
-        for g in groups:
-            print(f"  {g['partition'] or '(unpartitioned)'}: {g['input_files']} files, "
-                  f"{g['rows']} rows, {g['input_bytes']} bytes", file=out)
+        for g in result.report.get("selection", []):
+            print(f"  {g['partition'] or '(unpartitioned)'}: "
+                  f"{'selected' if g['selected'] else 'skipped'}, {g['reason']}", file=out)
         return 0
     if result.snapshot_id is None:
-        print("nothing to rewrite: no data files match", file=out)
+        print(nothing_to_rewrite(result.report), file=out)
         return 0
     commits = result.report.get("commits")
     failed = result.report.get("failed_groups") or []

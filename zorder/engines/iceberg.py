@@ -57,6 +57,9 @@ from zorder.engines.iceberg_plan import (
     row_filter_expression, target_size)
 from zorder.engines.iceberg_read import learn_group_boundaries
 from zorder.engines.iceberg_report import RewriteResult, referenced_files, skipping
+from zorder.engines.iceberg_select import (
+    CLUSTERING_KEY, Selection, check_summary_keys, clustering_record, clustering_text,
+    describe, select_groups)
 from zorder.engines.iceberg_tasks import deleted_on_failure, written_journal
 from zorder.engines.iceberg_write import run_on_dask, write_group
 from zorder.ordered import IcebergOptions
@@ -98,7 +101,11 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             boundaries: Any = None, var_length_contribution: int = 8,
             max_output_size: Optional[int] = None, iceberg: str = ICEBERG_DEFAULT,
             spark: str = "4", branch: str = "main", partial_progress: bool = False,
-            max_commits: int = DEFAULT_MAX_COMMITS) -> RewriteResult:
+            max_commits: int = DEFAULT_MAX_COMMITS, min_file_size: Union[None, int, str] = None,
+            max_file_size: Union[None, int, str] = None, min_input_files: int = 5,
+            rewrite_all: bool = False, delete_file_threshold: Optional[int] = None,
+            max_files_to_rewrite: Optional[int] = None,
+            min_overlap_depth: Optional[int] = None) -> RewriteResult:
     """Cluster an Iceberg table by the Z-order (or Hilbert) curve of ``columns``, as
     Spark's ``rewrite_data_files(strategy => 'sort', sort_order => 'zorder(...)')``
     does, in one REPLACE snapshot.
@@ -149,6 +156,15 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             over every group's curve columns (a deterministic sample shared by all file
             groups), then every group is rewritten with them. Either way they are
             recorded in ``result.boundaries`` and ``result.report["rank_boundaries"]``.
+        min_file_size, max_file_size, min_input_files, rewrite_all, delete_file_threshold,
+            max_files_to_rewrite: which file groups are rewritten, as Iceberg's
+            ``rewrite_data_files`` options of those names choose them (defaults 75% and
+            180% of the target, 5, False, off, no cap); beyond them, a group holding a
+            file not clustered by this run's curve, columns and options is always
+            rewritten (whole), and a group whose files all are is not, so a run on a
+            clustered table commits nothing (``report["selection"]`` says why, per group).
+        min_overlap_depth: also rewrite a group whose files' curve ranges overlap at
+            least this deep (Iceberg PR 17504's ``min-overlap-depth``; off by default).
 
     Returns:
         a ``RewriteResult``.
@@ -185,16 +201,26 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         raise TypeError(f"partial_progress must be a bool, not {type(partial_progress).__name__}")
     if isinstance(max_commits, bool) or not isinstance(max_commits, int) or max_commits < 1:
         raise ValueError(f"max_commits must be a whole number of at least 1, not {max_commits!r}")
+    check_summary_keys(extra_summary)
+    selection = Selection.of(min_file_size=min_file_size, max_file_size=max_file_size,
+                             min_input_files=min_input_files, rewrite_all=rewrite_all,
+                             delete_file_threshold=delete_file_threshold,
+                             max_files_to_rewrite=max_files_to_rewrite,
+                             min_overlap_depth=min_overlap_depth)
     start = time.perf_counter()
     table.refresh()
     previous = branch_head(table, branch)
     target = target_size(table, target_file_size)
     names = curve_columns(table, columns, curve=ordering.curve, case_sensitive=case_sensitive)
     ordering = curve_ordering(table.schema(), names, ordering)
-    groups = plan_groups(table, row_filter, case_sensitive, max_group, branch)
+    clustering = clustering_record(ordering, names)
+    groups, decisions = select_groups(
+        table, plan_groups(table, row_filter, case_sensitive, max_group, branch), clustering,
+        selection, target, previous)
     report: Dict[str, Any] = {"columns": names, "curve": ordering.curve.name,
                               "encoding": ordering.encoding,
-                              "target_file_size": target, "groups": []}
+                              "target_file_size": target, "groups": [],
+                              "clustering": describe(clustering), "selection": decisions}
     removed = [t.file for g in groups for t in g.tasks]
     result = RewriteResult(None, len(removed), 0, sum(f.file_size_in_bytes for f in removed),
                            report, [f.file_path for f in removed], [],
@@ -219,7 +245,12 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     if ordering.encoding == "rank" and ordering.boundaries is None:
         ordering = learn_group_boundaries(table, groups, names, ordering, scheduler)
         record(ordering)
+        clustering = clustering_record(ordering, names)
+        for g in groups:
+            g.clustering = clustering_text(clustering)
     metadata = table.metadata
+    # (every batch's summary records the clustering, as its files do)
+    extra_summary = {**extra_summary, CLUSTERING_KEY: clustering_text(clustering)}
     committer = _Committer(table, metadata, names, ordering, extra_summary, branch,
                            partial_progress, result)
     try:

@@ -5,7 +5,7 @@ may match, grouped by partition (one group per partition, split past
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from zorder.parquet.sizes import parse_size
 
@@ -27,6 +27,8 @@ class FileGroup:
     tasks: List[Any]        # FileScanTask
     # Files of older partition specs, split by the current spec as they are rewritten.
     repartition: bool = False
+    # The clustering its written files record (``iceberg_select.clustering_text``).
+    clustering: Optional[str] = None
 
     @property
     def source_specs(self) -> List[int]:

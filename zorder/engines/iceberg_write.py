@@ -12,8 +12,10 @@ from zorder.engines.cuts import aligned_cuts, estimated_bytes
 from zorder.engines.iceberg_columns import curve_order, curve_value_size
 from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, delete_files)
+from zorder.engines.iceberg_footer import footer_metadata
 from zorder.engines.iceberg_plan import FileGroup, entry_partition, group_name
 from zorder.engines.iceberg_read import read_group
+from zorder.engines.iceberg_select import file_metadata
 from zorder.engines.iceberg_tasks import WrittenPaths, on_dask
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
@@ -168,12 +170,14 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     files: List[Any] = []
     task_id = 0
 
-    def write(piece: Any, indices: Any, task_id: int, key: Any) -> Tuple[List[Any], int]:
+    def write(piece: Any, indices: Any, task_id: int, key: Any, path: str,
+              footer: Optional[Dict[str, str]]) -> Tuple[List[Any], int]:
         # a file's rows, taken here: the writers take in parallel, beside the planning
         chunk = piece.take(indices)
         task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
                          record_batches=chunk.to_batches(), partition_key=key)
-        return list(write_file(io, table_metadata, iter([task]))), row_checksum(chunk)
+        with footer_metadata(path, footer):
+            return list(write_file(io, table_metadata, iter([task]))), row_checksum(chunk)
 
     # Each writer takes its file's rows from the unsorted rows, writes and checksums them,
     # while the next file is planned here: at most two files' rows beside the group's,
@@ -252,8 +256,12 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
                                  ).generate_data_file_filename(extension)
                 written.append(locations.new_data_location(data_file_name=name,
                                                            partition_key=key))
-                pending.append((writer.submit(write, piece, order[start:stop], task_id, key),
-                                start, stop))
+                # the file's clustering and curve range, in its footer (sorted: first, last)
+                footer = None if group.clustering is None else file_metadata(
+                    group.clustering, bytes(values[order[start]]),
+                    bytes(values[order[stop - 1]]))
+                pending.append((writer.submit(write, piece, order[start:stop], task_id, key,
+                                              written[-1], footer), start, stop))
                 task_id += 1
                 start = stop
             while pending:

@@ -1,0 +1,201 @@
+"""Issue 37, requirement 3: an Iceberg rewrite is incremental by default. It records its
+clustering (snapshot summary, each file's footer with its curve range) and rewrites only
+the file groups that need it: files not clustered this way, Iceberg's size criteria
+(``min_file_size``...), or curve ranges that overlap (``min_overlap_depth``)."""
+
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("pyiceberg")
+pytest.importorskip("sqlalchemy")
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_iceberg import arrow_batch, catalog, local, make_table, multiset, zvalues_of_file  # noqa: E402,F401
+
+from zorder.engines.iceberg_select import (  # noqa: E402
+    CLUSTERING_KEY, RANGE_KEY, overlap_depth)
+from zorder.iceberg import rewrite  # noqa: E402
+
+
+def footer(path):
+    kv = pq.ParquetFile(local(path)).metadata.metadata
+    return {k.decode(): v.decode() for k, v in kv.items() if k.startswith(b"zorder.")}
+
+
+def live_files(table):
+    return {t.file.file_path: t.file for t in table.scan().plan_files()}
+
+
+def test_a_clustered_table_commits_nothing_and_the_clustering_is_recorded(catalog):
+    table = make_table(catalog, name="again", spec="identity", appends=2, rows=200)
+    first = rewrite(table, ["l", "d"], target_file_size="20KB")
+    summary = table.current_snapshot().summary.additional_properties
+    recorded = json.loads(summary[CLUSTERING_KEY])
+    assert recorded["curve"] == "zorder" and recorded["columns"] == ["l", "d"]
+    assert recorded["iceberg"] and "var_length_contribution" in recorded
+    for path in first.added_paths:
+        kv = footer(path)
+        assert kv[CLUSTERING_KEY] == summary[CLUSTERING_KEY]
+        # the range is the file's first and last curve value (computed independently)
+        z = zvalues_of_file(path, ["l", "d"])
+        low, high = kv[RANGE_KEY].split(":")
+        assert bytes.fromhex(low) == bytes(z[0]) and bytes.fromhex(high) == bytes(z[-1])
+    snapshot = table.current_snapshot().snapshot_id
+
+    again = rewrite(table, ["l", "d"], target_file_size="20KB")
+    assert again.snapshot_id is None and again.rewritten_files == 0
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert [g["selected"] for g in again.report["selection"]] == [False] * 3
+    assert all("clustered by zorder(l, d)" in g["reason"] for g in again.report["selection"])
+
+
+def test_appends_to_one_partition_rewrite_only_that_partition(catalog):
+    table = make_table(catalog, name="append", spec="identity", appends=2, rows=200)
+    rewrite(table, ["l", "d"], target_file_size="20KB")
+    kept = {p for p, f in live_files(table).items() if f.partition[0] != "a"}
+    rows = arrow_batch(np.random.default_rng(7), 60)
+    table.append(rows.filter(pa.compute.equal(rows.column("cat"), "a")))
+    before = table.scan().to_arrow()
+
+    result = rewrite(table, ["l", "d"], target_file_size="20KB")
+    chosen = [g for g in result.report["selection"] if g["selected"]]
+    assert [g["partition"] for g in chosen] == ["cat=a"]
+    assert "not clustered by zorder(l, d)" in chosen[0]["reason"]
+    now = live_files(table)
+    assert kept <= set(now) and set(result.added_paths) == set(now) - kept
+    assert multiset(table.scan().to_arrow()) == multiset(before)
+
+
+def test_other_columns_or_options_cluster_again(catalog):
+    table = make_table(catalog, name="other", spec="identity", appends=1, rows=200)
+    rewrite(table, ["l", "d"])
+    assert rewrite(table, ["l", "d"], curve="hilbert").rewritten_files == 3
+    assert rewrite(table, ["l", "d"], curve="hilbert").snapshot_id is None
+    assert rewrite(table, ["l", "s"]).rewritten_files == 3
+    assert rewrite(table, ["l", "s"], var_length_contribution=4).rewritten_files == 3
+    assert rewrite(table, ["l", "s"], var_length_contribution=4).snapshot_id is None
+    assert rewrite(table, ["l", "s"], var_length_contribution=4,
+                   rewrite_all=True).rewritten_files == 3
+
+
+def test_icebergs_size_criteria_and_the_cap(catalog):
+    table = make_table(catalog, name="sizes", spec="identity", appends=1, rows=600)
+    rewrite(table, ["l", "d"], target_file_size=8000)
+    files = live_files(table)
+    per_partition = {}
+    for f in files.values():
+        per_partition.setdefault(f.partition[0], []).append(f.file_size_in_bytes)
+    assert min(len(v) for v in per_partition.values()) >= 2
+    # every file is outside a narrow size range: a partition of >= min_input_files files
+    # is picked
+    many = min(len(v) for v in per_partition.values())
+    result = rewrite(table, ["l", "d"], target_file_size=8000, min_file_size=7999,
+                     max_file_size=8001, min_input_files=many, dry_run=True)
+    assert all(g["selected"] for g in result.report["selection"])
+    assert "min_input_files" in result.report["selection"][0]["reason"]
+    # Iceberg's default ratios with a target far above the files: 2+ small files adding
+    # up to less than the target are left alone (min_input_files 5)
+    assert rewrite(table, ["l", "d"], target_file_size="1MB",
+                   min_input_files=99).snapshot_id is None
+    # the cap: the first group cut to fit, the others left, as Iceberg's planner does
+    capped = rewrite(table, ["l", "d"], rewrite_all=True, max_files_to_rewrite=1,
+                     dry_run=True)
+    assert capped.rewritten_files == 1
+    reasons = [g["reason"] for g in capped.report["selection"]]
+    assert "cut to 1 files by max_files_to_rewrite" in reasons[0]
+    assert reasons[1:] == ["max_files_to_rewrite reached"] * 2
+
+
+def test_selection_options_are_checked_with_their_names(catalog):
+    table = make_table(catalog, name="checked", appends=1, rows=50)
+    with pytest.raises(ValueError, match=r"min_file_size \(--min-file-size"):
+        rewrite(table, ["l"], target_file_size="1MB", min_file_size="2MB")
+    with pytest.raises(ValueError, match=r"max_file_size \(--max-file-size"):
+        rewrite(table, ["l"], target_file_size="1MB", max_file_size="1KB")
+    with pytest.raises(ValueError, match=r"min_input_files \(--min-input-files"):
+        rewrite(table, ["l"], min_input_files=0)
+    with pytest.raises(ValueError, match=r"min_overlap_depth \(--min-overlap-depth"):
+        rewrite(table, ["l"], min_overlap_depth=1)
+    with pytest.raises(ValueError, match="zorder.clustering"):
+        rewrite(table, ["l"], snapshot_properties={CLUSTERING_KEY: "x"})
+
+
+def test_overlap_depth_sweeps_closed_ranges():
+    assert overlap_depth([]) == 0
+    assert overlap_depth([(b"\x00", b"\x10"), (b"\x11", b"\x20")]) == 1
+    assert overlap_depth([(b"\x00", b"\x10"), (b"\x10", b"\x20")]) == 2
+    assert overlap_depth([(b"\x00", b"\x30"), (b"\x05", b"\x06"), (b"\x06", b"\x20")]) == 3
+    assert overlap_depth([(b"\x00", b"\x01"), None, (b"\x30", b"\x31")]) == 2
+
+
+def test_overlapping_curve_ranges_are_clustered_again_on_request(catalog):
+    """A partition rewritten in two groups (max_file_group_size) is clustered, but its two
+    halves overlap on the curve: sizes alone never pick it (Iceberg issue 17489), the
+    overlap depth does (PR 17504)."""
+    table = make_table(catalog, name="overlap", appends=2, rows=300)
+    largest = max(f.file_size_in_bytes for f in live_files(table).values())
+    rewrite(table, ["l", "d"], max_file_group_size=largest, target_file_size="1MB")
+    assert len(live_files(table)) == 2
+    assert rewrite(table, ["l", "d"], target_file_size="1MB").snapshot_id is None
+    dry = rewrite(table, ["l", "d"], target_file_size="1MB", min_overlap_depth=2,
+                  dry_run=True)
+    assert "overlap 2 deep" in dry.report["selection"][0]["reason"]
+    result = rewrite(table, ["l", "d"], target_file_size="1MB", min_overlap_depth=2)
+    assert result.rewritten_files == 2 and result.added_files == 1
+    after = rewrite(table, ["l", "d"], target_file_size="1MB", min_overlap_depth=2)
+    assert after.snapshot_id is None
+    assert "overlap depth 1" in after.report["selection"][0]["reason"]
+
+
+def test_a_file_whose_snapshot_expired_is_asked_its_footer(catalog, monkeypatch):
+    from zorder.engines import iceberg_select
+
+    table = make_table(catalog, name="expired", spec="identity", appends=1, rows=100)
+    rewrite(table, ["l"])
+    real = iceberg_select._footers
+    asked = []
+
+    def footers(io, paths):
+        asked.extend(paths)
+        return real(io, paths)
+
+    monkeypatch.setattr(iceberg_select, "_footers", footers)
+    # as if every snapshot but the current one's summary were gone
+    monkeypatch.setattr(type(table), "snapshots", lambda self: [])
+    assert rewrite(table, ["l"]).snapshot_id is None
+    assert len(asked) == 3
+
+
+def test_cli_dry_run_says_per_partition_why_and_a_clustered_table_in_one_line(
+        catalog, tmp_path, capsys):
+    from zorder.__main__ import main
+
+    make_table(catalog, name="cli", spec="identity", appends=1, rows=100)
+    flags = ["--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db", "--warehouse",
+             f"file://{tmp_path}/wh", "--quiet", "--no-report"]
+    assert main(["iceberg", "rewrite", "db.cli", "--columns", "l,d"] + flags) == 0
+    capsys.readouterr()
+    assert main(["iceberg", "rewrite", "db.cli", "--columns", "l,d"] + flags) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith(
+        "nothing to rewrite: the 3 file groups planned are clustered by zorder(l, d)")
+    assert main(["iceberg", "rewrite", "db.cli", "--columns", "l,i", "--dry-run"] + flags) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[1:] == [f"  cat={c}: selected, 1 of 1 file not clustered by zorder(l, i)"
+                       for c in "abc"]
+    assert main(["iceberg", "rewrite", "db.cli", "--columns", "l,d", "--dry-run",
+                 "--min-overlap-depth", "2"] + flags) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[1].startswith("  cat=a: skipped, clustered by zorder(l, d), 1 file")
+    assert out[1].endswith("overlap depth 1")
+    assert main(["iceberg", "rewrite", "db.cli", "--columns", "l,d", "--rewrite-all",
+                 "--max-files-to-rewrite", "2"] + flags) == 0
+    assert "2 files" in capsys.readouterr().out
+    assert not any(os.path.exists(tmp_path / n) for n in ("zorder-journal",))
