@@ -762,8 +762,8 @@ def test_cli_rewrites_and_reports(catalog, tmp_path, capsys):
     assert main(["iceberg", "rewrite", "db.cli", "--columns", "l,d", "--quiet", *flags]) == 0
     out = capsys.readouterr().out
     assert "committed snapshot" in out and "(replace)" in out
-    assert "files a reader can skip with min/max statistics (data file bounds in the table " \
-        "manifests)" in out
+    # (the files' bounds in the manifests, and their row groups' in the footers)
+    assert "files and row groups a reader can skip with min/max statistics" in out
     assert catalog.load_table("db.cli").current_snapshot().summary.operation.value == "replace"
     assert main(["iceberg", "rewrite", "db.nope", "--columns", "l", *flags]) == 2
 
@@ -1365,8 +1365,15 @@ def test_cli_report_protection_reads_paths_as_pyiceberg_does(tmp_path, capsys):
 def test_cli_names_a_catalog_it_cannot_open_in_one_line(tmp_path, capsys):
     from zorder.cli import main
 
+    # (a database file that does not exist is refused before PyIceberg would create it)
     code = main(["iceberg", "rewrite", "db.t", "--columns", "a", "--quiet",
                  "--uri", f"sqlite:///{tmp_path}/no/such/folder/x.db"])
     err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith("error: --uri sqlite:") and "no SQLite database" in err
+    (tmp_path / "bad.db").write_text("not a database")
+    code = main(["iceberg", "rewrite", "db.t", "--columns", "a", "--quiet",
+                 "--uri", f"sqlite:///{tmp_path}/bad.db"])
+    err = capsys.readouterr().err
     assert code == 1 and len(err.splitlines()) == 1, err
-    assert err.startswith("error: cannot ") and "OperationalError" in err
+    assert err.startswith("error: cannot ") and "DatabaseError" in err

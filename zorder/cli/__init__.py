@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from concurrent.futures import BrokenExecutor
 from typing import List, Optional
@@ -51,6 +52,18 @@ def first_line(exc: BaseException) -> str:
     """The first line of an exception's message ("" for none): one line of an error."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else ""
+
+
+#: "overwrite=True (--overwrite on the command line)", "min_input_files=0
+#: (--min-input-files)": a library message's keyword with the flag beside it.
+_KEYWORD_AND_FLAG = re.compile(r"\b[a-z_]+=(\S+?) \((--[a-z][a-z-]*)(?: on the command line)?\)")
+
+
+def shell_message(text: str) -> str:
+    """A library message as a shell user reads it: flags, not keywords (``pass
+    overwrite=True (--overwrite on the command line)`` -> ``pass --overwrite``)."""
+    return _KEYWORD_AND_FLAG.sub(
+        lambda m: m.group(2) if m.group(1) == "True" else f"{m.group(2)} {m.group(1)}", text)
 
 
 def _what(exc: BaseException) -> str:
@@ -114,7 +127,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (ImportError, TypeError, ValueError, FileNotFoundError, FileExistsError,
             IsADirectoryError, NotADirectoryError, NotImplementedError) as exc:
         # (NotImplementedError: what pyarrow says of data it cannot handle)
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {shell_message(str(exc))}", file=sys.stderr)
         return USAGE
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)

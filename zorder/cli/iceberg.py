@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import urllib.parse
 from typing import Any, Dict, List, Optional, Tuple
@@ -120,7 +121,73 @@ def load_catalog(args: argparse.Namespace) -> Any:
             properties.setdefault("type", "sql")
     if args.warehouse is not None:
         properties["warehouse"] = args.warehouse
+    check_sqlite_database(properties.get("uri"))
     return pyiceberg_load_catalog(args.catalog or "default", **properties)
+
+
+def check_sqlite_database(uri: Any) -> None:
+    """Refuse a SQLite catalog URI whose database file does not exist: SQLite would create
+    it, and PyIceberg an empty catalog in it, where no table can be."""
+    files = sqlite_files(uri)
+    if files and not os.path.exists(files[0]):
+        raise ValueError(f"--uri {uri}: there is no SQLite database {files[0]!r} (a "
+                         f"misspelled path? it was not created)")
+
+
+def check_table_name(catalog: Any, name: str) -> None:
+    """Refuse a table name without a namespace, naming the catalog's namespaces."""
+    if "." in name.strip("."):
+        return
+    try:
+        held = ", ".join(".".join(n) for n in catalog.list_namespaces())
+    except Exception:  # noqa: BLE001 - only a hint: the catalog says what it says later
+        held = ""
+    raise ValueError(f"table {name!r} has no namespace: name it NAMESPACE.TABLE, e.g. "
+                     f"db.{name}" + (f" (namespaces in catalog {catalog.name!r}: {held})"
+                                     if held else ""))
+
+
+def catalogs_in_database(catalog: Any) -> List[str]:
+    """The catalog names a SQL catalog's database holds tables for ([] for another kind
+    of catalog, or a database that cannot say)."""
+    engine = getattr(catalog, "engine", None)
+    if engine is None:
+        return []
+    try:
+        from sqlalchemy import text
+
+        with engine.connect() as connection:
+            rows = connection.execute(text("SELECT DISTINCT catalog_name FROM iceberg_tables"))
+            return sorted(str(r[0]) for r in rows)
+    except Exception:  # noqa: BLE001 - only a hint
+        return []
+
+
+def no_table(catalog: Any, name: str) -> str:
+    """The one line for a table the catalog does not have: if the catalog's database holds
+    tables of other catalog names only, it names them (a SQL catalog keeps the name)."""
+    message = f"no table {name!r} in catalog {catalog.name!r}"
+    held = catalogs_in_database(catalog)
+    if held and catalog.name not in held:
+        uri = catalog.properties.get("uri", "")
+        return (f"{message}: its database {uri} holds tables of catalog "
+                f"{', '.join(map(repr, held))} only; name it with --catalog {held[0]}")
+    return message
+
+
+#: The rewrite's keywords that its messages name, as the shell's flags.
+_FLAGS = {"row_filter": "--where", "target_file_size": "--target-file-size",
+          "max_file_group_size": "--max-file-group-size", "boundaries": "--boundaries",
+          "rank_bits": "--rank-bits"}
+
+
+def shell_flags(text: str) -> str:
+    """A rewrite's message with its keywords as flags (``row_filter:`` -> ``--where:``);
+    a keyword given with its flag (``target_file_size / --target-file-size``) once."""
+    for keyword, flag in _FLAGS.items():
+        text = text.replace(f"{keyword} / {flag}", flag).replace(f"{keyword}=True ({flag})", flag)
+        text = re.sub(rf"(?<![\w-]){keyword}(?![\w-])", flag, text)
+    return text
 
 
 def local_path(uri: Any) -> Optional[str]:
@@ -242,10 +309,11 @@ def run(args: argparse.Namespace) -> int:
         raise
     except Exception as exc:   # a database driver's or HTTP client's own error
         return _cannot("open the catalog", exc)
+    check_table_name(catalog, args.table)
     try:
         table = catalog.load_table(args.table)
-    except NoSuchTableError as exc:
-        raise ValueError(f"no table {args.table!r} in catalog {catalog.name!r}: {exc}") from None
+    except NoSuchTableError:
+        raise ValueError(no_table(catalog, args.table)) from None
     except (ValueError, TypeError, ImportError):
         raise
     except Exception as exc:
@@ -268,6 +336,8 @@ def run(args: argparse.Namespace) -> int:
                              case_sensitive=args.case_sensitive,
                              max_file_group_size=args.max_file_group_size, progress=progress,
                              **encoding, **selection_arguments(args))
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(shell_flags(str(exc))) from None
         except IcebergRewriteError as exc:
             bar.close()
             print(f"error: {exc}", file=sys.stderr)
@@ -307,6 +377,9 @@ def _after_the_rewrite(args: argparse.Namespace, table: Any, result: Any) -> int
 
     groups = result.report["groups"]
     out = sys.stdout
+    for name in result.report.get("dropped_columns") or ():
+        print(f"note: {name} is an identity-partition column, constant in each partition: "
+              f"dropped from --columns (as Iceberg's rewrite drops it)", file=out)
     if args.report_json:
         from zorder.parquet.safety import atomic_file
 
@@ -352,7 +425,7 @@ def _after_the_rewrite(args: argparse.Namespace, table: Any, result: Any) -> int
                 else "not kept (add --report-json FILE to reuse them with --boundaries FILE)")
         print(f"rank boundaries ({result.report['rank_bits']} bits per column): {kept}", file=out)
     if not args.no_report:
-        report = skipping(table, result)
+        report = skipping(table, result, level="row_groups")
         print(format_report(report), file=out)
     if failed:
         first = failed[0]

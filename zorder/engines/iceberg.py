@@ -53,13 +53,13 @@ from zorder.engines.iceberg_commit import (
     CommitCall, IcebergRewriteError, branch_head, check_checksums, check_counts, commit_rewrite,
     delete_files, interrupts_deferred, summary_properties, zorder_summary)
 from zorder.engines.iceberg_plan import (
-    DEFAULT_MAX_FILE_GROUP_SIZE, DEFAULT_TARGET_FILE_SIZE, entry_partition, plan_groups,
-    row_filter_expression, target_size)
+    DEFAULT_MAX_FILE_GROUP_SIZE, DEFAULT_TARGET_FILE_SIZE, check_row_filter, entry_partition,
+    plan_groups, row_filter_expression, target_size)
 from zorder.engines.iceberg_read import learn_group_boundaries
 from zorder.engines.iceberg_report import RewriteResult, referenced_files, skipping
 from zorder.engines.iceberg_select import (
     CLUSTERING_KEY, Selection, check_summary_keys, clustering_record, clustering_text,
-    describe, select_groups)
+    describe, identity_columns, select_groups)
 from zorder.engines.iceberg_tasks import deleted_on_failure, written_journal
 from zorder.engines.iceberg_write import run_on_dask, write_group
 from zorder.ordered import IcebergOptions
@@ -211,7 +211,9 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     table.refresh()
     previous = branch_head(table, branch)
     target = target_size(table, target_file_size)
+    check_row_filter(table.schema(), row_filter, case_sensitive)
     names = curve_columns(table, columns, curve=ordering.curve, case_sensitive=case_sensitive)
+    dropped = identity_columns(table, columns, case_sensitive)
     ordering = curve_ordering(table.schema(), names, ordering)
     clustering = clustering_record(ordering, names)
     groups, decisions = select_groups(
@@ -220,7 +222,8 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     report: Dict[str, Any] = {"columns": names, "curve": ordering.curve.name,
                               "encoding": ordering.encoding,
                               "target_file_size": target, "groups": [],
-                              "clustering": describe(clustering), "selection": decisions}
+                              "clustering": describe(clustering), "selection": decisions,
+                              "dropped_columns": dropped}
     removed = [t.file for g in groups for t in g.tasks]
     result = RewriteResult(None, len(removed), 0, sum(f.file_size_in_bytes for f in removed),
                            report, [f.file_path for f in removed], [],

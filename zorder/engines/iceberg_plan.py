@@ -4,6 +4,7 @@ may match, grouped by partition (one group per partition, split past
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -63,6 +64,22 @@ def row_filter_expression(row_filter: Any) -> Any:
         raise ValueError(f"row_filter: cannot parse {row_filter!r} as a PyIceberg expression"
                          + (f" (at column {where})" if where else "")
                          + "; e.g. \"day >= '2026-01-01' and city = 'Oslo'\"") from None
+
+
+def check_row_filter(schema: Any, row_filter: Any, case_sensitive: bool) -> None:
+    """ValueError, naming ``row_filter`` and the table's columns, for a filter on a column
+    the table does not have (PyIceberg says only "Could not find field")."""
+    from pyiceberg.expressions.visitors import bind
+
+    try:
+        bind(schema, row_filter, case_sensitive)
+    except ValueError as exc:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        missing = re.match(r"Could not find field with name (\S+?),", text)
+        if missing:
+            text = f"the table has no column {missing.group(1)!r}"
+        raise ValueError(f"row_filter: {text}; its columns are "
+                         f"{', '.join(schema.column_names)}") from None
 
 
 def plan_groups(table: Any, row_filter: Any, case_sensitive: bool,

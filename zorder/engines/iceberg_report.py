@@ -106,10 +106,46 @@ def _file_stats(files: Sequence[Any], field: Any) -> List[Any]:
     return out
 
 
+def _row_group_stats(io: Any, files: Sequence[Any], field: Any) -> List[Any]:
+    """Each row group's statistics of ``field`` in the data files' Parquet footers, in the
+    domain of the manifests' bounds (dates, times and timestamps as their stored ints); a
+    row group without them can never be skipped."""
+    import pyarrow.parquet as pq
+
+    from zorder.parquet.skipping import RowGroupStats
+
+    as_int = type(field.field_type).__name__ in (
+        "DateType", "TimeType", "TimestampType", "TimestamptzType", "TimestampNanoType",
+        "TimestamptzNanoType")
+    out = []
+    for i, f in enumerate(files):
+        with io.new_input(f.file_path).open() as stream:
+            md = pq.read_metadata(stream)
+        arrow = md.schema.to_arrow_schema()
+        names = [a.name for a in arrow if (a.metadata or {}).get(b"PARQUET:field_id")
+                 == str(field.field_id).encode()]
+        index = next((k for k in range(md.num_columns)
+                      if names and md.schema.column(k).path == names[0]), None)
+        for g in range(md.num_row_groups):
+            rg = md.row_group(g)
+            st = rg.column(index).statistics if index is not None else None
+            lo = hi = None
+            all_null = False
+            if st is not None:
+                all_null = bool(st.has_null_count and st.null_count == rg.num_rows > 0)
+                if st.has_min_max:
+                    lo, hi = (st.min_raw, st.max_raw) if as_int else (st.min, st.max)
+                    if isinstance(lo, float) and math.isnan(lo) or \
+                            isinstance(hi, float) and math.isnan(hi):
+                        lo = hi = None
+            out.append(RowGroupStats(i, g, rg.num_rows, lo, hi, all_null))
+    return out
+
+
 def skipping(table: Any, before: Any, after: Optional[int] = None,
              columns: Optional[Sequence[str]] = None, *, changed_only: bool = True,
              fraction: float = 0.01, predicates: int = 25,
-             sample_files: int = 16) -> Dict[str, Any]:
+             sample_files: int = 16, level: str = "files") -> Dict[str, Any]:
     """How many data files min/max statistics let a reader skip, before and after, read
     from the table's own manifests: each data file's lower and upper bounds (and null
     counts) in its manifest entry, as a planner prunes with them.
@@ -125,6 +161,9 @@ def skipping(table: Any, before: Any, after: Optional[int] = None,
             same math, ``stats_report``, fed with the manifests' bounds).
         sample_files: the predicates are cut from the values of at most this many of the
             ``before`` files, read (only that column) through the table's FileIO.
+        level: ``"files"`` (the manifests' bounds only) or ``"row_groups"``: also each
+            row group's statistics in the files' Parquet footers, which a reader skips
+            within a file (a partition of one file has no file to skip).
 
     Returns:
         ``stats_report``'s dict, ``level="files"``, sides ``before`` and ``after``;
@@ -172,7 +211,11 @@ def skipping(table: Any, before: Any, after: Optional[int] = None,
             parts.append(pa.array(sorted_sample(col, per_file), type=col.type))
         return sorted_sample(pa.chunked_array(parts), 100_000) if parts else []
 
-    sides = {"before": lambda c: _file_stats(old, fields[c]),
-             "after": lambda c: _file_stats(new, fields[c])}
+    if level == "row_groups":
+        sides = {"before": lambda c: _row_group_stats(table.io, old, fields[c]),
+                 "after": lambda c: _row_group_stats(table.io, new, fields[c])}
+    else:
+        sides = {"before": lambda c: _file_stats(old, fields[c]),
+                 "after": lambda c: _file_stats(new, fields[c])}
     return stats_report(list(columns), sample, sides, fraction=fraction,
-                        predicates=predicates, level="files")
+                        predicates=predicates, level=level)

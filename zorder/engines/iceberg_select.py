@@ -26,6 +26,7 @@ whose snapshot was expired is asked its own footer.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -69,8 +70,8 @@ class Selection:
 
         def whole(value: Any, name: str, least: int) -> int:
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"{name} (--{name.replace('_', '-')}) must be a whole number "
-                                 f">= {least}, not {value!r}")
+                raise ValueError(f"{name}={value!r} (--{name.replace('_', '-')}) must be a "
+                                 f"whole number >= {least}")
             return value
 
         if not isinstance(rewrite_all, bool):
@@ -91,10 +92,10 @@ class Selection:
         low = int(target * MIN_FILE_SIZE_RATIO) if self.min_file_size is None else self.min_file_size
         high = int(target * MAX_FILE_SIZE_RATIO) if self.max_file_size is None else self.max_file_size
         if not low < target:
-            raise ValueError(f"min_file_size (--min-file-size, {low}) must be below the target "
+            raise ValueError(f"min_file_size={low} (--min-file-size) must be below the target "
                              f"file size ({target}): every new file would be too small")
         if not target < high:
-            raise ValueError(f"max_file_size (--max-file-size, {high}) must be above the target "
+            raise ValueError(f"max_file_size={high} (--max-file-size) must be above the target "
                              f"file size ({target}): every new file would be too large")
         return low, high
 
@@ -119,16 +120,21 @@ def clustering_text(record: Dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, separators=(",", ":"))
 
 
-def same_clustering(recorded: Optional[str], wanted: Dict[str, Any]) -> bool:
-    """Whether a recorded clustering is ``wanted``. Rank boundaries still to be learned
-    (``wanted["boundaries"]`` None) match any: each run learns its own."""
-    if not recorded:
-        return False
+@functools.lru_cache(maxsize=64)
+def _parsed(recorded: str) -> Optional[Dict[str, Any]]:
+    """A recorded clustering read (once per distinct text: every file of a run has one)."""
     try:
         have = json.loads(recorded)
     except ValueError:
-        return False
-    if not isinstance(have, dict):
+        return None
+    return have if isinstance(have, dict) else None
+
+
+def same_clustering(recorded: Optional[str], wanted: Dict[str, Any]) -> bool:
+    """Whether a recorded clustering is ``wanted``. Rank boundaries still to be learned
+    (``wanted["boundaries"]`` None) match any: each run learns its own."""
+    have = _parsed(recorded) if recorded else None
+    if have is None:
         return False
     if wanted.get("encoding") == "rank" and wanted.get("boundaries") is None:
         have = {k: v for k, v in have.items() if k != "boundaries"}
@@ -149,6 +155,23 @@ def check_summary_keys(properties: Dict[str, str]) -> None:
     if CLUSTERING_KEY in properties:
         raise ValueError(f"snapshot_properties: {CLUSTERING_KEY!r} is a summary key zorder "
                          f"computes; use another name")
+
+
+def identity_columns(table: Any, columns: Any, case_sensitive: bool) -> List[str]:
+    """The identity-partition columns among ``columns`` (resolved as ``curve_columns``
+    resolves them), which the rewrite drops: constant in each partition."""
+    if isinstance(columns, str):
+        columns = [c.strip() for c in columns.split(",") if c.strip()]
+    schema = table.schema()
+    identity = {f.source_id for f in table.spec().fields
+                if type(f.transform).__name__ == "IdentityTransform"}
+    out: List[str] = []
+    for name in columns:
+        field = schema.find_field(name, case_sensitive=case_sensitive)
+        resolved = schema.find_column_name(field.field_id)
+        if field.field_id in identity and resolved not in out:
+            out.append(resolved)
+    return out
 
 
 def file_metadata(clustering: str, low: bytes, high: bytes) -> Dict[str, str]:
