@@ -18,7 +18,11 @@ under ``--workdir``, and runs one or more scenarios (``--scenarios``):
   (issue 16's target: at least 40% on each with rank + Z-order);
 - ``live``: the rewrite of the table while a writer thread appends a file every 0.5 s
   (issue 37's target: it commits on the first try or within its retries, and every
-  appended row is readable afterwards).
+  appended row is readable afterwards);
+- ``incremental``: issue 37's table of 365 identity partitions (4 files each), clustered,
+  then a file appended to 3 partitions: the next rewrite against a rewrite of a table of
+  those 3 partitions alone (target: at most 1.5x), then a run with no change (target:
+  under 2 s, nothing committed).
 
     python benchmarks/iceberg_rewrite.py --rows 4000000 --target 32MB --scenarios all
 
@@ -41,7 +45,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 COLUMNS = ["lat", "lon"]
-SCENARIOS = ("zamboni", "cluster", "memory", "rank", "live")
+SCENARIOS = ("zamboni", "cluster", "memory", "rank", "live", "incremental")
 
 
 def cpu_model():
@@ -344,6 +348,55 @@ def scenario_live(args, target):
     print(f"  every appended row readable: {readable} ({marked.num_rows} of "
           f"{expected.size}); table rows {total} = {args.rows} + {expected.size}: "
           f"{total == args.rows + expected.size}")
+
+
+def scenario_incremental(args, target):
+    """365 partitions, 3 of them appended to: only those are rewritten."""
+    from pyiceberg.expressions import In
+
+    from zorder.iceberg import rewrite
+
+    print(f"== incremental: {args.rows} rows in 365 identity partitions, 4 files each, on "
+          f"{','.join(COLUMNS)}; {cpu_model()}")
+    workdir = os.path.join(args.workdir, "incremental")
+    table = build(workdir, args.rows, partitions=365, files=4)
+    t0 = time.perf_counter()
+    first = rewrite(table, COLUMNS, target_file_size=target)
+    print(f"  first run: {len(first.report['groups'])} partitions, {first.rewritten_files} "
+          f"files rewritten as {first.added_files}, {time.perf_counter() - t0:.1f} s")
+    changed = [7, 180, 364]
+    import pyarrow as pa
+    from pyiceberg.expressions import EqualTo
+
+    # a quarter of each partition's rows again, as a new file in it
+    table.append(pa.concat_tables(
+        table.scan(row_filter=EqualTo("part", p), limit=args.rows // 365 // 4).to_arrow()
+        for p in changed))
+    alone_dir = os.path.join(args.workdir, "incremental-alone")
+    shutil.rmtree(alone_dir, ignore_errors=True)
+    os.makedirs(alone_dir)
+    alone_catalog = catalog_for(alone_dir)
+    alone_catalog.create_namespace("db")
+    alone = alone_catalog.create_table("db.events", table.schema(), partition_spec=table.spec(),
+                                       properties=table.properties)
+    alone.append(table.scan(row_filter=In("part", changed)).to_arrow())
+
+    t0 = time.perf_counter()
+    solo = rewrite(alone, COLUMNS, target_file_size=target)
+    solo_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    result = rewrite(table, COLUMNS, target_file_size=target)
+    seconds = time.perf_counter() - t0
+    chosen = [g["partition"] for g in result.report["selection"] if g["selected"]]
+    print(f"  after appends to 3 partitions: {len(chosen)} rewritten ({', '.join(chosen)}), "
+          f"{result.rewritten_files} files, {seconds:.2f} s; those 3 partitions alone "
+          f"({solo.rewritten_files} files): {solo_seconds:.2f} s; ratio "
+          f"{seconds / solo_seconds:.2f} (target <= 1.5)")
+    t0 = time.perf_counter()
+    again = rewrite(table, COLUMNS, target_file_size=target)
+    seconds = time.perf_counter() - t0
+    print(f"  a run with no change: {seconds:.2f} s (target < 2 s), committed "
+          f"{'nothing' if again.snapshot_id is None else again.snapshot_id}")
 
 
 def main(argv=None):
