@@ -8,6 +8,10 @@ What it does, as Iceberg's ``RewriteDataFilesSparkAction`` with
 - plans the data files of the current snapshot (only those ``row_filter`` may match,
   each rewritten whole) and groups them by partition, one group per partition, split
   when a group passes ``max_file_group_size`` (100 GiB by default, as in Iceberg);
+- keeps only the groups that need it (``iceberg_select``): a file not clustered by this
+  curve, these columns and options, Iceberg's size and delete criteria
+  (``min_file_size``...), or, on request, curve ranges that overlap; a clustered table
+  commits nothing;
 - drops identity-partition columns from the curve's columns (they are constant in a
   group) and refuses a table column named like the internal value column;
 - sorts each group by the curve value of its rows, with every column converted from
