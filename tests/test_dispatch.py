@@ -182,3 +182,9 @@ def test_auto_gives_bitloops_bytes_in_every_class(shape):
                                       bitloop.interleave_rows(cols, size))
         row = [c[0].tobytes() for c in cols]
         assert zorder.interleave_bits(row, size) == bitloop.interleave_bits(row, size)
+
+
+def test_shape_classes_are_csrc_shape_h():
+    # select.py (pure Python, the lowest floor) keeps DISPATCH's keys in csrc/shape.h's
+    # order; the compiled enum is the one list
+    assert auto.SHAPE_NAMES == SHAPE_CLASSES == tuple(DISPATCH)

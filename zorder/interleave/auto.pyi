@@ -1,4 +1,4 @@
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from zorder.interleave._contract import interleave_bits as interleave_bits
 from zorder.interleave._contract import interleave_rows as interleave_rows
@@ -9,3 +9,4 @@ PLAN: Dict[str, str]
 def configure(plan: Mapping[str, str], capsules: Mapping[str, Any]) -> None: ...
 def shape_class_of(widths: Sequence[int], size: int, row_strides: Optional[Sequence[int]] = ...,
                    out_stride: Optional[int] = ...) -> str: ...
+SHAPE_NAMES: Tuple[str, ...]
