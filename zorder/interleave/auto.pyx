@@ -10,14 +10,15 @@ from libc.stdint cimport uint8_t
 
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
-from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
-from zorder.interleave.bitloop cimport bitloop_rows
+from zorder.interleave._frontend cimport publish
 from zorder.interleave.kernel cimport Column, RowsKernel, bytes_used, rows_reachable, shape_columns
 
 from zorder.cpu.select import SHAPE_CLASSES
-from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
-name = "auto"
+cdef extern from "bitloop.h" nogil:
+    void bitloop_rows "zorder_bitloop_rows"(const Column* cols, Py_ssize_t ncols,
+                                            Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
+                                            Py_ssize_t out_stride)
 
 cdef extern from "shape.h" nogil:
     ctypedef enum zorder_shape:
@@ -142,13 +143,4 @@ def shape_class_of(widths, size, row_strides=None, out_stride=None):
     return SHAPE_CLASSES[shape_class(cols, n, size, size if out_stride is None else out_stride)]
 
 
-def interleave_bits(columns, interleaved_size=None, out=None):
-    return interleave_bits_with(auto_rows, columns, interleaved_size, out)
-
-
-def interleave_rows(columns, interleaved_size=None, out=None, *, threads=1):
-    return interleave_rows_with(auto_rows, columns, interleaved_size, out, threads)
-
-
-interleave_bits.__doc__ = INTERLEAVE_BITS_DOC
-interleave_rows.__doc__ = INTERLEAVE_ROWS_DOC
+publish(globals(), "auto", auto_rows, NULL)
