@@ -32,11 +32,11 @@ from libc.string cimport memset
 
 from zorder.interleave.kernel cimport AssembleFn, BackendTable, Column, RowsKernel, SegPiece
 
+import importlib
 from collections.abc import Mapping
 
 import numpy
 
-cimport cython
 from cpython.pycapsule cimport PyCapsule_New
 
 cdef extern from *:
@@ -549,34 +549,7 @@ cdef run_threaded(_RowsJob job, Py_ssize_t nrows, Py_ssize_t chunk):
 
 # ---- one backend module's face ------------------------------------------------------
 
-# _vector_rows's probe: the backend whose vector kernel runs alone, and whether it declined
-# (tests only, one thread).
-cdef const BackendTable* probe_table = NULL
-cdef bint probe_declined = False
-
-
-cdef void probe_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
-                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
-    global probe_declined
-    if probe_table.rows != NULL:
-        if probe_table.rows(columns, ncolumns, size, nrows, out, out_stride):
-            return
-    elif probe_table.vector != NULL and ncolumns <= 8:
-        if probe_table.vector(columns, <int>ncolumns, size, nrows, out, out_stride):
-            return
-    probe_declined = True
-
-
-cdef class Backend:
-    """A backend module's face: its name, whether it runs here and why not, and the public
-    functions over its RowsKernel (the generic driver run on its C table)."""
-
-    def __init__(self):
-        raise TypeError("a Backend is made by its module (zorder.interleave._frontend.publish)")
-
-    @cython.embedsignature(False)
-    def interleave_bits(self, columns, interleaved_size=None, out=None):
-        """Interleave the bits of one row's columns, exactly as Iceberg's
+INTERLEAVE_BITS_DOC = """Interleave the bits of one row's columns, exactly as Iceberg's
 ZOrderByteUtils.interleaveBits.
 
 Output bits are filled from the most significant bit of byte 0: bit 7 of byte 0 of
@@ -601,13 +574,8 @@ Example:
     >>> interleave_bits([b"\\x80", b"\\x40", b"\\x20"]).hex()
     '888000'
 """
-        if not self.supported:
-            self.refuse()
-        return interleave_bits_with(self.kernel, columns, interleaved_size, out)
 
-    @cython.embedsignature(False)
-    def interleave_rows(self, columns, interleaved_size=None, out=None, *, threads=1):
-        """Interleave many rows at once; row i equals interleave_bits of row i.
+INTERLEAVE_ROWS_DOC = """Interleave many rows at once; row i equals interleave_bits of row i.
 
 Args:
     columns: a non-empty sequence of 2-D uint8 arrays of shape (N, L_c), one per column
@@ -628,12 +596,38 @@ Example:
     >>> interleave_rows([np.array([[0x80]], np.uint8), np.array([[0x40]], np.uint8)])
     array([[144,   0]], dtype=uint8)
 """
-        if not self.supported:
-            self.refuse()
-        return interleave_rows_with(self.kernel, columns, interleaved_size, out, threads)
+
+# _vector_rows's probe: the backend whose vector kernel runs alone, and whether it declined
+# (tests only, one thread).
+cdef const BackendTable* probe_table = NULL
+cdef bint probe_declined = False
+
+
+cdef void probe_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
+                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    global probe_declined
+    if probe_table.rows != NULL:
+        if probe_table.rows(columns, ncolumns, size, nrows, out, out_stride):
+            return
+    elif probe_table.vector != NULL and ncolumns <= 8:
+        if probe_table.vector(columns, <int>ncolumns, size, nrows, out, out_stride):
+            return
+    probe_declined = True
+
+
+cdef class Backend:
+    """A backend module's face: its name, whether it runs here and why not, and the public
+    functions' RowsKernel (the generic driver run on its C table)."""
+
+    def __init__(self):
+        raise TypeError("a Backend is made by its module (zorder.interleave._frontend.publish)")
+
+    def __reduce__(self):
+        return backend_of, (self.name,)
 
     cdef int refuse(self) except -1:
         raise RuntimeError(f"the {self.name} backend cannot run here: {self.reason}")
+
 
     @property
     def capsule(self):
@@ -708,9 +702,9 @@ Example:
         return r
 
 
-#: The public functions' documentation (the same for every backend).
-INTERLEAVE_BITS_DOC = Backend.interleave_bits.__doc__
-INTERLEAVE_ROWS_DOC = Backend.interleave_rows.__doc__
+def backend_of(name):
+    """The Backend of module zorder.interleave.<name> (unpickling)."""
+    return importlib.import_module(f"zorder.interleave.{name}").backend
 
 
 cdef Backend publish(dict namespace, str name, RowsKernel kernel, const BackendTable* table,
@@ -724,7 +718,24 @@ cdef Backend publish(dict namespace, str name, RowsKernel kernel, const BackendT
     backend.name = name
     backend.supported = supported
     backend.reason = "" if supported else reason
+
+    def interleave_bits(columns, interleaved_size=None, out=None):
+        if not supported:
+            backend.refuse()
+        return interleave_bits_with(kernel, columns, interleaved_size, out)
+
+    def interleave_rows(columns, interleaved_size=None, out=None, *, threads=1):
+        if not supported:
+            backend.refuse()
+        return interleave_rows_with(kernel, columns, interleaved_size, out, threads)
+
+    # the module's own functions, as if defined there (names, docs, pickling by reference)
+    for function, doc in ((interleave_bits, INTERLEAVE_BITS_DOC),
+                          (interleave_rows, INTERLEAVE_ROWS_DOC)):
+        function.__module__ = namespace["__name__"]
+        function.__qualname__ = function.__name__
+        function.__doc__ = doc
     namespace.update(name=name, SUPPORTED=bool(supported), UNSUPPORTED_REASON=backend.reason,
-                     interleave_bits=backend.interleave_bits,
-                     interleave_rows=backend.interleave_rows, backend=backend)
+                     interleave_bits=interleave_bits, interleave_rows=interleave_rows,
+                     backend=backend)
     return backend
