@@ -69,7 +69,8 @@ SHARED_DEPENDS = sorted(str(p) for pattern in ("**/*.h", "**/*.pxi", "**/*.pxd",
                         for p in Path("zorder").glob(pattern)
                         if not (p.suffix == ".c" and p.with_suffix(".pyx").exists()))
 # Hand-written C and the headers the Cython modules include.
-INCLUDE_DIRS = ["zorder/interleave/csrc", "zorder/hilbert/csrc", "zorder/cpu"]
+INCLUDE_DIRS = ["zorder/interleave/csrc", "zorder/interleave/csrc/generic", "zorder/hilbert/csrc",
+                "zorder/cpu"]
 
 
 def extension(name, sources, **kwargs):
@@ -85,7 +86,8 @@ def extension(name, sources, **kwargs):
     )
 
 
-# Each hand-written C file is compiled into exactly one extension. The list is built in
+# Each hand-written C file is compiled into one extension (pdep_kernel.c into two: simd
+# falls back to it). The list is built in
 # about the order of their compile times, longest first, so that the parallel build does
 # not end on one long compile with the other CPUs idle (tools/asan.sh's build did: 25 s of
 # one CPU at the end). gcc -O3 here, CPU-seconds: avx2 9.5, nibble 6.8, pdep 6.2, table
@@ -95,7 +97,7 @@ extensions = []
 if IS_X86_64:
     # The C files hold the only AVX2, BMI2 and AVX-512 code, behind target attributes; the
     # modules themselves (and their imports) are baseline x86-64. avx2 falls back to the
-    # table module's kernel through a cimport.
+    # table kernel of the generic layer (csrc/generic/), compiled into it.
     extensions.append(extension("interleave.avx2", ["interleave/avx2.pyx", "interleave/csrc/avx2/avx2.c"]))
     extensions.append(extension("interleave.pdep", ["interleave/pdep.pyx", "interleave/csrc/pdep_kernel.c"]))
 if IS_AARCH64:
@@ -112,9 +114,10 @@ extensions += [
 ]
 if IS_X86_64:
     # A compiler without the AVX-512 intrinsics compiles csrc/avx512/ to a stub and the
-    # backend reports itself unavailable. simd falls back to the pdep module's kernel
-    # through a cimport.
-    extensions.append(extension("interleave.simd", ["interleave/simd.pyx", "interleave/csrc/avx512/avx512.c"]))
+    # backend reports itself unavailable. simd falls back to the pdep kernel, compiled
+    # into it too, so that no backend module imports another.
+    extensions.append(extension("interleave.simd", ["interleave/simd.pyx", "interleave/csrc/avx512/avx512.c",
+                                                    "interleave/csrc/pdep_kernel.c"]))
 extensions += [
     extension("ordered._strings", ["ordered/_strings.pyx"]),
     extension("parquet._checksum", ["parquet/_checksum.pyx"]),

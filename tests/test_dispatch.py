@@ -182,3 +182,17 @@ def test_auto_gives_bitloops_bytes_in_every_class(shape):
                                       bitloop.interleave_rows(cols, size))
         row = [c[0].tobytes() for c in cols]
         assert zorder.interleave_bits(row, size) == bitloop.interleave_bits(row, size)
+
+
+def test_shape_classes_are_csrc_shape_h():
+    # select.py (pure Python, the lowest floor) keeps DISPATCH's keys in csrc/shape.h's
+    # order; the compiled enum is the one list
+    assert auto.SHAPE_NAMES == SHAPE_CLASSES == tuple(DISPATCH)
+
+
+def test_backend_functions_pickle_by_reference():
+    import pickle
+    for name in ("bitloop", "table", "auto"):
+        module = zorder.get_backend(name) if name != "auto" else auto
+        assert pickle.loads(pickle.dumps(module.interleave_rows)) is module.interleave_rows
+        assert pickle.loads(pickle.dumps(module.backend)) is module.backend

@@ -18,41 +18,25 @@ cat >"$WORK/count.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "table_kernel.h"
-#include "segments.h"
 #include "neon_kernel.h"
+#include "table.h"
+#include "driver.h"
 
-static uint64_t SPREAD[9][256];
-
-static void table_uniform(const zorder_column *c, int k, ptrdiff_t size, ptrdiff_t n,
-                          uint8_t *o, ptrdiff_t os)
-{
-    zorder_spread_uniform(c, k, size, n, o, os);
-}
-
-/* as neon.pyx's neon_uniform */
-static void neon_uniform(const zorder_column *c, int k, ptrdiff_t size, ptrdiff_t n,
-                         uint8_t *o, ptrdiff_t os)
-{
-    if (zorder_neon_uniform(c, k, size, n, o, os))
-        return;
-    if (k >= 2 && n >= 8 && c[0].width % 8 != 0
-        && zorder_segments_rows(c, k, size, n, o, os, neon_uniform, 1))
-        return;
-    table_uniform(c, k, size, n, o, os);
-}
+/* as neon.pyx's table */
+ZORDER_BACKEND(neon) = {
+    .name = "neon", .vector = zorder_neon_uniform, .narrow = ZORDER_NARROW_GATHER,
+    .narrow_min_rows = 8, .scalar = zorder_table_uniform, .uniform = neon_uniform,
+    .round8 = 1, ZORDER_DEFAULT_COSTS, .fallback = &zorder_bitloop_backend,
+};
+ZORDER_BACKEND_ROWS(zorder_table_backend)
 
 int main(int argc, char **argv)
 {
     const int neon = !strcmp(argv[1], "neon"), spaced = atoi(argv[4]), ncols = argc - 5;
     const ptrdiff_t n = atol(argv[2]), size = atol(argv[3]);
-    zorder_uniform_fn u = neon ? neon_uniform : table_uniform;
     zorder_column cols[64];
-    int k, b, c;
-    for (k = 1; k <= 8; k++)
-        for (b = 0; b < 256; b++)
-            SPREAD[k][b] = zorder_spread_bits((uint64_t)b, 8, k);
-    zorder_table_fill_shifted(SPREAD);
+    int c;
+    zorder_table_init();
     zorder_neon_init();
     for (c = 0; c < ncols; c++) {
         const ptrdiff_t w = atol(argv[5 + c]), stride = spaced ? w + 8 : w;
@@ -61,15 +45,12 @@ int main(int argc, char **argv)
         cols[c].width = w;
     }
     uint8_t *out = calloc((size_t)(n * size + 64), 1);
-    if (zorder_is_uniform(cols, ncols))   /* as neon.pyx's neon_rows and groups.pxi */
-        zorder_uniform_rows(cols, ncols, size, n, out, size, u);
-    else
-        zorder_segments_rows(cols, ncols, size, n, out, size, u, neon);
+    (neon ? neon_rows : zorder_table_backend_rows)(cols, ncols, size, n, out, size);
     return out[0] == 255;
 }
 C
 aarch64-linux-gnu-gcc -O3 -fno-strict-aliasing -static -w -I"$SRC/zorder/interleave/csrc" \
-    -I"$SRC/zorder/cpu" "$WORK/count.c" "$SRC/zorder/interleave/csrc/neon_kernel.c" -o "$WORK/count"
+    -I"$SRC/zorder/interleave/csrc/generic" -I"$SRC/zorder/cpu" "$WORK/count.c" "$SRC/zorder/interleave/csrc/neon_kernel.c" -o "$WORK/count"
 lines() {
     qemu-aarch64-static -singlestep -d exec,nochain -D "$WORK/log" "$WORK/count" "$@" >/dev/null
     grep -c '^Trace' "$WORK/log"

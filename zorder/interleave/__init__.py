@@ -3,10 +3,13 @@
 - ``_contract.pyi`` and ``kernel.pxd`` (with ``csrc/kernel.h``) are the contract: the
   Python signatures every backend shares, and the C ``RowsKernel`` each one implements.
 - ``_frontend.pyx`` checks every argument once for all backends and hands one kernel all
-  the rows of a call.
-- One module per backend: ``bitloop`` (the reference), ``table``, ``nibble``, ``pdep``
-  (BMI2), ``avx2``, ``simd`` (AVX-512 VBMI + GFNI), ``neon`` (aarch64 Advanced
-  SIMD). Hand-written C is in ``csrc/``, each C file compiled into exactly one extension.
+  the rows of a call; its ``Backend`` is each backend module's public face.
+- ``csrc/generic/``: the one driver of every backend (``driver.h``), run on a backend's
+  table of stage functions, costs and fallback (``backend.h``); the segment machinery,
+  the table kernel and the bit loop, which every backend may fall back to.
+- One module per backend, each filling its table: ``bitloop`` (the reference),
+  ``table``, ``nibble``, ``pdep`` (BMI2), ``avx2``, ``simd`` (AVX-512 VBMI + GFNI),
+  ``neon`` (aarch64 Advanced SIMD). No backend imports another.
 - ``auto``: the per-call dispatcher, which runs each call's shape class on the backend
   measured fastest for it (the table and its numbers are ``zorder.cpu.select.DISPATCH``).
 - This module is the registry: which backends this build and CPU run, the module of one by
@@ -162,15 +165,10 @@ def resolve(wish: Optional[str], source: str = "the wish",
 _default: Optional[ModuleType] = None
 _plan: Dict[str, Tuple[str, str]] = {}
 
-#: The name under which each backend module publishes its RowsKernel (its .pxd).
-ROW_KERNELS = {"bitloop": "bitloop_rows", "table": "group_rows", "nibble": "group_rows",
-               "pdep": "pdep_rows", "avx2": "avx2_rows", "simd": "simd_rows", "neon": "neon_rows"}
-
-
 def row_kernel_capsule(name: str) -> Any:
     """The capsule of backend ``name``'s C RowsKernel (for kernels that call it: the
     dispatcher, the Hilbert transform)."""
-    return get_backend(name).__pyx_capi__[ROW_KERNELS[name]]
+    return get_backend(name).backend.capsule
 
 
 def use(name: str, cpu_info: Optional[Mapping[str, Any]] = None) -> ModuleType:

@@ -1,11 +1,11 @@
 # cython: boundscheck=False, wraparound=False
 """Argument checking and buffer handling for every backend.
 
-Each backend module defines one RowsKernel and passes it here, so the rules for what
-is accepted, and the errors for what is not, exist once. Everything that can run
-Python code (``__index__``, copies) happens before raw pointers are taken, and every
-input is held through the buffer protocol (which also stops a bytearray from being
-resized) for as long as a kernel reads it.
+Each backend module fills one C table (csrc/generic/backend.h) and publishes it here as a
+``Backend``, so the rules for what is accepted, and the errors for what is not, exist
+once. Everything that can run Python code (``__index__``, copies) happens before raw
+pointers are taken, and every input is held through the buffer protocol (which also stops
+a bytearray from being resized) for as long as a kernel reads it.
 """
 
 from cpython.buffer cimport (
@@ -30,11 +30,14 @@ from libc.stdint cimport uint8_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
-from zorder.interleave.kernel cimport Column, RowsKernel
+from zorder.interleave.kernel cimport AssembleFn, BackendTable, Column, RowsKernel, SegPiece
 
+import importlib
 from collections.abc import Mapping
 
 import numpy
+
+from cpython.pycapsule cimport PyCapsule_New
 
 cdef extern from *:
     """
@@ -44,54 +47,6 @@ cdef extern from *:
     """
     bint view_held "zorder_view_held"(Py_buffer* view) noexcept nogil
     void view_clear "zorder_view_clear"(Py_buffer* view) noexcept nogil
-
-INTERLEAVE_BITS_DOC = """Interleave the bits of one row's columns, exactly as Iceberg's
-ZOrderByteUtils.interleaveBits.
-
-Output bits are filled from the most significant bit of byte 0: bit 7 of byte 0 of
-every column in turn, then bit 6, ..., then byte 1. A column that has no byte at the
-current index is skipped, so columns may differ in length.
-
-Args:
-    columns: a non-empty sequence of bytes-like columns (bytes, bytearray, memoryview,
-        C-contiguous 1-D uint8 numpy arrays).
-    interleaved_size: output length in bytes; defaults to the sum of the column lengths.
-        A smaller size gives a prefix of the full interleaving (Iceberg truncates). A size
-        larger than all input bytes is a ValueError (Iceberg's loop would spin, then
-        throw), and so is size >= 1 with an empty first column (Iceberg throws).
-    out: optional writable buffer of at least ``interleaved_size`` bytes, like Iceberg's
-        reused ByteBuffer: its first ``interleaved_size`` bytes are overwritten, the rest
-        left as they were, and ``out`` itself is returned. It must not overlap a column.
-
-Returns:
-    ``bytes`` of length ``interleaved_size``, or ``out``.
-
-Example:
-    >>> interleave_bits([b"\\x80", b"\\x40", b"\\x20"]).hex()
-    '888000'
-"""
-
-INTERLEAVE_ROWS_DOC = """Interleave many rows at once; row i equals interleave_bits of row i.
-
-Args:
-    columns: a non-empty sequence of 2-D uint8 arrays of shape (N, L_c), one per column
-        and all with the same N (widths may differ), or one 3-D uint8 array (N, n, L).
-        Any row stride is read in place; a column whose bytes within a row are not
-        contiguous is copied once first.
-    interleaved_size: bytes per output row, default the sum of the widths; the same rules
-        as interleave_bits.
-    out: optional writable 2-D uint8 array of shape (N, W) with W >= interleaved_size and
-        contiguous rows; only the first ``interleaved_size`` bytes of each row are written.
-    threads: split the rows across this many threads (the kernels run without the GIL).
-
-Returns:
-    a C-contiguous (N, interleaved_size) uint8 numpy array, or ``out``.
-
-Example:
-    >>> import numpy as np
-    >>> interleave_rows([np.array([[0x80]], np.uint8), np.array([[0x40]], np.uint8)])
-    array([[144,   0]], dtype=uint8)
-"""
 
 # Below this many rows per thread, starting threads costs more than it saves.
 cdef Py_ssize_t MIN_ROWS_PER_THREAD = 16384
@@ -590,3 +545,197 @@ cdef run_threaded(_RowsJob job, Py_ssize_t nrows, Py_ssize_t chunk):
         job.run(0, chunk)   # this thread takes the first range
         for f in futures:
             f.result()
+
+
+# ---- one backend module's face ------------------------------------------------------
+
+INTERLEAVE_BITS_DOC = """Interleave the bits of one row's columns, exactly as Iceberg's
+ZOrderByteUtils.interleaveBits.
+
+Output bits are filled from the most significant bit of byte 0: bit 7 of byte 0 of
+every column in turn, then bit 6, ..., then byte 1. A column that has no byte at the
+current index is skipped, so columns may differ in length.
+
+Args:
+    columns: a non-empty sequence of bytes-like columns (bytes, bytearray, memoryview,
+        C-contiguous 1-D uint8 numpy arrays).
+    interleaved_size: output length in bytes; defaults to the sum of the column lengths.
+        A smaller size gives a prefix of the full interleaving (Iceberg truncates). A size
+        larger than all input bytes is a ValueError (Iceberg's loop would spin, then
+        throw), and so is size >= 1 with an empty first column (Iceberg throws).
+    out: optional writable buffer of at least ``interleaved_size`` bytes, like Iceberg's
+        reused ByteBuffer: its first ``interleaved_size`` bytes are overwritten, the rest
+        left as they were, and ``out`` itself is returned. It must not overlap a column.
+
+Returns:
+    ``bytes`` of length ``interleaved_size``, or ``out``.
+
+Example:
+    >>> interleave_bits([b"\\x80", b"\\x40", b"\\x20"]).hex()
+    '888000'
+"""
+
+INTERLEAVE_ROWS_DOC = """Interleave many rows at once; row i equals interleave_bits of row i.
+
+Args:
+    columns: a non-empty sequence of 2-D uint8 arrays of shape (N, L_c), one per column
+        and all with the same N (widths may differ), or one 3-D uint8 array (N, n, L).
+        Any row stride is read in place; a column whose bytes within a row are not
+        contiguous is copied once first.
+    interleaved_size: bytes per output row, default the sum of the widths; the same rules
+        as interleave_bits.
+    out: optional writable 2-D uint8 array of shape (N, W) with W >= interleaved_size and
+        contiguous rows; only the first ``interleaved_size`` bytes of each row are written.
+    threads: split the rows across this many threads (the kernels run without the GIL).
+
+Returns:
+    a C-contiguous (N, interleaved_size) uint8 numpy array, or ``out``.
+
+Example:
+    >>> import numpy as np
+    >>> interleave_rows([np.array([[0x80]], np.uint8), np.array([[0x40]], np.uint8)])
+    array([[144,   0]], dtype=uint8)
+"""
+
+# _vector_rows's probe: the backend whose vector kernel runs alone, and whether it declined
+# (tests only, one thread).
+cdef const BackendTable* probe_table = NULL
+cdef bint probe_declined = False
+
+
+cdef void probe_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
+                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
+    global probe_declined
+    if probe_table.rows != NULL:
+        if probe_table.rows(columns, ncolumns, size, nrows, out, out_stride):
+            return
+    elif probe_table.vector != NULL and ncolumns <= 8:
+        if probe_table.vector(columns, <int>ncolumns, size, nrows, out, out_stride):
+            return
+    probe_declined = True
+
+
+cdef class Backend:
+    """A backend module's face: its name, whether it runs here and why not, and the public
+    functions' RowsKernel (the generic driver run on its C table)."""
+
+    def __init__(self):
+        raise TypeError("a Backend is made by its module (zorder.interleave._frontend.publish)")
+
+    def __reduce__(self):
+        return backend_of, (self.name,)
+
+    cdef int refuse(self) except -1:
+        raise RuntimeError(f"the {self.name} backend cannot run here: {self.reason}")
+
+
+    @property
+    def capsule(self):
+        """The capsule of the C RowsKernel (for kernels that call it: the dispatcher, the
+        Hilbert transform)."""
+        return PyCapsule_New(<void*>self.kernel, b"zorder_rows_kernel", NULL)
+
+    def vector_rows(self, columns, interleaved_size=None, out=None):
+        """Tests: the call on the vector kernel alone (the table's whole-call kernel, or its
+        uniform one for up to 8 columns), to show a shape really takes it; LookupError for
+        a shape it does not cover."""
+        global probe_table, probe_declined
+        if not self.supported:
+            self.refuse()
+        if self.table == NULL or (self.table.rows == NULL and self.table.vector == NULL):
+            raise LookupError(f"the {self.name} backend has no vector kernel")
+        probe_table, probe_declined = self.table, False
+        result = interleave_rows_with(probe_rows, columns, interleaved_size, out, 1)
+        if probe_declined:
+            raise LookupError(f"the {self.name} backend's vector kernel does not cover this shape")
+        return result
+
+    def stream_min(self, value=None):
+        """Tests: the output size (bytes) from which non-temporal stores are used; sets it
+        if given (to reach the streaming path with small arrays). Returns the old value."""
+        if self.table == NULL or self.table.stream_min == NULL:
+            raise LookupError(f"the {self.name} backend has no streaming stores")
+        old = self.table.stream_min[0]
+        if value is not None:
+            self.table.stream_min[0] = value
+        return old
+
+    def assemble(self, pieces, Py_ssize_t size, Py_ssize_t rows, uint8_t[::1] out):
+        """Tests (tests/test_assemble_bounds.py, which puts the buffers against guard pages):
+        the table's assembly of narrow ragged rows (csrc/generic/backend.h's
+        zorder_assemble_fn) on caller-given buffers. pieces is a sequence of (src, stride,
+        n, at); each src must hold its rows' bytes up to the last row's n, and out rows *
+        size bytes, so that any byte read or written past them is the hook's own fault.
+        Returns the rows it assembled; refused (RuntimeError), never run, where the CPU
+        cannot run it."""
+        cdef SegPiece cpieces[8]
+        cdef const uint8_t[::1] src
+        cdef Py_ssize_t npieces = len(pieces), p, r
+        cdef AssembleFn assemble = self.table.assemble if self.table != NULL else NULL
+        if not self.supported or assemble == NULL:
+            raise RuntimeError(self.reason or "this backend has no assembly of narrow rows")
+        if not 1 <= npieces <= 8:
+            raise ValueError(f"pieces: 1 to 8 pieces, not {npieces}")
+        if size < 1 or rows < 0:
+            raise ValueError(f"size must be positive and rows not negative, not {size}, {rows}")
+        if out.shape[0] != rows * size:
+            raise ValueError(f"out: must be exactly rows * size = {rows * size} bytes, "
+                             f"not {out.shape[0]}")
+        sources = []   # keeps each src buffer while the hook runs
+        for p, (src_obj, stride, n, at) in enumerate(pieces):
+            src = src_obj
+            sources.append(src)
+            if stride < 1 or n < 1 or at < 0 or at + n > size:
+                raise ValueError(f"pieces[{p}]: stride {stride}, n {n}, at {at} do not fit "
+                                 f"a row of {size} bytes")
+            if rows and src.shape[0] != (rows - 1) * stride + n:
+                raise ValueError(f"pieces[{p}]: src must be exactly (rows - 1) * stride + n = "
+                                 f"{(rows - 1) * stride + n} bytes, not {src.shape[0]}")
+            cpieces[p].src = &src[0] if src.shape[0] else NULL
+            cpieces[p].stride = stride
+            cpieces[p].n = n
+            cpieces[p].at = at
+        if rows == 0:
+            return 0
+        with nogil:
+            r = assemble(cpieces, <int>npieces, size, rows, &out[0])
+        return r
+
+
+def backend_of(name):
+    """The Backend of module zorder.interleave.<name> (unpickling)."""
+    return importlib.import_module(f"zorder.interleave.{name}").backend
+
+
+cdef Backend publish(dict namespace, str name, RowsKernel kernel, const BackendTable* table,
+                     bint supported=True, str reason=""):
+    """Makes a backend module's Backend and puts its public names in the module's
+    namespace: name, SUPPORTED, UNSUPPORTED_REASON, interleave_bits, interleave_rows and
+    backend (the Backend itself). `table` may be NULL (the dispatcher has none)."""
+    cdef Backend backend = Backend.__new__(Backend)
+    backend.kernel = kernel
+    backend.table = table
+    backend.name = name
+    backend.supported = supported
+    backend.reason = "" if supported else reason
+
+    def interleave_bits(columns, interleaved_size=None, out=None):
+        if not supported:
+            backend.refuse()
+        return interleave_bits_with(kernel, columns, interleaved_size, out)
+
+    def interleave_rows(columns, interleaved_size=None, out=None, *, threads=1):
+        if not supported:
+            backend.refuse()
+        return interleave_rows_with(kernel, columns, interleaved_size, out, threads)
+
+    # the module's own functions, as if defined there (names, docs, pickling by reference)
+    for function, doc in ((interleave_bits, INTERLEAVE_BITS_DOC),
+                          (interleave_rows, INTERLEAVE_ROWS_DOC)):
+        function.__module__ = namespace["__name__"]
+        function.__qualname__ = function.__name__
+        function.__doc__ = doc
+    namespace.update(name=name, SUPPORTED=bool(supported), UNSUPPORTED_REASON=backend.reason,
+                     interleave_bits=interleave_bits, interleave_rows=interleave_rows,
+                     backend=backend)
+    return backend

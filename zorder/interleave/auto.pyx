@@ -1,31 +1,51 @@
 # cython: boundscheck=False, wraparound=False
 """``auto``: the per-call dispatcher. Each call's shape (column count, widths, truncation)
-falls in one class of ``zorder.cpu.select.SHAPE_CLASSES``, and runs the row kernel of the
-backend measured fastest for that class on this CPU (``dispatch_plan``; ``configure``
-installs it). The class is computed once per call, never per row; the kernels themselves
-take few-row calls to their scalar paths.
+falls in one class of csrc/shape.h (``zorder.cpu.select.SHAPE_CLASSES``), and runs the row
+kernel of the backend measured fastest for that class on this CPU (``dispatch_plan``;
+``configure`` installs it). The class is computed once per call, never per row; the
+kernels themselves take few-row calls to their scalar paths.
 """
 
 from libc.stdint cimport uint8_t
 
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 
-from zorder.interleave._frontend cimport interleave_bits_with, interleave_rows_with
-from zorder.interleave.bitloop cimport bitloop_rows
+from zorder.interleave._frontend cimport publish
 from zorder.interleave.kernel cimport Column, RowsKernel, bytes_used, rows_reachable, shape_columns
 
 from zorder.cpu.select import SHAPE_CLASSES
-from zorder.interleave._frontend import INTERLEAVE_BITS_DOC, INTERLEAVE_ROWS_DOC
 
-name = "auto"
+cdef extern from "bitloop.h" nogil:
+    void bitloop_rows "zorder_bitloop_rows"(const Column* cols, Py_ssize_t ncols,
+                                            Py_ssize_t size, Py_ssize_t nrows, uint8_t* out,
+                                            Py_ssize_t out_stride)
 
-DEF NCLASSES = 13
-cdef RowsKernel _kernels[NCLASSES]
+cdef extern from "shape.h" nogil:
+    ctypedef enum zorder_shape:
+        ZS_UNIFORM_8N_FULL
+        ZS_UNIFORM_8N_TRUNCATED_1_3
+        ZS_UNIFORM_8N_TRUNCATED_4_8
+        ZS_UNIFORM_NARROW
+        ZS_RAGGED_FULL
+        ZS_RAGGED_TRUNCATED_FIRST
+        ZS_RAGGED_TRUNCATED_LATER
+        ZS_RAGGED_NARROW
+        ZS_MANY_COLUMNS
+        ZS_UNIFORM_8N_PREFIX
+        ZS_UNIFORM_6X8_TRUNCATED
+        ZS_MANY_COLUMNS_8N_PREFIX
+        ZS_MANY_COLUMNS_SHORT
+    enum: ZS_COUNT
+    const char* const zorder_shape_names[]
 
-if len(SHAPE_CLASSES) != NCLASSES:  # pragma: no cover - a new class needs a case below
-    raise ImportError(f"zorder.interleave.auto knows {NCLASSES} shape classes, not {SHAPE_CLASSES}")
+#: The shape classes of csrc/shape.h, in its order.
+SHAPE_NAMES = tuple(zorder_shape_names[<int>_i].decode("ascii") for _i in range(ZS_COUNT))
+if SHAPE_NAMES != SHAPE_CLASSES:  # pragma: no cover - csrc/shape.h and DISPATCH disagree
+    raise ImportError(f"csrc/shape.h's classes {SHAPE_NAMES} are not zorder.cpu.select's "
+                      f"{SHAPE_CLASSES}")
 
-for _i in range(NCLASSES):
+cdef RowsKernel _kernels[ZS_COUNT]
+for _i in range(ZS_COUNT):
     _kernels[_i] = bitloop_rows   # until configure() installs the plan
 
 #: class -> backend name, as installed.
@@ -48,25 +68,25 @@ cdef bint short_rows_of_many(const Column* cols, Py_ssize_t n, Py_ssize_t size) 
     return 0
 
 
-cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,
-                     Py_ssize_t out_stride) noexcept nogil:
-    """The index of the call's class in SHAPE_CLASSES (see there)."""
+cdef zorder_shape shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,
+                             Py_ssize_t out_stride) noexcept nogil:
+    """The call's class (csrc/shape.h)."""
     cdef Py_ssize_t c, w0 = cols[0].width, wmin = cols[0].width, total = 0, need
     cdef bint uniform = 1
     cdef bint narrow = 0
     # many-columns-short: only what avx2's byte planes take (output rows back to back, and
     # see short_rows_of_many); the rest runs faster on simd's paths
     if 8 < n <= 32 and size <= 16 and out_stride == size and short_rows_of_many(cols, n, size):
-        return 12
+        return ZS_MANY_COLUMNS_SHORT
     if n > 8:
         if n == 16 or n == 24 or n == 32 or n == 64:
             for c in range(1, n):
                 if cols[c].width != w0:
-                    return 8
+                    return ZS_MANY_COLUMNS
             need = (size + n - 1) // n   # (below any width that is a multiple of 8)
             if w0 % 8 == 0 and (need == 2 or need == 4):
-                return 11
-        return 8
+                return ZS_MANY_COLUMNS_8N_PREFIX
+        return ZS_MANY_COLUMNS
     for c in range(n):
         total += cols[c].width
         if cols[c].width != w0:
@@ -77,30 +97,30 @@ cdef int shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,
             narrow = 1
     if uniform:
         if w0 % 8:
-            return 3
+            return ZS_UNIFORM_NARROW
         if size == total:
-            return 0
+            return ZS_UNIFORM_8N_FULL
         if n <= 3:
-            return 1
+            return ZS_UNIFORM_8N_TRUNCATED_1_3
         need = (size + n - 1) // n   # bytes of each column the rows use
         if 4 <= n <= 6 and size == n * need and (need == 1 or need == 2 or need == 4):
-            return 9
+            return ZS_UNIFORM_8N_PREFIX
         if 5 <= n <= 7 and (need == 2 or need == 4):
-            return 9
+            return ZS_UNIFORM_8N_PREFIX
         if n == 6 and w0 == 8:
-            return 10
-        return 2
+            return ZS_UNIFORM_6X8_TRUNCATED
+        return ZS_UNIFORM_8N_TRUNCATED_4_8
     if narrow:
-        return 7
+        return ZS_RAGGED_NARROW
     if size == total:
-        return 4
-    return 5 if size <= n * wmin else 6
+        return ZS_RAGGED_FULL
+    return ZS_RAGGED_TRUNCATED_FIRST if size <= n * wmin else ZS_RAGGED_TRUNCATED_LATER
 
 
 cdef void auto_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
-    _kernels[shape_class(columns, ncolumns, size, out_stride)](columns, ncolumns, size, nrows,
-                                                               out, out_stride)
+    _kernels[<int>shape_class(columns, ncolumns, size, out_stride)](columns, ncolumns, size,
+                                                                    nrows, out, out_stride)
 
 
 def configure(plan, capsules):
@@ -123,13 +143,4 @@ def shape_class_of(widths, size, row_strides=None, out_stride=None):
     return SHAPE_CLASSES[shape_class(cols, n, size, size if out_stride is None else out_stride)]
 
 
-def interleave_bits(columns, interleaved_size=None, out=None):
-    return interleave_bits_with(auto_rows, columns, interleaved_size, out)
-
-
-def interleave_rows(columns, interleaved_size=None, out=None, *, threads=1):
-    return interleave_rows_with(auto_rows, columns, interleaved_size, out, threads)
-
-
-interleave_bits.__doc__ = INTERLEAVE_BITS_DOC
-interleave_rows.__doc__ = INTERLEAVE_ROWS_DOC
+publish(globals(), "auto", auto_rows, NULL)

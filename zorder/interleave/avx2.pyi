@@ -1,11 +1,13 @@
-from typing import Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 from zorder.interleave._contract import interleave_bits as interleave_bits
 from zorder.interleave._contract import interleave_rows as interleave_rows
+from zorder.interleave._frontend import Backend
 
 name: str
 SUPPORTED: bool
 UNSUPPORTED_REASON: str
+backend: Backend
 
 # Tests only: the output size from which non-temporal stores are used (sets it if given).
 def _stream_min(value: Optional[int] = ...) -> int: ...
@@ -18,3 +20,7 @@ def _planar(mode: Optional[int] = ..., min_rows: Optional[int] = ...) -> Tuple[i
 def _planar_rows(widths: Sequence[int], size: int, nrows: int,
                  row_strides: Optional[Sequence[int]] = ...,
                  out_stride: Optional[int] = ...) -> int: ...
+
+# Tests only: the assembly of narrow ragged rows on caller-given buffers (rows assembled).
+def _assemble(pieces: Sequence[Tuple[Any, int, int, int]], size: int, rows: int,
+              out: Any) -> int: ...

@@ -5,7 +5,7 @@
 # only checked pointers and sizes, runs without the GIL, and decides once per call
 # whether its fast path covers the shape (never per row).
 
-from libc.stdint cimport uint8_t, uint64_t
+from libc.stdint cimport uint8_t
 
 cdef extern from "kernel.h":
     ctypedef struct Column "zorder_column":
@@ -13,25 +13,11 @@ cdef extern from "kernel.h":
         Py_ssize_t row_stride    # bytes from one row to the next (any sign; 0 for one row)
         Py_ssize_t width         # bytes of this column in every row (may be 0)
 
-    enum: ZORDER_MAX_GROUP
-
-    # Byte-aligned groups of at most 8 columns, ragged widths included (see csrc/kernel.h).
-    ctypedef struct Plan "zorder_plan":
-        int nsegments
-        int uniform
-        Py_ssize_t seg_start[8]
-        Py_ssize_t seg_end[8]
-        int seg_k[8]
-        int seg_cols[8][8]
-
-    uint64_t spread_bits "zorder_spread_bits"(uint64_t v, int nbits, int k) noexcept nogil
-    int make_plan "zorder_make_plan"(const Column* cols, Py_ssize_t ncols, Plan* plan) noexcept nogil
     # need[c]: the bytes of column c that rows cut to `size` bytes use (Iceberg's order)
     void bytes_used "zorder_bytes_used"(const Column* cols, Py_ssize_t ncols, Py_ssize_t size,
                                         int* need) noexcept nogil
     bint rows_reachable "zorder_rows_reachable"(const Column* cols, Py_ssize_t ncols,
                                                 const int* need) noexcept nogil
-    void store_group "zorder_store_group"(uint8_t* dst, uint64_t w, int k, Py_ssize_t nbytes) noexcept nogil
 
 # Writes rows [0, nrows): row r's `size` interleaved bytes go to out + r * out_stride,
 # every one of them written (Iceberg zero-fills first). The caller guarantees
@@ -39,6 +25,29 @@ cdef extern from "kernel.h":
 ctypedef void (*RowsKernel)(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                             Py_ssize_t nrows, uint8_t* out,
                             Py_ssize_t out_stride) noexcept nogil
+
+
+# A backend's C table (csrc/generic/backend.h): the fields the Python side reads.
+cdef extern from "backend.h" nogil:
+    ctypedef struct SegPiece "zorder_seg_piece":
+        const uint8_t* src
+        Py_ssize_t stride, n, at
+    ctypedef Py_ssize_t (*AssembleFn "zorder_assemble_fn")(const SegPiece* pieces, int npieces,
+                                                         Py_ssize_t size, Py_ssize_t rows,
+                                                         uint8_t* out) noexcept nogil
+    ctypedef int (*TryRowsFn "zorder_try_rows_fn")(const Column* cols, Py_ssize_t ncols,
+                                                  Py_ssize_t size, Py_ssize_t nrows,
+                                                  uint8_t* out,
+                                                  Py_ssize_t out_stride) noexcept nogil
+    ctypedef int (*TryUniformFn "zorder_try_uniform_fn")(const Column* cols, int k,
+                                                        Py_ssize_t size, Py_ssize_t nrows,
+                                                        uint8_t* out,
+                                                        Py_ssize_t out_stride) noexcept nogil
+    ctypedef struct BackendTable "zorder_backend":
+        TryRowsFn rows              # its kernel for whole calls (NULL: none)
+        TryUniformFn vector         # its uniform vector kernel (NULL: none)
+        AssembleFn assemble         # its assembly of narrow ragged rows (NULL: none)
+        Py_ssize_t* stream_min      # where streaming stores start (NULL: none)
 
 
 # Columns without data, for the tests' hooks on a call's shape (auto.shape_class_of, the

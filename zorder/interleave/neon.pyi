@@ -6,10 +6,12 @@ from numpy.typing import NDArray
 from zorder.interleave._contract import RowsInput
 from zorder.interleave._contract import interleave_bits as interleave_bits
 from zorder.interleave._contract import interleave_rows as interleave_rows
+from zorder.interleave._frontend import Backend
 
 name: str
 SUPPORTED: bool
 UNSUPPORTED_REASON: str
+backend: Backend
 
 # Tests only: the vector kernel alone; LookupError for a shape it does not cover.
 def _vector_rows(

@@ -1,5 +1,9 @@
 from zorder.interleave._contract import interleave_bits as interleave_bits
 from zorder.interleave._contract import interleave_rows as interleave_rows
+from zorder.interleave._frontend import Backend
 
 name: str
+SUPPORTED: bool
+UNSUPPORTED_REASON: str
+backend: Backend
 def spread_table() -> list[list[int]]: ...

@@ -1,5 +1,5 @@
-/* The C side of the kernel contract (see _kernel.pxd), shared by the Cython backends and
- * by the C files that need per-function target attributes (pdep, simd). */
+/* The C side of the kernel contract (see kernel.pxd), shared by the Cython backends and
+ * by the C files that need per-function target attributes (pdep, avx2, simd). */
 #ifndef ZORDER_KERNEL_H
 #define ZORDER_KERNEL_H
 
@@ -12,24 +12,10 @@ typedef struct {
     ptrdiff_t width;       /* bytes of this column in every row */
 } zorder_column;
 
-/* Why groups work for ragged input too: at byte index j, every column that still has a
- * byte j contributes exactly 8 bits, so the k such columns fill exactly k output bytes.
- * Byte index j's output is the k-column interleave of those bytes, in column order. As j
- * grows the set of active columns only shrinks, so a call has at most one segment per
- * distinct width, each with its own k and column list. */
+/* The most columns of one uniform group (one 64-bit word of k bytes a group). */
 #define ZORDER_MAX_GROUP 8
 
-typedef struct {
-    int nsegments;
-    int uniform;                                   /* one segment holding every column */
-    ptrdiff_t seg_start[ZORDER_MAX_GROUP];         /* first byte index of the segment */
-    ptrdiff_t seg_end[ZORDER_MAX_GROUP];           /* one past its last byte index */
-    int seg_k[ZORDER_MAX_GROUP];                   /* active columns in the segment */
-    int seg_cols[ZORDER_MAX_GROUP][ZORDER_MAX_GROUP];
-} zorder_plan;
-
-/* 1 when 1 <= ncols <= 8 columns all have one width: the shape of the fast path,
- * told without building a plan (which matters for one row a call). */
+/* 1 when 1 <= ncols <= 8 columns all have one width: the shape of the fast path. */
 static inline int zorder_is_uniform(const zorder_column *cols, ptrdiff_t ncols)
 {
     ptrdiff_t c;
@@ -38,42 +24,6 @@ static inline int zorder_is_uniform(const zorder_column *cols, ptrdiff_t ncols)
     for (c = 1; c < ncols; c++)
         if (cols[c].width != cols[0].width)
             return 0;
-    return 1;
-}
-
-/* Fills plan; returns 0 when some byte index has more than 8 active columns (the group
- * would not fit one 64-bit word), so the caller must use the bit loop instead. */
-static inline int zorder_make_plan(const zorder_column *cols, ptrdiff_t ncols, zorder_plan *plan)
-{
-    ptrdiff_t start = 0;
-    int s = 0;
-    plan->nsegments = 0;
-    plan->uniform = 0;
-    for (;;) {
-        /* The next segment ends at the smallest width above `start`. */
-        ptrdiff_t end = -1, c;
-        int k = 0;
-        for (c = 0; c < ncols; c++) {
-            if (cols[c].width > start && (end < 0 || cols[c].width < end))
-                end = cols[c].width;
-        }
-        if (end < 0)
-            break;
-        for (c = 0; c < ncols; c++) {
-            if (cols[c].width > start) {
-                if (k == ZORDER_MAX_GROUP)
-                    return 0;
-                plan->seg_cols[s][k++] = (int)c;
-            }
-        }
-        plan->seg_start[s] = start;
-        plan->seg_end[s] = end;
-        plan->seg_k[s] = k;
-        s++;
-        start = end;
-    }
-    plan->nsegments = s;
-    plan->uniform = (s == 1 && plan->seg_k[0] == ncols);
     return 1;
 }
 
@@ -132,15 +82,6 @@ static inline uint64_t zorder_spread_bits(uint64_t v, int nbits, int k)
         if ((v >> (nbits - 1 - i)) & 1)
             w |= (uint64_t)1 << (nbits * k - 1 - i * k);
     return w;
-}
-
-/* Writes the first nbytes (<= k) of a k-byte group held in the low 8k bits of w,
- * most significant byte first. */
-static inline void zorder_store_group(uint8_t *dst, uint64_t w, int k, ptrdiff_t nbytes)
-{
-    ptrdiff_t b;
-    for (b = 0; b < nbytes; b++)
-        dst[b] = (uint8_t)(w >> (8 * (k - 1 - b)));
 }
 
 #endif

@@ -23,10 +23,10 @@
  * buffer, or, with rows back to back, whole when it only runs into later rows of the call
  * (which are written after it; the contract of spread_rows.h). Column bytes past the
  * rounded-up groups the row needs are never read, and the width being a multiple of 8
- * keeps every load inside the column. Other widths and
- * one column are the caller's (neon.pyx: rows of 8 bytes through csrc/segments.h, or the
- * table kernel). Instructions executed per row, against table's: benchmarks/NOTES.md
- * (tools/neon_icount.sh counts them under emulation). */
+ * keeps every load inside the column. Other widths and one column are the caller's (the
+ * generic driver: rows of 8 bytes through segments.h, or the table kernel). Instructions
+ * executed per row, against table's: benchmarks/NOTES.md (tools/neon_icount.sh counts them
+ * under emulation). */
 #include <string.h>
 
 #include "neon_kernel.h"

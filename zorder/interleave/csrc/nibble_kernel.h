@@ -1,4 +1,8 @@
-/* The nibble backend's hooks for the uniform fast path (spread_rows.h).
+/* The nibble backend: NIBBLE[k][h] is nibble h with its bits spread k apart, the smaller
+ * table (9 x 16 words instead of 9 x 256) named in Iceberg issue #17758; each byte takes
+ * two lookups, high nibble shifted above the low one. Same coverage as the table backend.
+ *
+ * Its hooks for the uniform fast path (spread_rows.h):
  *
  * SHIFTED[k][t * G + p][0][h] holds the high nibble h, [1][l] the low nibble l, each
  * already where byte (h << 4 | l) of column t at group position p goes:
@@ -8,7 +12,11 @@
 
 #include <stdint.h>
 #include "spread_rows.h"
+#include "bitloop.h"
+#include "segments.h"
 
+/* NIBBLE, filled once by zorder_nibble_init (nibble.nibble_table() shows it). */
+static uint64_t zorder_nibble_spread[9][16];
 static uint64_t zorder_nibble_shifted[9][8][2][16];
 
 ZORDER_ALWAYS_INLINE uint64_t zorder_nibble_lookup(const int k, const int t, const int p,
@@ -70,20 +78,29 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_nibble_group(const uint8_t *const *src, con
 #define ZORDER_GROUP(k, src, j) zorder_nibble_group(src, k, j)
 #include "spread_rows.h"
 
-/* Fills SHIFTED from NIBBLE[k][h] (nibble h's bits spread k apart, in the low 4k bits). */
-static void zorder_nibble_fill_shifted(const uint64_t nibble[9][16])
+/* Fills NIBBLE (bit i of nibble h, i = 0 its MSB, at position 4k-1-i*k) and SHIFTED from
+ * it. */
+static void zorder_nibble_init(void)
 {
     int k, t, p, h;
+    for (k = 1; k <= 8; k++)
+        for (h = 0; h < 16; h++)
+            zorder_nibble_spread[k][h] = zorder_spread_bits((uint64_t)h, 4, k);
     for (k = 1; k <= 8; k++)
         for (t = 0; t < k; t++)
             for (p = 0; p < 8 / k; p++)
                 for (h = 0; h < 16; h++) {
                     const int shift = t + 8 * k * p;
                     zorder_nibble_shifted[k][t * (8 / k) + p][0][h] =
-                        (nibble[k][h] << (64 - 4 * k)) >> shift;
+                        (zorder_nibble_spread[k][h] << (64 - 4 * k)) >> shift;
                     zorder_nibble_shifted[k][t * (8 / k) + p][1][h] =
-                        (nibble[k][h] << (64 - 8 * k)) >> shift;
+                        (zorder_nibble_spread[k][h] << (64 - 8 * k)) >> shift;
                 }
 }
+
+static const zorder_backend zorder_nibble_backend = {
+    .name = "nibble", .scalar = zorder_spread_uniform, .uniform = zorder_spread_uniform,
+    ZORDER_DEFAULT_COSTS, .fallback = &zorder_bitloop_backend,
+};
 
 #endif

@@ -2,8 +2,8 @@
  *
  * This file holds the only BMI2 instructions in zorder, each function marked with
  * target("bmi2") instead of compiling the file with -mbmi2, so nothing outside these
- * functions (the module's import included) can ever use them. _pdep.pyx calls in only
- * after CPUID says BMI2 is there. */
+ * functions (the module's import included) can ever use them. pdep.pyx (and simd.pyx, its
+ * fallback) call in only after CPUID says BMI2 is there. */
 #include "pdep_kernel.h"
 #include "arch.h"
 #include "spread_rows.h"

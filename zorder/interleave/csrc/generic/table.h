@@ -1,16 +1,25 @@
-/* The table backend's hooks for the uniform fast path (spread_rows.h).
+/* The portable table kernel: SPREAD[k][b] is byte b with its bits spread k apart (the
+ * method of Iceberg issue #17758 / PR #17774: a group of k output bytes is the OR of
+ * SPREAD[k][column_t[j]] >> t over the k columns), and the table backend. In the generic
+ * layer because avx2 and neon leave to it what their vector kernels decline.
+ *
+ * Its hooks for the uniform fast path (spread_rows.h):
  *
  * SHIFTED[k][t * G + p][b] = (SPREAD[k][b] << (64 - 8k)) >> (t + 8kp), G = 8 / k: one
  * table per column and group position, so a lookup needs no shift. 9 x 8 x 256 words
  * (144 KiB), of which one k's 16 KiB is in use at a time. Each column's G bytes of a
  * word are read with one load and split with shifts, which keeps the load ports (the
  * limit: one table load per byte) for the lookups. */
-#ifndef ZORDER_TABLE_KERNEL_H
-#define ZORDER_TABLE_KERNEL_H
+#ifndef ZORDER_TABLE_H
+#define ZORDER_TABLE_H
 
 #include <stdint.h>
 #include "spread_rows.h"
+#include "bitloop.h"
+#include "segments.h"
 
+/* SPREAD, filled once by zorder_table_init (table.spread_table() shows it). */
+static uint64_t zorder_table_spread[9][256];
 static uint64_t zorder_table_shifted[9][8][256];
 
 #define ZORDER_TAB(k, t, p, b) zorder_table_shifted[k][(t) * (8 / (k)) + (p)][b]
@@ -69,7 +78,7 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_table_group(const uint8_t *const *src, cons
 }
 
 #define ZORDER_TARGET
-/* 8 columns: 1M rows, 16.6 ns a row with ordinary stores, 20.8 with streaming ones. */
+/* 8 columns measured slower with streaming stores (NOTES.md "Cost vector: table") */
 #define ZORDER_STREAM_OK(k) ((k) < 8)
 #define ZORDER_G(k) (8 / (k))
 #define ZORDER_WORD2(k, src, j0, w0, w1) zorder_table_word2(src, k, j0, &(w0), &(w1))
@@ -77,16 +86,28 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_table_group(const uint8_t *const *src, cons
 #define ZORDER_GROUP(k, src, j) zorder_table_group(src, k, j)
 #include "spread_rows.h"
 
-/* Fills SHIFTED from SPREAD[k][b] (byte b's bits spread k apart, in the low 8k bits). */
-static void zorder_table_fill_shifted(const uint64_t spread[9][256])
+#define zorder_table_uniform zorder_spread_uniform
+
+/* Fills SPREAD (bit i of b, i = 0 its MSB, at position 8k-1-i*k) and SHIFTED from it. */
+static void zorder_table_init(void)
 {
     int k, t, p, b;
+    for (k = 1; k <= 8; k++)
+        for (b = 0; b < 256; b++)
+            zorder_table_spread[k][b] = zorder_spread_bits((uint64_t)b, 8, k);
     for (k = 1; k <= 8; k++)
         for (t = 0; t < k; t++)
             for (p = 0; p < 8 / k; p++)
                 for (b = 0; b < 256; b++)
                     zorder_table_shifted[k][t * (8 / k) + p][b] =
-                        (spread[k][b] << (64 - 8 * k)) >> (t + 8 * k * p);
+                        (zorder_table_spread[k][b] << (64 - 8 * k)) >> (t + 8 * k * p);
 }
+
+/* Up to 8 columns of one width on the kernel; ragged widths and 9-64 columns segment by
+ * segment (segments.h); more columns the bit loop. */
+static const zorder_backend zorder_table_backend = {
+    .name = "table", .scalar = zorder_table_uniform, .uniform = zorder_table_uniform,
+    ZORDER_DEFAULT_COSTS, .fallback = &zorder_bitloop_backend,
+};
 
 #endif
