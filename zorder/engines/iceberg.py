@@ -43,7 +43,8 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from zorder.engines.iceberg_columns import (
-    CURVE_COLUMNS, check_curve, curve_columns, curve_ordering, require_pyiceberg)
+    CURVE_COLUMNS, check_curve, check_format_version, curve_columns, curve_ordering,
+    require_pyiceberg)
 from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, commit_rewrite, summary_properties,
     zorder_summary)
@@ -52,7 +53,9 @@ from zorder.engines.iceberg_plan import (
     row_filter_expression, target_size)
 from zorder.engines.iceberg_read import learn_group_boundaries
 from zorder.engines.iceberg_report import RewriteResult, referenced_files, skipping
-from zorder.engines.iceberg_tasks import deleted_on_failure, written_journal
+from zorder.engines.iceberg_journal import CleanResult, clean
+from zorder.engines.iceberg_tasks import (
+    WrittenPaths, deleted_on_failure, read_failure, run_journal, written_journal)
 from zorder.engines.iceberg_write import run_on_dask, write_group
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT
@@ -62,12 +65,14 @@ from zorder.values.ordering import Ordering
 
 __all__ = [
     "CURVE_COLUMNS",
+    "CleanResult",
     "DEFAULT_MAX_FILE_GROUP_SIZE",
     "DEFAULT_TARGET_FILE_SIZE",
     "IcebergRewriteError",
     "RewriteResult",
     "check_checksums",
     "check_counts",
+    "clean",
     "curve_columns",
     "referenced_files",
     "rewrite",
@@ -161,6 +166,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     extra_summary = summary_properties(snapshot_properties)
     start = time.perf_counter()
     table.refresh()
+    check_format_version(table.metadata)
     target = target_size(table, target_file_size)
     names = curve_columns(table, columns, curve=ordering.curve, case_sensitive=case_sensitive)
     ordering = curve_ordering(table.schema(), names, ordering)
@@ -190,15 +196,24 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         report["seconds"] = time.perf_counter() - start
         return result
 
+    # What earlier runs journaled and left (a SIGKILL, a lost client): deleted first.
+    try:
+        report["journal_cleaned"] = clean(table).deleted
+    except Exception as exc:  # noqa: BLE001 - the rewrite does not depend on it
+        report["journal_cleaned"] = f"not cleaned: {type(exc).__name__}: {exc}"
     if ordering.encoding == "rank" and ordering.boundaries is None:
-        ordering = learn_group_boundaries(table, groups, names, ordering, scheduler)
+        with read_failure("the rank sampling"):
+            ordering = learn_group_boundaries(table, groups, names, ordering, scheduler)
         record(ordering)
     metadata = table.metadata
-    written: List[str] = []
+    written = WrittenPaths(None)
     added: List[Any] = []
-    # SIGTERM as an exception, so that the cleanup runs for `kill` as for Ctrl-C.
-    with written_journal(scheduler is not None) as journal, sigterm_as_exception():
-        with deleted_on_failure(table.io, written, journal):
+    # Every file is journaled before it is written (``run``: kept with the table's data,
+    # for a SIGKILL); SIGTERM as an exception, so that the cleanup runs for `kill` too.
+    with written_journal(scheduler is not None) as journal, \
+            run_journal(table.io, metadata.location, written) as run, sigterm_as_exception():
+        written.table_journal = run.writer
+        with deleted_on_failure(table.io, written, journal, run):
             if scheduler is None:
                 for i, group in enumerate(groups):
                     files, entry = write_group(metadata, table.io, group, names, ordering,
@@ -209,7 +224,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
                         progress(i + 1, len(groups), entry)
             else:
                 results = run_on_dask(scheduler, metadata, table.io, groups, names,
-                                       ordering, target, written, journal)
+                                       ordering, target, written, journal, run.writer)
                 for i, r in enumerate(results):
                     added.extend(r["files"])
                     report["groups"].append(r["entry"])
@@ -220,6 +235,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             check_checksums(sum(int(e["checksum"], 16) for e in entries) % 2**64,
                             sum(int(e["written_checksum"], 16) for e in entries) % 2**64,
                             "the table")
+            run.check_lease()
         props = zorder_summary(ordering.curve.name, names, ordering.rank_bits)
         props.update(extra_summary)
         snapshot_id = commit_rewrite(table, removed, added, props, written, metadata)
