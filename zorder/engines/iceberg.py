@@ -30,7 +30,10 @@ the table's manifests let a reader skip, before and after.
 Nothing is lost: the commit carries the catalog's optimistic-concurrency check, so a
 writer that committed after the plan makes it fail (it is refused, never retried over
 the other commit); on any failure the files written for the rewrite are deleted, and
-any that could not be are named in the error. Tables with delete files are refused.
+any that could not be are named in the error. Tables with delete files are refused, and
+so are format-v3 tables (PyIceberg 0.12 cannot commit them). Every file is journaled with
+the table's data before it is written (``zorder.engines.iceberg_journal``), so what a
+SIGKILL leaves is deleted by the next run or by ``clean``.
 
 PyIceberg has no public REPLACE commit (``_RewriteFiles`` is under review, PR 3131): the
 commit here builds on its ``_OverwriteFiles`` snapshot producer (``_ReplaceFiles``).
@@ -141,9 +144,10 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
 
     Raises:
         ValueError, TypeError: bad arguments, refused columns or types, a table with
-            delete files.
+            delete files, a format-v3 table (before any manifest or data file is read).
         IcebergRewriteError: the rewrite wrote files but did not commit (the files were
-            deleted; any that could not be are listed). A ``CommitFailedException`` from
+            deleted; any that could not be are listed); a data file that is missing or
+            cannot be read (truncated) is this error too. A ``CommitFailedException`` from
             a concurrent commit comes as this error, with the original as its cause. A
             catalog failure that leaves the commit's outcome unknown (the catalog may
             still apply it) comes as this error with ``outcome_unknown`` set and nothing
