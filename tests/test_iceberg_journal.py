@@ -354,3 +354,17 @@ def test_clean_checks_its_arguments(catalog, tmp_path, capsys):
     assert "--older-than" in capsys.readouterr().err
     assert main(["iceberg", "clean", "db.args", *catalog_flags(tmp_path)]) == 0
     assert "deleted 0 unreferenced file(s)" in capsys.readouterr().out
+
+
+def test_dask_tasks_journal_their_files_and_a_commit_clears_the_journal(catalog, monkeypatch):
+    pytest.importorskip("dask")
+    from zorder.engines import iceberg_journal as journal_module
+
+    table = make_table(catalog, name="dask_journal", spec="identity", appends=2, rows=200)
+    recorded = []
+    real = journal_module.JournalWriter.record
+    monkeypatch.setattr(journal_module.JournalWriter, "record",
+                        lambda self, path: recorded.append(path) or real(self, path))
+    result = rewrite(table, "l", scheduler="threads")
+    assert sorted(recorded) == sorted(result.added_paths)
+    assert journal_files(table) == set()
