@@ -23,7 +23,8 @@ from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: E402
 from pyiceberg.transforms import BucketTransform, DayTransform, MonthTransform  # noqa: E402
 
 from test_iceberg import (  # noqa: E402
-    FIELD_ID, SCHEMA, arrow_batch, catalog, data_files_on_disk, local, make_table, multiset)
+    FIELD_ID, SCHEMA, arrow_batch, catalog, data_files_on_disk, local, make_table, multiset,
+    unreferenced_files)
 from zorder.cli import main  # noqa: E402
 from zorder.engines import iceberg_journal  # noqa: E402
 from zorder.iceberg import IcebergRewriteError, clean, rewrite  # noqa: E402
@@ -368,3 +369,82 @@ def test_dask_tasks_journal_their_files_and_a_commit_clears_the_journal(catalog,
     result = rewrite(table, "l", scheduler="threads")
     assert sorted(recorded) == sorted(result.added_paths)
     assert journal_files(table) == set()
+
+
+# ---------------------------------------------------------------------------------------
+# The journal with the live commit: partial progress, and the plan's validation window.
+
+PARTIAL_KILLED = """
+import os, signal, sys
+from pyiceberg.catalog.sql import SqlCatalog
+from zorder.iceberg import rewrite
+catalog = SqlCatalog("test", uri=sys.argv[1], warehouse=sys.argv[2])
+table = catalog.load_table(sys.argv[3])
+def progress(done, total, entry):
+    if done == -(-total // 2) + 1:   # the first group of the second batch is written
+        os.kill(os.getpid(), signal.SIGKILL)   # no cleanup can run
+rewrite(table, "l,d", target_file_size="20KB", progress=progress, partial_progress=True,
+        max_commits=2)
+"""
+
+
+def test_a_sigkill_after_a_landed_batch_leaves_only_the_next_batchs_files(
+        catalog, tmp_path, run_python, capsys):
+    """Partial progress, killed between its two commits: the first batch's files are the
+    table's (their journal entries went as it landed), the second's are journaled
+    leftovers, and ``clean`` deletes exactly those."""
+    table = make_table(catalog, name="partial_killed", spec="identity", appends=2, rows=1500,
+                       with_nulls=False)
+    before = multiset(table.scan().to_arrow())
+    snapshot = table.current_snapshot().snapshot_id
+    on_disk = data_files_on_disk(table)
+    proc = run_python("-c", PARTIAL_KILLED, f"sqlite:///{tmp_path}/catalog.db",
+                      f"file://{tmp_path}/wh", "db.partial_killed", timeout=300)
+    assert proc.returncode == -9, proc.stderr[-800:]
+    table.refresh()
+    landed = table.current_snapshot()
+    assert landed.snapshot_id != snapshot and landed.summary.operation.value == "replace"
+    first_batch = {local(t.file.file_path) for t in table.scan().plan_files()} - on_disk
+    assert first_batch and first_batch <= data_files_on_disk(table)
+    left = data_files_on_disk(table) - on_disk - first_batch
+    assert left, "the second batch wrote nothing before it was killed"
+    journaled = {local(p) for p in iceberg_journal.journaled_paths(
+        table.io, os.path.dirname(next(iter(journal_files(table)))))}
+    assert journaled == left   # (the landed batch's entries went as it committed)
+    assert multiset(table.scan().to_arrow()) == before
+
+    assert main(["iceberg", "clean", "db.partial_killed", *catalog_flags(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"deleted {len(left)} unreferenced file(s)" in out, out
+    assert data_files_on_disk(table) == (on_disk | first_batch)
+    assert journal_files(table) == set()
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == landed.snapshot_id
+    assert {local(t.file.file_path) for t in table.scan().plan_files()} >= first_batch
+    assert multiset(table.scan().to_arrow()) == before
+    assert unreferenced_files(table) == set()
+
+
+def test_a_commit_during_the_starting_clean_is_validated_against_the_plan(catalog,
+                                                                          monkeypatch):
+    """The clean at the start refreshes the table: a commit that removed an input file
+    just before it still refuses the rewrite, as validated from the planned snapshot."""
+    from zorder.engines import iceberg as engine
+
+    table = make_table(catalog, name="clean_race", spec="identity", appends=2, rows=150)
+    other = catalog.load_table("db.clean_race")
+    real = engine.clean
+    removers = []
+
+    def remove_then_clean(t, *args, **kwargs):
+        other.delete("cat == 'a'")   # copy-on-write: removes partition a's files
+        removers.append(other.current_snapshot().snapshot_id)
+        return real(t, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "clean", remove_then_clean)
+    with pytest.raises(IcebergRewriteError, match="removed input file") as info:
+        rewrite(table, ["l"])
+    assert f"snapshot {removers[0]} (delete)" in str(info.value)
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == removers[0]
+    assert unreferenced_files(table) == set()
