@@ -25,23 +25,39 @@ __all__ = ["add_arguments", "load_catalog", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``iceberg`` command's options."""
-    parser.add_argument("action", choices=["rewrite"], help="what to do (rewrite: cluster the table)")
+    """The ``iceberg`` command's actions and their options."""
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    _add_rewrite_arguments(actions.add_parser(
+        "rewrite", help="cluster the table", description="Z-order (or Hilbert) rewrite of an "
+        "Iceberg table, committed as one REPLACE snapshot."))
+    _add_clean_arguments(actions.add_parser(
+        "clean", help="delete the files earlier rewrites journaled and left unreferenced",
+        description="Delete the data files that earlier rewrites journaled (under the "
+        "table's location, zorder-journal/) and that no snapshot of any branch or tag "
+        "references: what a SIGKILL, a killed Dask worker or a lost client left. Never a "
+        "file zorder did not journal, nor one of a run in progress."))
+
+
+def _add_clean_arguments(parser: argparse.ArgumentParser) -> None:
+    """``iceberg clean``'s options."""
+    parser.add_argument("table", metavar="TABLE", help="the table's identifier, e.g. db.events")
+    _add_catalog_arguments(parser)
+    parser.add_argument("--older-than", default=None, type=float, metavar="SECONDS",
+                        help="judge a run over once silent this long (default 3600; a run "
+                             "that ended, or whose process on this host is gone, at once)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="list the files that would be deleted; delete nothing")
+
+
+def _add_rewrite_arguments(parser: argparse.ArgumentParser) -> None:
+    """``iceberg rewrite``'s options."""
     parser.add_argument("table", metavar="TABLE", help="the table's identifier, e.g. db.events")
     add_columns_argument(parser, "curve columns")
     add_curve_argument(parser)
     parser.add_argument("--where", default=None, metavar="EXPR",
                         help="rewrite only the files that may hold matching rows, e.g. "
                              "\"day >= '2026-01-01'\" (PyIceberg's expression syntax)")
-    where = parser.add_argument_group("catalog (as PyIceberg loads it: ~/.pyiceberg.yaml, "
-                                      "PYICEBERG_CATALOG__* variables, or these flags)")
-    where.add_argument("--catalog", default=None, metavar="NAME",
-                       help="the catalog's name in the configuration (default: 'default')")
-    where.add_argument("--uri", default=None, help="catalog URI, e.g. sqlite:///catalog.db or "
-                       "http://rest:8181")
-    where.add_argument("--warehouse", default=None, help="warehouse location, e.g. file:///wh")
-    where.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
-                       help="another catalog property (repeatable)")
+    _add_catalog_arguments(parser)
     parser.add_argument("--target-file-size", default=None, type=size_arg, metavar="SIZE",
                         help="target data file size, e.g. 512MB (default: the table's "
                              "write.target-file-size-bytes, else 512MiB)")
@@ -102,6 +118,19 @@ def selection_arguments(args: argparse.Namespace) -> Dict[str, Any]:
             "delete_file_threshold": args.delete_file_threshold,
             "max_files_to_rewrite": args.max_files_to_rewrite,
             "min_overlap_depth": args.min_overlap_depth}
+
+
+def _add_catalog_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags that name the catalog."""
+    where = parser.add_argument_group("catalog (as PyIceberg loads it: ~/.pyiceberg.yaml, "
+                                      "PYICEBERG_CATALOG__* variables, or these flags)")
+    where.add_argument("--catalog", default=None, metavar="NAME",
+                       help="the catalog's name in the configuration (default: 'default')")
+    where.add_argument("--uri", default=None, help="catalog URI, e.g. sqlite:///catalog.db or "
+                       "http://rest:8181")
+    where.add_argument("--warehouse", default=None, help="warehouse location, e.g. file:///wh")
+    where.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
+                       help="another catalog property (repeatable)")
 
 
 def load_catalog(args: argparse.Namespace) -> Any:
@@ -278,13 +307,64 @@ def _cannot(what: str, exc: Exception) -> int:
     return 1
 
 
+def _open_table(args: argparse.Namespace) -> Any:
+    """(catalog, table) the flags name, or the exit status of a catalog's own error."""
+    from pyiceberg.exceptions import NoSuchTableError
+
+    try:
+        catalog = load_catalog(args)
+    except (ValueError, TypeError, ImportError):
+        raise
+    except Exception as exc:   # a database driver's or HTTP client's own error
+        return _cannot("open the catalog", exc)
+    check_table_name(catalog, args.table)
+    try:
+        table = catalog.load_table(args.table)
+    except NoSuchTableError:
+        raise ValueError(no_table(catalog, args.table)) from None
+    except (ValueError, TypeError, ImportError):
+        raise
+    except Exception as exc:
+        return _cannot(f"load table {args.table!r}", exc)
+    return catalog, table
+
+
+def _clean(args: argparse.Namespace) -> int:
+    """``zorder iceberg clean TABLE [--dry-run] [--older-than SECONDS]``."""
+    from zorder.engines.iceberg import clean
+
+    if args.older_than is not None and not args.older_than >= 0:
+        raise ValueError(f"--older-than must be a number of seconds >= 0, not {args.older_than}")
+    opened = _open_table(args)
+    if isinstance(opened, int):
+        return opened
+    _, table = opened
+    with sigterm_as_exception():
+        result = clean(table, dry_run=args.dry_run, older_than=args.older_than)
+    out = sys.stdout
+    verb = "would delete" if args.dry_run else "deleted"
+    for path in result.deleted:
+        print(f"{verb} {path}", file=out)
+    print(f"{'dry run: ' if args.dry_run else ''}{verb} {len(result.deleted)} unreferenced "
+          f"file(s) and {result.entries} journal entr{'y' if result.entries == 1 else 'ies'} "
+          f"of {len(result.runs)} ended run(s); {len(result.referenced)} journaled file(s) "
+          f"are referenced and kept; {len(result.live_runs)} run(s) in progress left alone",
+          file=out)
+    if result.left:
+        print(f"error: {len(result.left)} file(s) could not be deleted and stay journaled: "
+              f"{', '.join(result.left)}", file=sys.stderr)
+        return FAILURE
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run ``zorder iceberg rewrite`` with parsed ``args``; returns the exit status."""
+    """Run ``zorder iceberg rewrite`` (or ``clean``) with parsed ``args``; returns the exit
+    status."""
     from zorder.engines.iceberg import IcebergRewriteError, _require_pyiceberg, rewrite
 
     _require_pyiceberg()
-    from pyiceberg.exceptions import NoSuchTableError
-
+    if args.action == "clean":
+        return _clean(args)
     if args.timestamp is not None:
         raise ValueError("--timestamp does not apply: the Iceberg schema says which columns are "
                          "timestamp (microseconds) and which timestamptz (seconds)")
@@ -303,21 +383,10 @@ def run(args: argparse.Namespace) -> int:
             encoding["max_commits"] = args.max_commits
     if args.branch != "main":
         encoding["branch"] = args.branch
-    try:
-        catalog = load_catalog(args)
-    except (ValueError, TypeError, ImportError):
-        raise
-    except Exception as exc:   # a database driver's or HTTP client's own error
-        return _cannot("open the catalog", exc)
-    check_table_name(catalog, args.table)
-    try:
-        table = catalog.load_table(args.table)
-    except NoSuchTableError:
-        raise ValueError(no_table(catalog, args.table)) from None
-    except (ValueError, TypeError, ImportError):
-        raise
-    except Exception as exc:
-        return _cannot(f"load table {args.table!r}", exc)
+    opened = _open_table(args)
+    if isinstance(opened, int):
+        return opened
+    catalog, table = opened
     if args.report_json:
         check_report_is_not_the_table(args.report_json, catalog, table)
     bar = Progress("zorder iceberg", enabled=not args.quiet)

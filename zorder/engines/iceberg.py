@@ -37,9 +37,13 @@ change other files, stay under it (PyIceberg's commit retries it, within the tab
 ``commit.retry.*`` properties); one that removed a rewritten file or added a delete file
 applying to one, or a partition spec or schema change the new files do not match, refuses
 it, naming the snapshot. On any failure the files written for the rewrite are deleted,
-and any that could not be are named in the error. Tables with delete files are refused.
-``partial_progress`` commits the file groups in batches (Iceberg's ``partial-progress``);
-``branch`` rewrites and commits to a branch, never moving another ref.
+and any that could not be are named in the error. Tables with delete files are refused,
+and so are format-v3 tables (PyIceberg 0.12 cannot commit them). ``partial_progress``
+commits the file groups in batches (Iceberg's ``partial-progress``); ``branch`` rewrites
+and commits to a branch, never moving another ref. Every file is journaled with the
+table's data before it is written (``zorder.engines.iceberg_journal``), in one journal
+run for the whole rewrite whose entries each landed commit clears, so what a SIGKILL
+leaves is deleted by the next run or by ``clean``.
 
 PyIceberg has no public REPLACE commit (``_RewriteFiles`` is under review, PR 3131): the
 commit here builds on its ``_OverwriteFiles`` snapshot producer (``_ReplaceFiles``).
@@ -52,7 +56,8 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from zorder.engines.iceberg_columns import (
-    CURVE_COLUMNS, check_curve, curve_columns, curve_ordering, require_pyiceberg)
+    CURVE_COLUMNS, check_curve, check_format_version, curve_columns, curve_ordering,
+    require_pyiceberg)
 from zorder.engines.iceberg_commit import (
     CommitCall, IcebergRewriteError, branch_head, check_checksums, check_counts, commit_rewrite,
     delete_files, interrupts_deferred, summary_properties, zorder_summary)
@@ -64,7 +69,9 @@ from zorder.engines.iceberg_report import RewriteResult, referenced_files, skipp
 from zorder.engines.iceberg_select import (
     CLUSTERING_KEY, Selection, check_summary_keys, clustering_record, clustering_text,
     describe, identity_columns, select_groups)
-from zorder.engines.iceberg_tasks import deleted_on_failure, written_journal
+from zorder.engines.iceberg_journal import CleanResult, RunJournal, clean
+from zorder.engines.iceberg_tasks import (
+    WrittenPaths, deleted_on_failure, read_failure, run_journal, written_journal)
 from zorder.engines.iceberg_write import run_on_dask, write_group
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT
@@ -74,6 +81,7 @@ from zorder.values.ordering import Ordering
 
 __all__ = [
     "CURVE_COLUMNS",
+    "CleanResult",
     "DEFAULT_MAX_COMMITS",
     "DEFAULT_MAX_FILE_GROUP_SIZE",
     "DEFAULT_TARGET_FILE_SIZE",
@@ -81,6 +89,7 @@ __all__ = [
     "RewriteResult",
     "check_checksums",
     "check_counts",
+    "clean",
     "curve_columns",
     "referenced_files",
     "rewrite",
@@ -175,11 +184,12 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
 
     Raises:
         ValueError, TypeError: bad arguments, refused columns or types, a table with
-            delete files.
+            delete files, a format-v3 table (before any manifest or data file is read).
         IcebergRewriteError: the rewrite wrote files but did not commit (the files were
             deleted; any that could not be are listed): a conflicting commit (the
             message names its snapshot), or the catalog's refusals outlasting the
-            retries (``CommitFailedException`` as its cause). A catalog failure that
+            retries (``CommitFailedException`` as its cause); a data file that is missing
+            or cannot be read (truncated) is this error too. A catalog failure that
             leaves the commit's outcome unknown (the catalog may still apply it) comes as
             this error with ``outcome_unknown`` set and nothing deleted; so does an
             interrupt during the catalog call ("the commit may have landed"), as its
@@ -213,6 +223,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
                              min_overlap_depth=min_overlap_depth)
     start = time.perf_counter()
     table.refresh()
+    check_format_version(table.metadata)
     previous = branch_head(table, branch)
     target = target_size(table, target_file_size)
     check_row_filter(table.schema(), row_filter, case_sensitive)
@@ -249,20 +260,32 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         report["seconds"] = time.perf_counter() - start
         return result
 
+    # The metadata planned from: the commit is validated against it (``clean`` below
+    # refreshes the table, which may then be past the plan).
+    metadata = table.metadata
+    # What earlier runs journaled and left (a SIGKILL, a lost client): deleted first.
+    try:
+        report["journal_cleaned"] = clean(table).deleted
+    except Exception as exc:  # noqa: BLE001 - the rewrite does not depend on it
+        report["journal_cleaned"] = f"not cleaned: {type(exc).__name__}: {exc}"
     if ordering.encoding == "rank" and ordering.boundaries is None:
-        ordering = learn_group_boundaries(table, groups, names, ordering, scheduler)
+        with read_failure("the rank sampling"):
+            ordering = learn_group_boundaries(table, groups, names, ordering, scheduler)
         record(ordering)
         clustering = clustering_record(ordering, names)
         for g in groups:
             g.clustering = clustering_text(clustering)
-    metadata = table.metadata
     # (every batch's summary records the clustering, as its files do)
     extra_summary = {**extra_summary, CLUSTERING_KEY: clustering_text(clustering)}
     committer = _Committer(table, metadata, names, ordering, extra_summary, branch,
                            partial_progress, result)
     try:
-        for batch in _batches(groups, max_commits if partial_progress else 1):
-            committer.run(batch, target, scheduler, progress, len(groups))
+        # One journal run for every batch (kept with the table's data, for a SIGKILL):
+        # each file is journaled before it is written, each landed commit clears its own.
+        with run_journal(table.io, metadata.location, committer.journaled) as run:
+            committer.journal = run
+            for batch in _batches(groups, max_commits if partial_progress else 1):
+                committer.run(batch, target, scheduler, progress, len(groups))
     except BaseException as exc:
         committer.stopped(exc)
     committer.finish()
@@ -295,6 +318,8 @@ class _Committer:
         self.call = CommitCall()
         self.removed: List[Any] = []
         self.added: List[Any] = []
+        self.journal: Optional[RunJournal] = None   # the run's, kept with the table's data
+        self.journaled: List[str] = []   # every path this process journaled, all batches
         if partial:
             self.report["commits"], self.report["failed_groups"] = self.commits, self.failed
 
@@ -306,8 +331,9 @@ class _Committer:
             progress: Optional[Callable[[int, int, Dict[str, Any]], None]], total: int) -> None:
         self.batches += 1
         number = self.batches
-        table, metadata = self.table, self.metadata
-        written: List[str] = []
+        table, metadata, run = self.table, self.metadata, self.journal
+        assert run is not None, "the journal run starts before the first batch"
+        written = WrittenPaths(None, run.writer)   # (each path journaled before its file)
         added: List[Any] = []
         kept: List[Any] = []
         entries: List[Dict[str, Any]] = []
@@ -325,7 +351,7 @@ class _Committer:
         # SIGTERM as an exception, so that the cleanup runs for `kill` as for Ctrl-C.
         with written_journal(scheduler is not None) as journal, sigterm_as_exception():
             try:
-                with deleted_on_failure(table.io, written, journal, call):
+                with deleted_on_failure(table.io, written, journal, call=call, run=run):
                     if scheduler is None:
                         for group in batch:
                             mark = len(written)
@@ -345,6 +371,7 @@ class _Committer:
                     else:
                         results = run_on_dask(scheduler, metadata, table.io, batch, self.names,
                                               self.ordering, target, written, journal,
+                                              table_journal=run.writer,
                                               keep_failures=self.partial)
                         for group, r in zip(batch, results):
                             if "error" in r:
@@ -361,6 +388,8 @@ class _Committer:
                     check_checksums(sum(int(e["checksum"], 16) for e in entries) % 2**64,
                                     sum(int(e["written_checksum"], 16) for e in entries) % 2**64,
                                     "the table")
+                    # (a lapsed heartbeat: a cleaner may have taken the files by now)
+                    run.check_lease()
                     props = zorder_summary(self.ordering.curve.name, self.names,
                                            self.ordering.rank_bits)
                     props.update(self.extra_summary)
@@ -377,11 +406,16 @@ class _Committer:
                 for group in kept:
                     self._failed_group(group, f"the commit of batch {number} failed: {exc}",
                                        number)
+            finally:
+                self.journaled.extend(written)
 
     def _landed(self, number: int, snapshot_id: int, groups: List[Any], removed: List[Any],
                 added: List[Any], call: CommitCall) -> None:
         self.removed.extend(removed)
         self.added.extend(added)
+        # (referenced by the snapshot now: their journal entries go, before anything else)
+        if self.journal is not None:
+            self.journal.forget([f.file_path for f in added])
         self.commits.append({"batch": number, "snapshot_id": snapshot_id,
                              "groups": len(groups), "rewritten_files": len(removed),
                              "added_files": len(added), "retries": call.retries})

@@ -26,6 +26,27 @@ def require_pyiceberg() -> None:
         ) from None
 
 
+def check_format_version(table_metadata: Any) -> None:
+    """ValueError for a table of a format version the rewrite cannot commit, before any
+    file is read: PyIceberg 0.12 reads v3 metadata but writes neither its manifests nor
+    its metadata (``SUPPORTED_TABLE_FORMAT_VERSION`` is 2), and a v3 rewrite must also
+    keep each row's lineage (``_row_id``), which zorder does not yet carry."""
+    import pyiceberg
+    from pyiceberg.table.metadata import SUPPORTED_TABLE_FORMAT_VERSION
+
+    version = table_metadata.format_version
+    if version <= 2:
+        return
+    if version > SUPPORTED_TABLE_FORMAT_VERSION:
+        why = (f"PyIceberg {pyiceberg.__version__} commits tables up to format version "
+               f"{SUPPORTED_TABLE_FORMAT_VERSION} (it writes no v{version} manifests or "
+               f"metadata)")
+    else:
+        why = "zorder does not yet carry v3 row lineage (_row_id) through a rewrite"
+    raise ValueError(f"the table is of format version {version}, which the rewrite cannot "
+                     f"commit: {why}; nothing was read or written")
+
+
 #: The internal value column of each curve, by name.
 CURVE_COLUMNS = {name: curve.value_column for name, curve in CURVES.items()}
 _CURVE_ERRORS = {

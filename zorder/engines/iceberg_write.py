@@ -15,8 +15,9 @@ from zorder.engines.iceberg_commit import (
 from zorder.engines.iceberg_footer import footer_metadata
 from zorder.engines.iceberg_plan import FileGroup, entry_partition, group_name
 from zorder.engines.iceberg_read import read_group
+from zorder.engines.iceberg_journal import JournalWriter
 from zorder.engines.iceberg_select import file_metadata
-from zorder.engines.iceberg_tasks import WrittenPaths, on_dask
+from zorder.engines.iceberg_tasks import WrittenPaths, on_dask, read_failure
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
 from zorder.values.sort import sort_scratch
@@ -149,8 +150,9 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     from pyiceberg.table.locations import load_location_provider
 
     schema = table_metadata.schema()
-    data = read_group(table_metadata, io, group)
     where = group_name(table_metadata, group)
+    with read_failure(where):
+        data = read_group(table_metadata, io, group)
     # Work beside each piece's curve order, on two threads (Arrow and numpy release the
     # GIL): the sort's working memory, then the piece's columns in one chunk each, the
     # job's own check of content (rows can only move: an order-independent checksum of
@@ -284,12 +286,13 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
 
 
 def _group_task(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[str],
-                ordering: Ordering, target: int, journal: Optional[str] = None) -> Dict[str, Any]:
+                ordering: Ordering, target: int, journal: Optional[str] = None,
+                table_journal: Optional[JournalWriter] = None) -> Dict[str, Any]:
     """One file group as a Dask task: its DataFiles, report entry and written paths, or
     the error it raised after deleting what it wrote (so a failed task leaves nothing and
     the finished ones stay known to the client, which commits or deletes them). Paths
     are also journaled (``WrittenPaths``) for a client whose wait was interrupted."""
-    written = WrittenPaths(journal)
+    written = WrittenPaths(journal, table_journal)
     try:
         files, entry = write_group(table_metadata, io, group, names, ordering, target, written)
         if interrupted():
@@ -307,13 +310,14 @@ def _group_task(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
 def run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[FileGroup],
                 names: Sequence[str], ordering: Ordering, target: int,
                 written: List[str], journal: Optional[str],
+                table_journal: Optional[JournalWriter] = None,
                 keep_failures: bool = False) -> List[Dict[str, Any]]:
     """Every group written as a task on ``scheduler``; the results in group order. The
     commit stays here, on the client. A failed group (its files deleted) fails them all,
     or with ``keep_failures`` is returned as ``{"error": ..., "leftovers": [...]}``."""
     results = on_dask(scheduler, _group_task,
-                      [(table_metadata, io, g, list(names), ordering, target, journal)
-                       for g in groups])
+                      [(table_metadata, io, g, list(names), ordering, target, journal,
+                        table_journal) for g in groups])
     for r in results:
         written.extend(r.get("written", []))
     errors = [r for r in results if "error" in r]
