@@ -30,7 +30,14 @@ the table's manifests let a reader skip, before and after.
 Nothing is lost: the commit carries the catalog's optimistic-concurrency check, so a
 writer that committed after the plan makes it fail (it is refused, never retried over
 the other commit); on any failure the files written for the rewrite are deleted, and
-any that could not be are named in the error. Tables with delete files are refused.
+any that could not be are named in the error.
+
+Merge-on-read tables: each group is read with its position deletes (and deletion
+vectors) applied, so deleted rows never come back; the commit removes the delete files
+that referenced only rewritten files (Spark's ``remove-dangling-deletes``), and the new
+files keep the planned snapshot's data sequence number (``use-starting-sequence-number``).
+PyIceberg reads no equality deletes: files they may apply to are refused before any is
+read (``zorder.engines.iceberg_deletes``).
 
 PyIceberg has no public REPLACE commit (``_RewriteFiles`` is under review, PR 3131): the
 commit here builds on its ``_OverwriteFiles`` snapshot producer (``_ReplaceFiles``).
@@ -47,6 +54,7 @@ from zorder.engines.iceberg_columns import (
 from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, commit_rewrite, summary_properties,
     zorder_summary)
+from zorder.engines.iceberg_deletes import dangling_deletes, delete_references
 from zorder.engines.iceberg_plan import (
     DEFAULT_MAX_FILE_GROUP_SIZE, DEFAULT_TARGET_FILE_SIZE, entry_partition, plan_groups,
     row_filter_expression, target_size)
@@ -135,8 +143,8 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         a ``RewriteResult``.
 
     Raises:
-        ValueError, TypeError: bad arguments, refused columns or types, a table with
-            delete files.
+        ValueError, TypeError: bad arguments, refused columns or types, files that an
+            equality delete file may apply to (PyIceberg cannot read those).
         IcebergRewriteError: the rewrite wrote files but did not commit (the files were
             deleted; any that could not be are listed). A ``CommitFailedException`` from
             a concurrent commit comes as this error, with the original as its cause. A
@@ -170,6 +178,11 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
                               "target_file_size": target, "groups": []}
     removed = [t.file for g in groups for t in g.tasks]
     previous = table.current_snapshot()
+    # The position delete files that reference only rewritten files go in the same commit.
+    removed_deletes = dangling_deletes(delete_references(table.io, (t for g in groups
+                                                                    for t in g.tasks)),
+                                       (f.file_path for f in removed))
+    report["removed_delete_files"] = [d.file_path for d in removed_deletes]
     result = RewriteResult(None, len(removed), 0, sum(f.file_size_in_bytes for f in removed),
                            report, [f.file_path for f in removed], [],
                            None if previous is None else previous.snapshot_id)
@@ -215,14 +228,19 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
                     report["groups"].append(r["entry"])
                     if progress is not None:
                         progress(i + 1, len(groups), r["entry"])
-            check_counts(removed, added, "the table")
+            check_counts(removed, added, "the table",
+                         sum(e.get("deleted_rows", 0) for e in report["groups"]))
             entries = report["groups"]
             check_checksums(sum(int(e["checksum"], 16) for e in entries) % 2**64,
                             sum(int(e["written_checksum"], 16) for e in entries) % 2**64,
                             "the table")
         props = zorder_summary(ordering.curve.name, names, ordering.rank_bits)
         props.update(extra_summary)
-        snapshot_id = commit_rewrite(table, removed, added, props, written, metadata)
+        snapshot_id = commit_rewrite(
+            table, removed, added, props, written, metadata, removed_deletes=removed_deletes,
+            data_sequence_number=(previous.sequence_number
+                                  if previous is not None and metadata.format_version >= 2
+                                  else None))
     # (the commit left `table` at the new snapshot: PyIceberg takes the catalog's answer)
     result.snapshot_id = snapshot_id
     result.added_files = len(added)

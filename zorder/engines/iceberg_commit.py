@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from zorder.engines.iceberg_deletes import RemovesDeleteFiles
+
 
 class IcebergRewriteError(RuntimeError):
     """The rewrite did not commit; the table is as it was (unless ``outcome_unknown``).
@@ -47,14 +49,21 @@ def _metric_totals(files: Sequence[Any]) -> Dict[Tuple[str, int], int]:
     return totals
 
 
-def check_counts(before: Sequence[Any], after: Sequence[Any], where: str) -> None:
+def check_counts(before: Sequence[Any], after: Sequence[Any], where: str,
+                 deleted: int = 0) -> None:
     """The job's own check: the files written hold as many rows, values and nulls per
-    column as the files they replace (as their Iceberg metrics count them)."""
+    column as the files they replace (as their Iceberg metrics count them), less the
+    ``deleted`` rows of their position deletes (then rows only: the metrics count the
+    deleted rows' values too)."""
     rows_before = sum(f.record_count for f in before)
     rows_after = sum(f.record_count for f in after)
-    if rows_before != rows_after:
+    if rows_before - deleted != rows_after:
         raise IcebergRewriteError(f"{where}: the files written hold {rows_after} rows, the "
-                                  f"files they replace {rows_before}; nothing was committed")
+                                  f"files they replace {rows_before}"
+                                  + (f" less {deleted} deleted" if deleted else "")
+                                  + "; nothing was committed")
+    if deleted:
+        return
     a, b = _metric_totals(before), _metric_totals(after)
     wrong = sorted(k for k in set(a) & set(b) if a[k] != b[k])
     if wrong:
@@ -90,7 +99,7 @@ def _replace_producer_class() -> Any:
     from pyiceberg.table.snapshots import Operation, Summary
     from pyiceberg.table.update.snapshot import _OverwriteFiles
 
-    class _ReplaceFiles(_OverwriteFiles):
+    class _ReplaceFiles(RemovesDeleteFiles, _OverwriteFiles):
         def _summary(self, snapshot_properties: Any = None) -> Any:
             summary = super()._summary(snapshot_properties or {})
             entries = dict(summary.additional_properties)
@@ -151,10 +160,15 @@ def summary_properties(value: Any) -> Dict[str, str]:
 
 
 def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
-                   properties: Mapping[str, str], written: List[str], planned: Any) -> int:
+                   properties: Mapping[str, str], written: List[str], planned: Any, *,
+                   removed_deletes: Sequence[Any] = (),
+                   data_sequence_number: Optional[int] = None) -> int:
     """Commit one REPLACE snapshot on the main branch; returns its id. ``planned`` is the
     table metadata the rewrite planned from and wrote its files under: main's head, the
-    default partition spec and the table's uuid must still be its. On failure, deletes
+    default partition spec and the table's uuid must still be its. The snapshot also
+    removes the delete files ``removed_deletes`` (those that referenced only removed
+    files), and the added files take ``data_sequence_number`` (the planned snapshot's:
+    Spark's use-starting-sequence-number) unless it is None. On failure, deletes
     what was written (data files, manifests) only when the commit surely did not land and
     never will: the table changed, validation refused it, or it was never sent to the
     catalog."""
@@ -198,6 +212,8 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
         producer.delete_data_file(data_file)
     for data_file in added:
         producer.append_data_file(data_file)
+    producer.remove_delete_files(removed_deletes)
+    producer.keep_data_sequence_number(data_sequence_number)
 
     def discard() -> List[str]:
         producer._clean_all_uncommitted()
