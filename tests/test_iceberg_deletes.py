@@ -241,3 +241,29 @@ def test_merge_on_read_target_ten_percent_deleted(catalog):
     check_readers_agree(table, before, deleted)
     for d in delete_files_of(table):
         assert not referenced(table, d) <= removed
+
+
+def test_cli_says_what_it_did_with_deletes_and_refuses_equality_deletes_in_one_line(
+        catalog, tmp_path, capsys):
+    from zorder.cli import main
+
+    table = make_table(catalog, spec=BY_CAT)
+    deleted = delete_tenth(table)
+    flags = ["--catalog", "test", "--uri", f"sqlite:///{tmp_path}/catalog.db",
+             "--warehouse", f"file://{tmp_path}/wh"]
+    assert main(["iceberg", "rewrite", "db.t", "--columns", "x,y", *flags]) == 0
+    out = capsys.readouterr().out
+    assert (f"position deletes: {len(deleted)} deleted rows left out, 6 delete files that "
+            f"referenced only rewritten files removed") in out
+    table = catalog.load_table("db.t")
+    odd = next(t.file for t in table.scan().plan_files() if t.file.partition[0] == "odd")
+    equality_delete(table, odd)
+    assert main(["iceberg", "rewrite", "db.t", "--columns", "x,y", *flags]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "equality delete files" in lines[0] and "--where" in lines[0]
+    assert "Traceback" not in captured.err
+    # the other partition, with the skipping report of the whole table
+    assert main(["iceberg", "rewrite", "db.t", "--columns", "x,y", "--where", "cat = 'even'",
+                 *flags]) == 0
+    assert "committed snapshot" in capsys.readouterr().out

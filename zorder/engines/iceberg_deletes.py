@@ -69,6 +69,21 @@ def plan_tasks(table_metadata: Any, io: Any, snapshot: Any, row_filter: Any,
     return tasks
 
 
+def report_tasks(table: Any, snapshot_id: int) -> List[Any]:
+    """The FileScanTasks of a snapshot for a report of its files (their bounds, a sample
+    of values): equality delete files are left out, where PyIceberg's scan would raise."""
+    from pyiceberg.manifest import DataFileContent
+    from pyiceberg.table import ManifestGroupPlanner
+
+    snapshot = table.snapshot_by_id(snapshot_id)
+    if snapshot is None:
+        return []
+    planner = ManifestGroupPlanner(table.metadata, table.io)
+    return list(planner.plan_files(
+        snapshot.manifests(table.io),
+        manifest_entry_filter=lambda e: e.data_file.content != DataFileContent.EQUALITY_DELETES))
+
+
 def _may_apply(delete_file: Any, data_file: Any, specs: Dict[int, Any]) -> bool:
     """Whether an equality delete file may apply to a data file: one of an unpartitioned
     spec applies to the whole table, another to its own partition (Iceberg's rule; the
