@@ -1,8 +1,8 @@
 """The delete files of an Iceberg rewrite (merge-on-read tables).
 
-- Position deletes and deletion vectors are applied while a group is read (PyIceberg's
-  ``ArrowScan`` reads each ``FileScanTask.delete_files``); this module counts the rows
-  they delete, for the job's row checks.
+- Position deletes and deletion vectors are applied while a group is read (each
+  ``FileScanTask.delete_files``, read by PyIceberg's own reader), and the rows they
+  delete are counted, for the job's row checks.
 - Equality deletes: PyIceberg 0.12 cannot read them (its planner raises), so a rewrite
   whose files one may apply to is refused before anything is read or written.
 - A position delete file (or deletion vector) whose every referenced data file is
@@ -96,30 +96,48 @@ def _may_apply(delete_file: Any, data_file: Any, specs: Dict[int, Any]) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
-# Reading: how many rows the position deletes remove from a group's files.
+# Reading: the live rows of a group's files.
 
-def deleted_rows(io: Any, tasks: Sequence[Any]) -> int:
-    """The rows of ``tasks``' data files that their position deletes (and deletion
-    vectors) remove: each distinct position within a file, read as PyIceberg's scan
-    reads them."""
-    if not any(t.delete_files for t in tasks):
-        return 0
+def read_live_rows(table_metadata: Any, io: Any, schema: Any,
+                   tasks: Sequence[Any]) -> Tuple[Any, int]:
+    """(the rows of ``tasks``' data files that their position deletes and deletion vectors
+    leave, in file order, as one Arrow table; the rows those delete, each distinct position
+    below a file's record count once).
+
+    The delete files are read once, by PyIceberg's reader, and each file's positions
+    applied as one mask: PyIceberg's scan applies them batch by batch against a Python
+    range, which took four times as long as the read itself (4M rows, 10% deleted)."""
+    import numpy
     import pyarrow as pa
-    import pyarrow.compute as pc
-    from pyiceberg.io.pyarrow import _read_all_delete_files
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan, _read_all_delete_files
+    from pyiceberg.table import FileScanTask
 
+    scan = ArrowScan(table_metadata, io, schema, AlwaysTrue(), True)
+    if not any(t.delete_files for t in tasks):
+        return scan.to_table(tasks), 0
     per_file = _read_all_delete_files(io, tasks)
-    total = 0
-    for task in tasks:
+
+    def read(task: Any) -> Tuple[Any, int]:
+        # the file read whole (no filter, so rows come in file order), then masked
+        data = scan.to_table([FileScanTask(task.file, residual=task.residual)])
         arrays = per_file.get(task.file.file_path)
         if not arrays:
-            continue
-        positions = pc.unique(pa.chunked_array([c for a in arrays for c in a.chunks],
-                                               type=pa.int64()))
-        inside = pc.and_(pc.greater_equal(positions, 0),
-                         pc.less(positions, task.file.record_count))
-        total += pc.sum(pc.cast(inside, pa.int64())).as_py() or 0
-    return total
+            return data, 0
+        positions = numpy.unique(numpy.concatenate(
+            [c.to_numpy(zero_copy_only=False) for a in arrays for c in a.chunks]))
+        deleted = int(numpy.count_nonzero((positions >= 0)
+                                          & (positions < task.file.record_count)))
+        keep = numpy.ones(data.num_rows, dtype=bool)
+        keep[positions[(positions >= 0) & (positions < data.num_rows)]] = False
+        return data.filter(pa.array(keep)), deleted
+
+    with ThreadPoolExecutor(2) as pool:
+        parts = list(pool.map(read, tasks))
+    if not parts:
+        return scan.to_table([]), 0
+    data = pa.concat_tables([p for p, _ in parts], promote_options="permissive")
+    return data, sum(n for _, n in parts)
 
 
 # ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any, List, Sequence, Tuple
 
 from zorder.engines.iceberg_columns import curve_parts
 from zorder.engines.iceberg_commit import IcebergRewriteError
-from zorder.engines.iceberg_deletes import deleted_rows
+from zorder.engines.iceberg_deletes import read_live_rows
 from zorder.engines.iceberg_plan import FileGroup, group_name
 from zorder.engines.iceberg_tasks import on_dask
 from zorder.values.ordering import Ordering
@@ -20,13 +20,7 @@ def read_group(table_metadata: Any, io: Any, group: FileGroup) -> Tuple[Any, int
     position deletes removed): ``row_filter`` chose files, not rows (as in Spark), and
     deleted rows never come back. Refused unless it holds the rows the manifests count,
     less the deleted ones."""
-    from pyiceberg.expressions import AlwaysTrue
-    from pyiceberg.io.pyarrow import ArrowScan
-
-    schema = table_metadata.schema()
-    deleted = deleted_rows(io, group.tasks)
-    # (PyIceberg's scan applies each task's position deletes and deletion vectors)
-    data = ArrowScan(table_metadata, io, schema, AlwaysTrue(), True).to_table(group.tasks)
+    data, deleted = read_live_rows(table_metadata, io, table_metadata.schema(), group.tasks)
     if data.num_rows != group.rows - deleted:
         raise IcebergRewriteError(
             f"read {data.num_rows} rows from {group_name(table_metadata, group)}, its "
