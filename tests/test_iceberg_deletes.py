@@ -267,3 +267,72 @@ def test_cli_says_what_it_did_with_deletes_and_refuses_equality_deletes_in_one_l
     assert main(["iceberg", "rewrite", "db.t", "--columns", "x,y", "--where", "cat = 'even'",
                  *flags]) == 0
     assert "committed snapshot" in capsys.readouterr().out
+
+
+def test_partial_progress_removes_each_batchs_dangling_deletes(catalog):
+    """Two batches over a merge-on-read table: each commit removes the delete files that
+    the batches so far left dangling (the one spanning both batches goes with the second),
+    every new file keeps the planned snapshot's sequence number, and no deleted row is
+    readable after either commit, through PyIceberg or DuckDB."""
+    table = make_table(catalog, appends=4, rows=100)   # unpartitioned, four files
+    deleted = delete_tenth(table, per_file=False)      # one delete file for all four
+    deleted |= delete_tenth(table, per_file=True, seed=2)   # and one for each
+    table = catalog.load_table("db.t")
+    before = table.scan().to_arrow()
+    start = table.current_snapshot()
+    at_start = delete_files_of(table)
+    assert len(at_start) == 5
+    sizes = sorted(t.file.file_size_in_bytes for t in table.scan().plan_files())
+    result = rewrite(table, ["x", "y"], partial_progress=True, max_commits=2,
+                     max_file_group_size=2 * sizes[-1] + 1)   # two groups of two files
+    assert len(result.report["groups"]) == 2 and result.report["failed_groups"] == []
+    first, second = (c["snapshot_id"] for c in result.report["commits"])
+    table = catalog.load_table("db.t")
+    # after the first batch: the shared delete file stays (it still deletes rows of the
+    # second batch's files), none left references only removed files
+    live = {t.file.file_path for t in table.scan(snapshot_id=first).plan_files()}
+    left = delete_files_of(table, first)
+    assert len(left) == 3
+    assert any(len(referenced(table, d)) == 4 for d in left)
+    for d in left:
+        assert referenced(table, d) & live
+    assert rows_of(table.scan(snapshot_id=first).to_arrow()) == rows_of(before)
+    # after the second: every delete file gone, counted once
+    assert delete_files_of(table) == []
+    assert table.current_snapshot().snapshot_id == second
+    assert sorted(result.report["removed_delete_files"]) == sorted(d.file_path for d in at_start)
+    check_readers_agree(table, before, deleted)
+    added = set(result.added_paths)
+    entries = [e for m in table.current_snapshot().manifests(table.io)
+               for e in m.fetch_manifest_entry(table.io, discard_deleted=True)
+               if e.data_file.file_path in added]
+    assert len(entries) == len(added)
+    assert {e.sequence_number for e in entries} == {start.sequence_number}
+
+
+def test_an_equality_delete_committed_meanwhile_is_no_conflict(catalog):
+    """The new files keep the planned snapshot's sequence number, so an equality delete
+    committed while the rewrite ran still applies to them: the commit is not refused."""
+    table = make_table(catalog, spec=BY_CAT)
+    delete_tenth(table)
+    start = table.current_snapshot()
+    other = catalog.load_table("db.t")
+    odd = next(t.file for t in table.scan().plan_files() if t.file.partition[0] == "odd")
+    calls = []
+
+    def equality_delete_once(done, total, entry):
+        if not calls:
+            calls.append(equality_delete(other, odd))
+
+    result = rewrite(table, ["x", "y"], progress=equality_delete_once)
+    table = catalog.load_table("db.t")
+    assert table.current_snapshot().snapshot_id == result.snapshot_id
+    equality = [(e.sequence_number, e.data_file.file_path)
+                for m in table.current_snapshot().manifests(table.io)
+                for e in m.fetch_manifest_entry(table.io, discard_deleted=True)
+                if e.data_file.content == DataFileContent.EQUALITY_DELETES]
+    assert [p for _, p in equality] == calls
+    added = {e.sequence_number for m in table.current_snapshot().manifests(table.io)
+             for e in m.fetch_manifest_entry(table.io, discard_deleted=True)
+             if e.data_file.file_path in set(result.added_paths)}
+    assert added == {start.sequence_number} and equality[0][0] > start.sequence_number
