@@ -22,7 +22,11 @@ under ``--workdir``, and runs one or more scenarios (``--scenarios``):
 - ``incremental``: issue 37's table of 365 identity partitions (4 files each), clustered,
   then a file appended to 3 partitions: the next rewrite against a rewrite of a table of
   those 3 partitions alone (target: at most 1.5x), then a run with no change (target:
-  under 2 s, nothing committed).
+  under 2 s, nothing committed);
+- ``deletes``: issue 37's merge-on-read target: 10% of the rows deleted by position
+  deletes (one delete file per data file), rewritten; the row set after must equal the
+  one before by content (through PyIceberg, and DuckDB's iceberg_scan when installed),
+  and no delete file may be left that references a removed data file.
 
     python benchmarks/iceberg_rewrite.py --rows 4000000 --target 32MB --scenarios all
 
@@ -45,7 +49,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 COLUMNS = ["lat", "lon"]
-SCENARIOS = ("zamboni", "cluster", "memory", "rank", "live", "incremental")
+SCENARIOS = ("zamboni", "cluster", "memory", "rank", "live", "incremental", "deletes")
 
 
 def cpu_model():
@@ -397,6 +401,65 @@ def scenario_incremental(args, target):
     seconds = time.perf_counter() - t0
     print(f"  a run with no change: {seconds:.2f} s (target < 2 s), committed "
           f"{'nothing' if again.snapshot_id is None else again.snapshot_id}")
+
+
+def scenario_deletes(args, target):
+    """Issue 37's target: a merge-on-read table with 10% of its rows deleted by position
+    deletes keeps its row set through the rewrite, and its delete files go with it."""
+    import numpy as np
+    from pyiceberg.io.pyarrow import _read_deletes
+
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from iceberg_readers import (add_position_deletes, delete_files_of, duckdb_available,
+                                 duckdb_rows)
+    from zorder.iceberg import rewrite
+
+    print(f"== deletes: {args.rows} rows of issue 15's table, 8 files, 10% of the rows "
+          f"deleted by position deletes, rewritten on {','.join(COLUMNS)} to {args.target} "
+          f"files; {cpu_model()}")
+    workdir = os.path.join(args.workdir, "deletes")
+    table = build(workdir, args.rows)
+    rng = np.random.default_rng(37)
+    files = [t.file for t in table.scan().plan_files()]
+    add_position_deletes(table, {f.file_path: rng.choice(f.record_count, f.record_count // 10,
+                                                         replace=False).tolist()
+                                 for f in files})
+    table = catalog_for(workdir).load_table("db.events")
+    names = [f.name for f in table.schema().fields]
+
+    def content(arrow):
+        # rows in one order, so equal tables are equal row sets (as multisets)
+        arrow = arrow.select(names)
+        return arrow.sort_by([(n, "ascending") for n in names]).combine_chunks()
+
+    before = content(table.scan().to_arrow())
+    print(f"  before: {before.num_rows} live rows of {args.rows}, "
+          f"{len(delete_files_of(table))} delete files")
+    if duckdb_available():
+        same = content(duckdb_rows(table, ", ".join(names)).cast(before.schema)).equals(before)
+        print(f"  DuckDB's iceberg_scan reads the same rows before: {same}")
+    start = time.perf_counter()
+    result = rewrite(table, COLUMNS, target_file_size=target)
+    seconds = time.perf_counter() - start
+    table = catalog_for(workdir).load_table("db.events")
+    after = content(table.scan().to_arrow())
+    removed = set(result.removed_paths)
+    left = delete_files_of(table)
+    # (the data files each delete file references, read from its file_path column)
+    dangling = [d.file_path for d in left if set(_read_deletes(table.io, d)) <= removed]
+    print(f"  rewrite: {seconds:.1f} s, {result.rewritten_files} files -> {result.added_files}, "
+          f"{len(result.report['removed_delete_files'])} delete files removed in its commit")
+    print(f"  after: {after.num_rows} rows; same row set as before (PyIceberg): "
+          f"{after.equals(before)}")
+    if duckdb_available():
+        same = content(duckdb_rows(table, ", ".join(names)).cast(before.schema)).equals(before)
+        print(f"  same row set as before (DuckDB's iceberg_scan): {same}")
+    print(f"  delete files left: {len(left)}, referencing only removed data files: "
+          f"{len(dangling)}")
+    table = build(workdir, args.rows)
+    start = time.perf_counter()
+    rewrite(table, COLUMNS, target_file_size=target)
+    print(f"  the same table without deletes: rewrite {time.perf_counter() - start:.1f} s")
 
 
 def main(argv=None):

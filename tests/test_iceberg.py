@@ -718,22 +718,6 @@ def test_a_catalog_unreachable_before_the_commit_deletes_the_files(catalog, monk
     assert table.current_snapshot().snapshot_id == snapshot
 
 
-def test_tables_with_delete_files_are_refused(catalog, monkeypatch):
-    table = make_table(catalog, name="del", appends=1, rows=50)
-    from pyiceberg.table import DataScan
-
-    real = DataScan.plan_files
-
-    def with_deletes(self):
-        tasks = list(real(self))
-        tasks[0].delete_files = {tasks[0].file}
-        return tasks
-
-    monkeypatch.setattr(DataScan, "plan_files", with_deletes)
-    with pytest.raises(ValueError, match="delete files"):
-        rewrite(table, ["l"])
-
-
 @pytest.mark.skipif("curve" not in inspect.signature(zorder.sort_indices).parameters,
                     reason="zorder.sort_indices has no curve= yet")
 def test_hilbert_curve(catalog):

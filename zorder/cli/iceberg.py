@@ -489,6 +489,11 @@ def _after_the_rewrite(args: argparse.Namespace, table: Any, result: Any) -> int
             print(f"  batch {c['batch']}: snapshot {c['snapshot_id']}, {c['groups']} file "
                   f"groups, {c['rewritten_files']} files rewritten as {c['added_files']}",
                   file=out)
+    deleted = sum(g.get("deleted_rows", 0) for g in groups)
+    removed_deletes = len(result.report.get("removed_delete_files", ()))
+    if deleted or removed_deletes:
+        print(f"position deletes: {deleted} deleted rows left out, {removed_deletes} delete "
+              f"files that referenced only rewritten files removed", file=out)
     if result.boundaries is not None:
         kept = (f"recorded in {args.report_json}" if args.report_json
                 else "not kept (add --report-json FILE to reuse them with --boundaries FILE)")

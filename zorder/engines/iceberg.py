@@ -37,13 +37,22 @@ change other files, stay under it (PyIceberg's commit retries it, within the tab
 ``commit.retry.*`` properties); one that removed a rewritten file or added a delete file
 applying to one, or a partition spec or schema change the new files do not match, refuses
 it, naming the snapshot. On any failure the files written for the rewrite are deleted,
-and any that could not be are named in the error. Tables with delete files are refused,
-and so are format-v3 tables (PyIceberg 0.12 cannot commit them). ``partial_progress``
-commits the file groups in batches (Iceberg's ``partial-progress``); ``branch`` rewrites
-and commits to a branch, never moving another ref. Every file is journaled with the
+and any that could not be are named in the error. Format-v3 tables are refused (PyIceberg
+0.12 cannot commit them). ``partial_progress`` commits the file groups in batches
+(Iceberg's ``partial-progress``); ``branch`` rewrites and commits to a branch, never
+moving another ref. Every file is journaled with the
 table's data before it is written (``zorder.engines.iceberg_journal``), in one journal
 run for the whole rewrite whose entries each landed commit clears, so what a SIGKILL
 leaves is deleted by the next run or by ``clean``.
+
+Merge-on-read tables: each group is read with its position deletes (and deletion
+vectors) applied, so deleted rows never come back; the commit removes the delete files
+that referenced only rewritten files (Spark's ``remove-dangling-deletes``; with partial
+progress, the batch that rewrites the last of them), and the new files keep the planned
+snapshot's data sequence number (``use-starting-sequence-number``), so an equality delete
+committed meanwhile still applies to them and is no conflict. PyIceberg reads no
+equality deletes: files they may apply to are refused before any is read
+(``zorder.engines.iceberg_deletes``).
 
 PyIceberg has no public REPLACE commit (``_RewriteFiles`` is under review, PR 3131): the
 commit here builds on its ``_OverwriteFiles`` snapshot producer (``_ReplaceFiles``).
@@ -61,6 +70,7 @@ from zorder.engines.iceberg_columns import (
 from zorder.engines.iceberg_commit import (
     CommitCall, IcebergRewriteError, branch_head, check_checksums, check_counts, commit_rewrite,
     delete_files, interrupts_deferred, summary_properties, zorder_summary)
+from zorder.engines.iceberg_deletes import dangling_deletes, delete_key, delete_references
 from zorder.engines.iceberg_plan import (
     DEFAULT_MAX_FILE_GROUP_SIZE, DEFAULT_TARGET_FILE_SIZE, check_row_filter, entry_partition,
     plan_groups, row_filter_expression, target_size)
@@ -183,8 +193,9 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         a ``RewriteResult``.
 
     Raises:
-        ValueError, TypeError: bad arguments, refused columns or types, a table with
-            delete files, a format-v3 table (before any manifest or data file is read).
+        ValueError, TypeError: bad arguments, refused columns or types, files that an
+            equality delete file may apply to (PyIceberg cannot read those), a format-v3
+            table (before any manifest or data file is read).
         IcebergRewriteError: the rewrite wrote files but did not commit (the files were
             deleted; any that could not be are listed): a conflicting commit (the
             message names its snapshot), or the catalog's refusals outlasting the
@@ -240,6 +251,11 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
                               "clustering": describe(clustering), "selection": decisions,
                               "dropped_columns": dropped}
     removed = [t.file for g in groups for t in g.tasks]
+    # The position delete files that reference only rewritten files go in the commit
+    # that rewrites the last of them.
+    references = delete_references(table.io, (t for g in groups for t in g.tasks))
+    report["removed_delete_files"] = [d.file_path for d in dangling_deletes(
+        references, (f.file_path for f in removed))]
     result = RewriteResult(None, len(removed), 0, sum(f.file_size_in_bytes for f in removed),
                            report, [f.file_path for f in removed], [],
                            None if previous is None else previous.snapshot_id)
@@ -279,6 +295,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     extra_summary = {**extra_summary, CLUSTERING_KEY: clustering_text(clustering)}
     committer = _Committer(table, metadata, names, ordering, extra_summary, branch,
                            partial_progress, result)
+    committer.delete_references = references
     try:
         # One journal run for every batch (kept with the table's data, for a SIGKILL):
         # each file is journaled before it is written, each landed commit clears its own.
@@ -306,6 +323,10 @@ class _Committer:
     partial progress there is one batch, and any failure fails it all; with it, a failed
     group, or a batch whose commit is refused, is reported and the others go on."""
 
+    #: Every position delete file of the planned tasks with the data files it references
+    #: (``iceberg_deletes.delete_references``); each commit removes those left dangling.
+    delete_references: Sequence[Any] = ()
+
     def __init__(self, table: Any, metadata: Any, names: List[str], ordering: Ordering,
                  extra_summary: Dict[str, str], branch: str, partial: bool,
                  result: RewriteResult) -> None:
@@ -326,6 +347,21 @@ class _Committer:
     def _failed_group(self, group: Any, error: str, batch: int) -> None:
         self.failed.append({"partition": entry_partition(self.metadata, group),
                             "batch": batch, "error": error})
+
+    def _delete_files(self, removed: List[Any]) -> Dict[str, Any]:
+        """``commit_rewrite``'s keywords for a batch that rewrites ``removed``: the delete
+        files whose every referenced data file is rewritten by the batches committed so
+        far and this one, less those the earlier batches removed; and, for every batch,
+        the planned snapshot's data sequence number (Spark's
+        use-starting-sequence-number; v1 tables have none)."""
+        landed = [f.file_path for f in self.removed]
+        before = {delete_key(d) for d in dangling_deletes(self.delete_references, landed)}
+        now = dangling_deletes(self.delete_references,
+                               landed + [f.file_path for f in removed])
+        planned = self.metadata.snapshot_by_name(self.branch)
+        return {"removed_deletes": [d for d in now if delete_key(d) not in before],
+                "data_sequence_number": (planned.sequence_number if planned is not None
+                                         and self.metadata.format_version >= 2 else None)}
 
     def run(self, batch: List[Any], target: int, scheduler: Any,
             progress: Optional[Callable[[int, int, Dict[str, Any]], None]], total: int) -> None:
@@ -384,7 +420,8 @@ class _Committer:
                     if not kept:
                         return
                     removed = [t.file for g in kept for t in g.tasks]
-                    check_counts(removed, added, "the table")
+                    check_counts(removed, added, "the table",
+                                 sum(e.get("deleted_rows", 0) for e in entries))
                     check_checksums(sum(int(e["checksum"], 16) for e in entries) % 2**64,
                                     sum(int(e["written_checksum"], 16) for e in entries) % 2**64,
                                     "the table")
@@ -397,7 +434,8 @@ class _Committer:
                     # committed: it lands (or not) and is recorded, then the job stops.
                     with interrupts_deferred(self.partial):
                         snapshot_id = commit_rewrite(table, removed, added, props, written,
-                                                     metadata, self.branch, call)
+                                                     metadata, self.branch, call,
+                                                     **self._delete_files(removed))
                         self._landed(number, snapshot_id, kept, removed, added, call)
             except IcebergRewriteError as exc:
                 if not self.partial or exc.outcome_unknown:
@@ -474,6 +512,9 @@ class _Committer:
             result.rewritten_files = len(self.removed)
             result.rewritten_bytes = sum(f.file_size_in_bytes for f in self.removed)
             result.removed_paths = [f.file_path for f in self.removed]
+            # (what the committed batches removed between them)
+            self.report["removed_delete_files"] = [d.file_path for d in dangling_deletes(
+                self.delete_references, result.removed_paths)]
         # (each commit left `table` at its snapshot: PyIceberg takes the catalog's answer)
         result.added_files = len(self.added)
         result.added_paths = [f.file_path for f in self.added]

@@ -14,6 +14,8 @@ import signal
 import threading
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
+from zorder.engines.iceberg_deletes import RemovesDeleteFiles
+
 
 class IcebergRewriteError(RuntimeError):
     """The rewrite did not commit; the table is as it was (unless ``outcome_unknown``, or
@@ -56,14 +58,21 @@ def _metric_totals(files: Sequence[Any]) -> Dict[Tuple[str, int], int]:
     return totals
 
 
-def check_counts(before: Sequence[Any], after: Sequence[Any], where: str) -> None:
+def check_counts(before: Sequence[Any], after: Sequence[Any], where: str,
+                 deleted: int = 0) -> None:
     """The job's own check: the files written hold as many rows, values and nulls per
-    column as the files they replace (as their Iceberg metrics count them)."""
+    column as the files they replace (as their Iceberg metrics count them), less the
+    ``deleted`` rows of their position deletes (then rows only: the metrics count the
+    deleted rows' values too)."""
     rows_before = sum(f.record_count for f in before)
     rows_after = sum(f.record_count for f in after)
-    if rows_before != rows_after:
+    if rows_before - deleted != rows_after:
         raise IcebergRewriteError(f"{where}: the files written hold {rows_after} rows, the "
-                                  f"files they replace {rows_before}; nothing was committed")
+                                  f"files they replace {rows_before}"
+                                  + (f" less {deleted} deleted" if deleted else "")
+                                  + "; nothing was committed")
+    if deleted:
+        return
     a, b = _metric_totals(before), _metric_totals(after)
     wrong = sorted(k for k in set(a) & set(b) if a[k] != b[k])
     if wrong:
@@ -143,13 +152,21 @@ def _applying_to(delete_file: Any, removed: Sequence[Any], by_path: Mapping[str,
 
 
 def rewrite_conflict(table: Any, planned: Any, base_id: Optional[int], branch: str,
-                     removed: Sequence[Any]) -> Optional[str]:
+                     removed: Sequence[Any],
+                     keeps_sequence_number: bool = False) -> Optional[str]:
     """Why the rewrite of ``removed`` (data files of snapshot ``base_id``, written under
     the ``planned`` metadata) cannot commit on ``table`` as it is now, naming the
     conflicting snapshot; None when it can. Iceberg's ``RewriteFiles`` validation: every
     replaced file still live, no delete file added since that applies to one of them;
     appends and changes elsewhere are no conflict. Also refused: another table under the
-    name, a moved or missing branch, a partition spec or schema the files do not match."""
+    name, a moved or missing branch, a partition spec or schema the files do not match.
+
+    With ``keeps_sequence_number`` (the new files take the planned snapshot's data
+    sequence number), an equality delete added since is no conflict: its sequence number
+    is above theirs, so it still applies to their rows (Iceberg's Java skips them then
+    too). Position deletes and deletion vectors name the old files, so they always are.
+    Only delete files *added* since count: those the rewrite itself removes were there
+    when it planned."""
     now = table.metadata
     head = now.snapshot_by_name(branch)
     at = f"the head of {branch} is snapshot {None if head is None else head.snapshot_id}"
@@ -178,7 +195,7 @@ def rewrite_conflict(table: Any, planned: Any, base_id: Optional[int], branch: s
     else:
         return (f"{branch} was moved to snapshot {head.snapshot_id}, which does not descend "
                 f"from snapshot {base_id} that the rewrite planned from")
-    from pyiceberg.manifest import ManifestContent, ManifestEntryStatus
+    from pyiceberg.manifest import DataFileContent, ManifestContent, ManifestEntryStatus
 
     by_path = {f.file_path: f for f in removed}
     by_partition: Dict[Tuple[int, Any], List[Any]] = {}
@@ -203,6 +220,8 @@ def rewrite_conflict(table: Any, planned: Any, base_id: Optional[int], branch: s
                     return (f"snapshot {snapshot.snapshot_id} ({op}) removed input file "
                             f"{f.file_path}")
                 if deletes and entry.status == ManifestEntryStatus.ADDED:
+                    if keeps_sequence_number and f.content == DataFileContent.EQUALITY_DELETES:
+                        continue
                     hit = _applying_to(f, removed, by_path, by_partition)
                     if hit is not None:
                         return (f"snapshot {snapshot.snapshot_id} ({op}) added delete file "
@@ -227,7 +246,7 @@ def _replace_producer_class() -> Any:
     from pyiceberg.table.snapshots import Operation, Summary
     from pyiceberg.table.update.snapshot import _OverwriteFiles
 
-    class _ReplaceFiles(_OverwriteFiles):
+    class _ReplaceFiles(RemovesDeleteFiles, _OverwriteFiles):
         planned: Any = None
         retries = 0
 
@@ -243,7 +262,8 @@ def _replace_producer_class() -> Any:
         def _validate_concurrency(self) -> None:
             conflict = rewrite_conflict(self._transaction._table, self.planned,
                                         self._starting_snapshot_id, self._target_branch or "main",
-                                        list(self._deleted_data_files))
+                                        list(self._deleted_data_files),
+                                        self._data_sequence_number is not None)
             if conflict is not None:
                 raise ValidationException(conflict)
 
@@ -363,9 +383,15 @@ def summary_properties(value: Any) -> Dict[str, str]:
 
 def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
                    properties: Mapping[str, str], written: List[str], planned: Any,
-                   branch: str = "main", call: Optional[CommitCall] = None) -> int:
+                   branch: str = "main", call: Optional[CommitCall] = None, *,
+                   removed_deletes: Sequence[Any] = (),
+                   data_sequence_number: Optional[int] = None) -> int:
     """Commit one REPLACE snapshot on ``branch``; returns its id. ``planned`` is the table
     metadata the rewrite planned from (the branch's head then) and wrote its files under.
+
+    The snapshot also removes the delete files ``removed_deletes`` (those that referenced
+    only removed files), and the added files take ``data_sequence_number`` (the planned
+    snapshot's: Spark's use-starting-sequence-number) unless it is None.
 
     Validated as Iceberg's ``RewriteFiles``, against the planned snapshot
     (``rewrite_conflict``): commits since that only append, or change other files, are
@@ -400,7 +426,8 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
         raise IcebergRewriteError(f"the rewrite did not commit: the table could not be "
                                   f"loaded again before the commit: {exc}", left) from exc
     try:
-        conflict = rewrite_conflict(table, planned, base_id, branch, removed)
+        conflict = rewrite_conflict(table, planned, base_id, branch, removed,
+                                    data_sequence_number is not None)
         if conflict is None:
             txn = Transaction(table)
             producer = _replace_producer_class()(
@@ -413,6 +440,8 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
                 producer.delete_data_file(data_file)
             for data_file in added:
                 producer.append_data_file(data_file)
+            producer.remove_delete_files(removed_deletes)
+            producer.keep_data_sequence_number(data_sequence_number)
             updates, requirements = producer._commit()
             txn._apply(updates, requirements)
             txn._register_snapshot_producer(producer)   # retried by commit_transaction

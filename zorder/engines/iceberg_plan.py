@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
+from zorder.engines.iceberg_deletes import plan_tasks
 from zorder.parquet.sizes import parse_size
 
 
@@ -85,21 +86,14 @@ def check_row_filter(schema: Any, row_filter: Any, case_sensitive: bool) -> None
 def plan_groups(table: Any, row_filter: Any, case_sensitive: bool,
                 max_group: int, branch: str = "main") -> List[FileGroup]:
     """The file groups of the data files at the head of ``branch`` that ``row_filter``
-    may match: by partition, at most ``max_group`` input bytes each (ValueError for a
-    table with delete files)."""
+    may match: by partition, at most ``max_group`` input bytes each (ValueError if an
+    equality delete file may apply to one of them)."""
     snapshot = table.metadata.snapshot_by_name(branch)
     if snapshot is None:
         return []
-    deletes = int((snapshot.summary or {}).get("total-delete-files") or 0)
-    scan = table.scan(row_filter=row_filter, case_sensitive=case_sensitive,
-                      snapshot_id=snapshot.snapshot_id)
-    tasks = list(scan.plan_files())
-    if deletes or any(t.delete_files for t in tasks):
-        raise ValueError(
-            "the table has delete files (row-level deletes of a v2 table); zorder's rewrite "
-            "refuses it rather than risk bringing deleted rows back. Compact them first "
-            "(e.g. rewrite_position_delete_files and expire them on Spark), then rerun"
-        )
+    # (each task with its position deletes, applied as the group is read)
+    tasks = plan_tasks(table.metadata, table.io, snapshot, row_filter, case_sensitive,
+                       lambda f: file_partition_name(table.metadata, f))
     default_spec = table.metadata.default_spec_id
     by_partition: Dict[Tuple[int, Tuple[Any, ...]], List[Any]] = {}
     older: List[Any] = []
@@ -142,6 +136,13 @@ def partition_name(table_metadata: Any, record: Any) -> str:
     """A partition as its path (``day=2026-01-01``), or "" when unpartitioned."""
     spec = table_metadata.spec()
     return "" if spec.is_unpartitioned() else spec.partition_to_path(record, table_metadata.schema())
+
+
+def file_partition_name(table_metadata: Any, data_file: Any) -> str:
+    """A data file's partition as the job's messages name it."""
+    if data_file.spec_id != table_metadata.default_spec_id:
+        return f"a file of the older partition spec {data_file.spec_id}"
+    return f"partition {partition_name(table_metadata, data_file.partition) or '(unpartitioned)'}"
 
 
 def group_name(table_metadata: Any, group: FileGroup) -> str:

@@ -1,5 +1,6 @@
-"""The reads of an Iceberg rewrite: a file group's rows, checked against its manifests,
-and the rank encoding's one sampling pass over every group's curve columns."""
+"""The reads of an Iceberg rewrite: a file group's live rows (its position deletes
+applied), checked against its manifests, and the rank encoding's one sampling pass over
+every group's curve columns."""
 
 from __future__ import annotations
 
@@ -8,24 +9,24 @@ from typing import Any, List, Sequence, Tuple
 
 from zorder.engines.iceberg_columns import curve_parts
 from zorder.engines.iceberg_commit import IcebergRewriteError
+from zorder.engines.iceberg_deletes import read_live_rows
 from zorder.engines.iceberg_plan import FileGroup, group_name
 from zorder.engines.iceberg_tasks import on_dask
 from zorder.values.ordering import Ordering
 
 
-def read_group(table_metadata: Any, io: Any, group: FileGroup) -> Any:
-    """Every row of every file of a group, as an Arrow table: ``row_filter`` chose files,
-    not rows (as in Spark). Refused unless it holds the rows the manifests count."""
-    from pyiceberg.expressions import AlwaysTrue
-    from pyiceberg.io.pyarrow import ArrowScan
-
-    schema = table_metadata.schema()
-    data = ArrowScan(table_metadata, io, schema, AlwaysTrue(), True).to_table(group.tasks)
-    if data.num_rows != group.rows:
+def read_group(table_metadata: Any, io: Any, group: FileGroup) -> Tuple[Any, int]:
+    """(every live row of every file of a group, as an Arrow table; the rows its
+    position deletes removed): ``row_filter`` chose files, not rows (as in Spark), and
+    deleted rows never come back. Refused unless it holds the rows the manifests count,
+    less the deleted ones."""
+    data, deleted = read_live_rows(table_metadata, io, table_metadata.schema(), group.tasks)
+    if data.num_rows != group.rows - deleted:
         raise IcebergRewriteError(
             f"read {data.num_rows} rows from {group_name(table_metadata, group)}, its "
-            f"manifests say {group.rows}; nothing was committed")
-    return data
+            f"manifests say {group.rows}"
+            + (f" less {deleted} deleted" if deleted else "") + "; nothing was committed")
+    return data, deleted
 
 
 # ---------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set
 
+from zorder.engines.iceberg_deletes import report_tasks
+
 
 @dataclass
 class RewriteResult:
@@ -20,8 +22,11 @@ class RewriteResult:
         added_files: data files it added.
         rewritten_bytes: bytes of the rewritten files.
         report: ``{"groups": [...], "columns": [...], "curve": ..., "target_file_size":
-            ..., "seconds": ...}``; each group has ``partition``, ``input_files``,
-            ``input_bytes``, ``rows``, ``output_files``, ``output_bytes``.
+            ..., "seconds": ..., "removed_delete_files": [...]}``; each group has
+            ``partition``, ``input_files``, ``input_bytes``, ``rows``, ``deleted_rows``
+            (the rows its position deletes removed), ``output_files``, ``output_bytes``.
+            ``removed_delete_files``: the delete files that referenced only rewritten
+            data files, removed by the same snapshot.
         removed_paths, added_paths: the data files' locations, for a skipping report.
         previous_snapshot_id: the snapshot the rewrite planned from (its parent).
         boundaries: the ``RankBoundaries`` used with ``encoding="rank"`` (given or
@@ -61,7 +66,7 @@ def referenced_files(table: Any) -> Set[str]:
 
 def _data_files(table: Any, snapshot_id: int) -> List[Any]:
     """The data files of a snapshot, as its manifests list them (with their bounds)."""
-    return [t.file for t in table.scan(snapshot_id=snapshot_id).plan_files()]
+    return [t.file for t in report_tasks(table, snapshot_id)]
 
 
 def _bound_domain(arr: Any, typ: Any) -> Any:
@@ -191,7 +196,7 @@ def skipping(table: Any, before: Any, after: Optional[int] = None,
         new = [f for f in new if f.file_path not in old_paths]
     schema = table.schema()
     fields = {c: schema.find_field(c, case_sensitive=False) for c in columns}
-    tasks = [t for t in table.scan(snapshot_id=before).plan_files()
+    tasks = [t for t in report_tasks(table, before)
              if not changed_only or t.file.file_path in {f.file_path for f in old}]
     step = max(1, math.ceil(len(tasks) / sample_files))
     chosen = tasks[::step][:sample_files]

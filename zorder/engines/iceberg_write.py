@@ -152,7 +152,7 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     schema = table_metadata.schema()
     where = group_name(table_metadata, group)
     with read_failure(where):
-        data = read_group(table_metadata, io, group)
+        data, deleted = read_group(table_metadata, io, group)
     # Work beside each piece's curve order, on two threads (Arrow and numpy release the
     # GIL): the sort's working memory, then the piece's columns in one chunk each, the
     # job's own check of content (rows can only move: an order-independent checksum of
@@ -271,12 +271,13 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
             del piece, order, values
         read_checksum = sum(job.result() for job in read_checksums) % 2**64
     check_checksums(read_checksum, written_checksum, where)
-    check_counts([t.file for t in group.tasks], files, where)
+    check_counts([t.file for t in group.tasks], files, where, deleted)
     entry = {
         "partition": entry_partition(table_metadata, group),
         "input_files": len(group.tasks),
         "input_bytes": group.input_bytes,
         "rows": rows,
+        "deleted_rows": deleted,
         "output_files": len(files),
         "output_bytes": sum(f.file_size_in_bytes for f in files),
         "checksum": f"{read_checksum:016x}",
