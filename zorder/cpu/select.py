@@ -213,27 +213,29 @@ def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = Non
 # verdicts above (which backends run well at all). The measurements are in
 # benchmarks/NOTES.md, one section per class.
 
-#: Each class's backends, fastest first (a row a class, in csrc/shape.h's order).
-PREFERENCES = """
-uniform-8n-full           simd avx2 pdep table
-uniform-8n-truncated-1-3  avx2 simd pdep table
-uniform-8n-truncated-4-8  simd avx2 pdep table
-uniform-narrow            simd avx2 pdep table
-ragged-full               avx2 pdep simd table
-ragged-truncated-first    avx2 simd pdep table
-ragged-truncated-later    avx2 pdep simd table
-ragged-narrow             simd avx2 pdep table
-many-columns              simd avx2 pdep table
-uniform-8n-prefix         avx2 simd pdep table
-uniform-6x8-truncated     avx2 simd pdep table
-many-columns-8n-prefix    avx2 simd pdep table
-many-columns-short        avx2 simd pdep table
-"""
-
-#: class -> (preference, where its measurement is: the class's section in NOTES.md).
+#: class -> (preference, where its measurement is).
 DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
-    shape: (tuple(preference), f'NOTES.md "Dispatch: {shape}"')
-    for shape, *preference in map(str.split, PREFERENCES.strip().splitlines())
+    "uniform-8n-full": (("simd", "avx2", "pdep", "table"), 'NOTES.md "Dispatch: uniform-8n-full"'),
+    "uniform-8n-truncated-1-3": (("avx2", "simd", "pdep", "table"),
+                                 'NOTES.md "Dispatch: uniform-8n-truncated-1-3"'),
+    "uniform-8n-truncated-4-8": (("simd", "avx2", "pdep", "table"),
+                                 'NOTES.md "Dispatch: uniform-8n-truncated-4-8"'),
+    "uniform-narrow": (("simd", "avx2", "pdep", "table"), 'NOTES.md "Dispatch: uniform-narrow"'),
+    "ragged-full": (("avx2", "pdep", "simd", "table"), 'NOTES.md "Dispatch: ragged-full"'),
+    "ragged-truncated-first": (("avx2", "simd", "pdep", "table"),
+                               'NOTES.md "Dispatch: ragged-truncated-first"'),
+    "ragged-truncated-later": (("avx2", "pdep", "simd", "table"),
+                               'NOTES.md "Dispatch: ragged-truncated-later"'),
+    "ragged-narrow": (("simd", "avx2", "pdep", "table"), 'NOTES.md "Dispatch: ragged-narrow"'),
+    "many-columns": (("simd", "avx2", "pdep", "table"), 'NOTES.md "Dispatch: many-columns"'),
+    "uniform-8n-prefix": (("avx2", "simd", "pdep", "table"),
+                          'NOTES.md "Dispatch: uniform-8n-prefix"'),
+    "uniform-6x8-truncated": (("avx2", "simd", "pdep", "table"),
+                              'NOTES.md "Dispatch: uniform-6x8-truncated"'),
+    "many-columns-8n-prefix": (("avx2", "simd", "pdep", "table"),
+                               'NOTES.md "Dispatch: many-columns-8n-prefix"'),
+    "many-columns-short": (("avx2", "simd", "pdep", "table"),
+                           'NOTES.md "Dispatch: many-columns-short"'),
 }
 
 #: Shape classes, in the order of csrc/shape.h (which zorder.interleave.auto checks).
