@@ -54,23 +54,22 @@ def format_report(report: Dict[str, Any]) -> str:
                f"{report['repeat']} x {report['calls']:,} calls{ref_note}; "
                f"(speedup over {REFERENCE}); memcpy = b\"\".join(columns)")
     header = ["shape"] + names + [BASELINE]
-    rows = []
-    for r in report["results"]:
-        ns, sp = r["per_row"]["ns"], r["per_row"]["speedup_vs_bitloop"]
-        rows.append([r["shape"]] + [ns_cell(ns.get(n), sp.get(n)) for n in names]
-                    + [ns_cell(ns.get(BASELINE))])
-    out += [format_table(header, rows), ""]
+
+    def timing_table(kind: str) -> str:
+        rows = []
+        for r in report["results"]:
+            ns, sp = r[kind]["ns"], r[kind]["speedup_vs_bitloop"]
+            rows.append([r["shape"]] + [ns_cell(ns.get(n), sp.get(n)) for n in names]
+                        + [ns_cell(ns.get(BASELINE))])
+        return format_table(header, rows)
+
+    out += [timing_table("per_row"), ""]
     ref_note = (f"; {REFERENCE}: {report['bitloop_rows']:,} rows sampled"
                 if REFERENCE in names else "")
     out.append(f"batch: interleave_rows(block, size, out), ns per row, best of {report['repeat']} "
                f"x {report['rows']:,} rows{ref_note}; (speedup over {REFERENCE}); "
                f"memcpy = numpy copy of the input bytes")
-    rows = []
-    for r in report["results"]:
-        ns, sp = r["batch"]["ns"], r["batch"]["speedup_vs_bitloop"]
-        rows.append([r["shape"]] + [ns_cell(ns.get(n), sp.get(n)) for n in names]
-                    + [ns_cell(ns.get(BASELINE))])
-    out += [format_table(header, rows), ""]
+    out += [timing_table("batch"), ""]
     out.append("batch time / memcpy time (1.0 = the speed of a copy)")
     rows = []
     for r in report["results"]:

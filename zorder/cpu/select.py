@@ -21,7 +21,6 @@ BACKEND_NAMES: Tuple[str, ...] = ("bitloop", "table", "nibble", "pdep", "avx2", 
 ISA_FLAGS: Dict[str, Tuple[str, ...]] = {
     backend: features.needs(target) for backend, target in features.BACKEND_TARGETS.items()
 }
-SIMD_FLAGS = ISA_FLAGS["simd"]
 
 #: The architectures (py-cpuinfo's arch names) a backend exists on; absent means every one.
 BACKEND_ARCHES: Dict[str, Tuple[str, ...]] = {
@@ -110,29 +109,30 @@ def os_state_missing(name: str, cpu_info: Mapping) -> Optional[str]:
     return None
 
 
-def simd_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
-    """(usable, why): whether the AVX-512 VBMI + GFNI kernels can run here."""
+def vector_verdict(name: str, cpu_info: Mapping, isa: str, absent: str,
+                   present: str) -> Tuple[bool, str]:
+    """(usable, why) of x86-64 backend ``name``: its ISA_FLAGS present (else ``absent``,
+    where ``{}`` names those missing) and their registers saved by the OS."""
     if not is_x86_64(cpu_info):
-        return False, f"AVX-512 is x86-64 only; arch is {cpu_info.get('arch')!r}"
-    missing = [f for f in SIMD_FLAGS if f not in _flags(cpu_info)]
+        return False, f"{isa} is x86-64 only; arch is {cpu_info.get('arch')!r}"
+    missing = [f for f in ISA_FLAGS[name] if f not in _flags(cpu_info)]
     if missing:
-        return False, "missing " + ", ".join(missing)
-    why = os_state_missing("simd", cpu_info)
+        return False, absent.format(", ".join(missing))
+    why = os_state_missing(name, cpu_info)
     if why is not None:
         return False, why
-    return True, "AVX2, AVX-512 F/BW/VBMI and GFNI present"
+    return True, present
+
+
+def simd_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
+    """(usable, why): whether the AVX-512 VBMI + GFNI kernels can run here."""
+    return vector_verdict("simd", cpu_info, "AVX-512", "missing {}",
+                          "AVX2, AVX-512 F/BW/VBMI and GFNI present")
 
 
 def avx2_verdict(cpu_info: Mapping) -> Tuple[bool, str]:
     """(usable, why): whether the AVX2 kernels can run here."""
-    if not is_x86_64(cpu_info):
-        return False, f"AVX2 is x86-64 only; arch is {cpu_info.get('arch')!r}"
-    if not set(ISA_FLAGS["avx2"]) <= _flags(cpu_info):
-        return False, "no avx2 flag"
-    why = os_state_missing("avx2", cpu_info)
-    if why is not None:
-        return False, why
-    return True, "AVX2 present"
+    return vector_verdict("avx2", cpu_info, "AVX2", "no avx2 flag", "AVX2 present")
 
 
 def neon_verdict(cpu_info: Mapping) -> Tuple[bool, str]:

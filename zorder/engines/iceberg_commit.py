@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from zorder.engines.iceberg_deletes import RemovesDeleteFiles
 
@@ -415,16 +415,19 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
             producer._clean_all_uncommitted()
         return delete_files(table.io, written)
 
+    def not_committed(exc: BaseException, why: str) -> NoReturn:
+        # Before the catalog call: what was written is deleted, an interrupt goes on as it is.
+        left = discard()
+        if not isinstance(exc, Exception):
+            raise exc
+        raise IcebergRewriteError(f"the rewrite did not commit: {why}", left) from exc
+
     # The snapshot is staged on the table's metadata as it is now, not as planned: its
     # sequence number must follow every commit since, a branch's or an undone one's too.
     try:
         table.refresh()
     except BaseException as exc:
-        left = discard()
-        if not isinstance(exc, Exception):
-            raise
-        raise IcebergRewriteError(f"the rewrite did not commit: the table could not be "
-                                  f"loaded again before the commit: {exc}", left) from exc
+        not_committed(exc, f"the table could not be loaded again before the commit: {exc}")
     try:
         conflict = rewrite_conflict(table, planned, base_id, branch, removed,
                                     data_sequence_number is not None)
@@ -447,11 +450,7 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
             txn._register_snapshot_producer(producer)   # retried by commit_transaction
     except BaseException as exc:
         # (staged here, in memory and in the table's storage: the catalog was not asked)
-        left = discard()
-        if not isinstance(exc, Exception):
-            raise
-        raise IcebergRewriteError(f"the rewrite did not commit: its snapshot could not be "
-                                  f"staged: {exc!r}", left) from exc
+        not_committed(exc, f"its snapshot could not be staged: {exc!r}")
     if conflict is not None:
         raise IcebergRewriteError(
             f"the table changed while it was rewritten ({conflict}); the rewrite was "

@@ -1,5 +1,5 @@
 # The signatures every backend module shares (stub only: each backend's .pyi re-exports these).
-from typing import Optional, Sequence, TypeVar, Union, overload
+from typing import Any, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,3 +25,15 @@ def interleave_rows(
     *,
     threads: int = ...,
 ) -> NDArray[np.uint8]: ...
+
+# Tests only, in the backends that have them: the vector kernel alone (LookupError for a
+# shape it does not cover); the output size from which non-temporal stores are used (sets
+# it if given); the assembly of narrow ragged rows on caller-given buffers (rows assembled).
+def _vector_rows(
+    columns: RowsInput,
+    interleaved_size: Optional[int] = ...,
+    out: Optional[NDArray[np.uint8]] = ...,
+) -> NDArray[np.uint8]: ...
+def _stream_min(value: Optional[int] = ...) -> int: ...
+def _assemble(pieces: Sequence[Tuple[Any, int, int, int]], size: int, rows: int,
+              out: Any) -> int: ...

@@ -107,6 +107,31 @@ cdef int require_bytes(Py_buffer* view, object obj, str name, int ndim, str dims
     raise kind(message)
 
 
+cdef object checked_index(object value, str name, str kinds):
+    """value's __index__, refusing bool (TypeError: `name` must be `kinds`)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be {kinds}, not bool")
+    try:
+        return PyNumber_Index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be {kinds}, not {type(value).__name__}") from None
+
+
+cdef int take_out(object out, Py_buffer* view, int flags, str wanted, int ndim,
+                  str dims) except -1:
+    """Exports `out` into `view` with `flags`, then checks it as require_bytes does. A
+    refused export is a TypeError: out must be `wanted` (any buffer that is refused with
+    the 2 dimensions of interleave_rows is read-only; a 1-D one may be scattered too)."""
+    try:
+        PyObject_GetBuffer(out, view, flags)
+    except (BufferError, ValueError, TypeError):
+        view_clear(view)
+        problem = (buffer_problem(out) if ndim == 0
+                   else " (read-only)" if PyObject_CheckBuffer(out) else "")
+        raise TypeError(f"out must be {wanted}, not {type(out).__name__}{problem}") from None
+    return require_bytes(view, out, "out", ndim, dims, False)
+
+
 cdef Py_ssize_t checked_size(object interleaved_size) except -2:
     """-1 for None (the default), else the size as a non-negative index."""
     cdef int overflow = 0
@@ -119,14 +144,7 @@ cdef Py_ssize_t checked_size(object interleaved_size) except -2:
         fast = PyLong_AsLongAndOverflow(interleaved_size, &overflow)
         if not overflow and 0 <= fast <= (<Py_ssize_t>1 << 60):
             return <Py_ssize_t>fast
-    if isinstance(interleaved_size, bool):
-        raise TypeError("interleaved_size must be an int or None, not bool")
-    try:
-        size = PyNumber_Index(interleaved_size)
-    except TypeError:
-        raise TypeError(
-            f"interleaved_size must be an int or None, not {type(interleaved_size).__name__}"
-        ) from None
+    size = checked_index(interleaved_size, "interleaved_size", "an int or None")
     if size < 0:
         raise ValueError(f"interleaved_size must be >= 0, got {size}")
     if size > (<Py_ssize_t>1 << 60):
@@ -306,16 +324,8 @@ cdef object interleave_bits_with(RowsKernel kernel, object columns,
                 out_len = PyByteArray_GET_SIZE(out)
                 dest = <uint8_t*>PyByteArray_AS_STRING(out)
             else:
-                try:
-                    PyObject_GetBuffer(out, &out_view,
-                                       PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
-                except (BufferError, ValueError, TypeError):
-                    view_clear(&out_view)
-                    raise TypeError(
-                        "out must be a writable, C-contiguous buffer, not "
-                        f"{type(out).__name__}{buffer_problem(out)}"
-                    ) from None
-                require_bytes(&out_view, out, "out", 0, "", False)
+                take_out(out, &out_view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT,
+                         "a writable, C-contiguous buffer", 0, "")
                 out_len = out_view.len
                 dest = <uint8_t*>out_view.buf
             if out_len < size:
@@ -420,12 +430,7 @@ cdef object interleave_rows_with(RowsKernel kernel, object columns,
     view_clear(&block_view)
     view_clear(&out_view)
 
-    if isinstance(threads, bool):
-        raise TypeError("threads must be an int, not bool")
-    try:
-        threads_index = PyNumber_Index(threads)
-    except TypeError:
-        raise TypeError(f"threads must be an int, not {type(threads).__name__}") from None
+    threads_index = checked_index(threads, "threads", "an int")
     if threads_index < 1:
         raise ValueError(f"threads must be >= 1, got {threads_index}")
     # More threads than rows is the same as one per chunk; cap so it fits a C integer.
@@ -486,15 +491,8 @@ cdef object interleave_rows_with(RowsKernel kernel, object columns,
 
         if out is None:
             out = numpy.empty((nrows, size), dtype=numpy.uint8)
-        try:
-            PyObject_GetBuffer(out, &out_view, PyBUF_RECORDS)
-        except (BufferError, ValueError, TypeError):
-            view_clear(&out_view)
-            raise TypeError(
-                "out must be a writable 2-D uint8 array, not "
-                f"{type(out).__name__}{' (read-only)' if PyObject_CheckBuffer(out) else ''}"
-            ) from None
-        require_bytes(&out_view, out, "out", 2, "2-D (rows, bytes)", False)
+        take_out(out, &out_view, PyBUF_RECORDS, "a writable 2-D uint8 array", 2,
+                 "2-D (rows, bytes)")
         if out_view.shape[0] != nrows:
             raise ValueError(f"out has {out_view.shape[0]} rows, columns have {nrows}")
         if out_view.shape[1] < size:

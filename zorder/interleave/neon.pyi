@@ -1,9 +1,4 @@
-from typing import Optional
-
-import numpy as np
-from numpy.typing import NDArray
-
-from zorder.interleave._contract import RowsInput
+from zorder.interleave._contract import _vector_rows as _vector_rows
 from zorder.interleave._contract import interleave_bits as interleave_bits
 from zorder.interleave._contract import interleave_rows as interleave_rows
 from zorder.interleave._frontend import Backend
@@ -12,10 +7,3 @@ name: str
 SUPPORTED: bool
 UNSUPPORTED_REASON: str
 backend: Backend
-
-# Tests only: the vector kernel alone; LookupError for a shape it does not cover.
-def _vector_rows(
-    columns: RowsInput,
-    interleaved_size: Optional[int] = ...,
-    out: Optional[NDArray[np.uint8]] = ...,
-) -> NDArray[np.uint8]: ...

@@ -61,21 +61,9 @@ ZORDER_ALWAYS_INLINE void zorder_nibble_word2(const uint8_t *const *src, const i
     *w1 = b;
 }
 
-ZORDER_ALWAYS_INLINE uint64_t zorder_nibble_group(const uint8_t *const *src, const int k,
-                                                  ptrdiff_t j)
-{
-    uint64_t w = 0;
-    int t;
-    for (t = 0; t < k; t++)
-        w |= zorder_nibble_lookup(k, t, 0, src[t][j]);
-    return w;
-}
-
-#define ZORDER_TARGET
-#define ZORDER_G(k) (8 / (k))
 #define ZORDER_WORD2(k, src, j0, w0, w1) zorder_nibble_word2(src, k, j0, &(w0), &(w1))
 #define ZORDER_WORD(k, src, j0) zorder_nibble_word(src, k, j0)
-#define ZORDER_GROUP(k, src, j) zorder_nibble_group(src, k, j)
+#define ZORDER_LOOKUP(k, t, p, b) zorder_nibble_lookup(k, t, p, b)
 #include "spread_rows.h"
 
 /* Fills NIBBLE (bit i of nibble h, i = 0 its MSB, at position 4k-1-i*k) and SHIFTED from

@@ -8,12 +8,13 @@
  *
  * The including file defines, before including this header (k is a compile-time
  * constant in every call, so loops over columns unroll and tables have fixed offsets):
- *   ZORDER_G(k): groups per word;
+ *   ZORDER_G(k): groups per word (default 8 / k);
  *   ZORDER_WORD2(k, src, j0, w0, w1): sets w0 and w1 to the words of groups
  *     j0 .. j0 + G - 1 and j0 + G .. j0 + 2G - 1 (two at once, to share column loads);
  *   ZORDER_WORD(k, src, j0): the word of groups j0 .. j0 + G - 1;
- *   ZORDER_GROUP(k, src, j): group j alone, in the top 8k bits;
- *   ZORDER_TARGET: a function attribute for the kernel (target("bmi2") for pdep), or empty;
+ *   ZORDER_GROUP(k, src, j): group j alone, in the top 8k bits, or instead
+ *     ZORDER_LOOKUP(k, t, p, b): the table word of byte b of column t at group position p;
+ *   optionally ZORDER_TARGET: a function attribute for the kernel (target("bmi2") for pdep);
  *   optionally ZORDER_STREAM_OK(k): 0 where streaming stores lose (default 1).
  * `src[t]` points at byte 0 of column t in the current row.
  *
@@ -103,41 +104,29 @@ ZORDER_ALWAYS_INLINE void zorder_store_be_prefix(uint8_t *dst, uint64_t w, ptrdi
 }
 
 /* n (1, 2, 4 or 8, a constant) bytes at p as an integer whose byte i is p[i]. */
-#define ZORDER_LOAD_LE(p, n) \
-    ((n) == 1 ? (uint64_t)*(p) : (n) == 2 ? zorder_load_le16(p) : \
-     (n) == 4 ? zorder_load_le32(p) : zorder_load_le64(p))
-
-ZORDER_ALWAYS_INLINE uint64_t zorder_load_le64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if !ZORDER_LITTLE_ENDIAN
-    v = ZORDER_BSWAP64(v);
-#endif
-    return v;
-}
-
-ZORDER_ALWAYS_INLINE uint64_t zorder_load_le32(const uint8_t *p)
+ZORDER_ALWAYS_INLINE uint64_t zorder_load_le(const uint8_t *p, const int n)
 {
 #if ZORDER_LITTLE_ENDIAN
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
+    uint64_t v8;
+    uint32_t v4;
+    uint16_t v2;
+    if (n == 8)
+        return memcpy(&v8, p, 8), v8;
+    if (n == 4)
+        return memcpy(&v4, p, 4), v4;
+    if (n == 2)
+        return memcpy(&v2, p, 2), v2;
+    return *p;
 #else
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+    uint64_t v = 0;
+    int i;
+    for (i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
 #endif
 }
 
-ZORDER_ALWAYS_INLINE uint64_t zorder_load_le16(const uint8_t *p)
-{
-#if ZORDER_LITTLE_ENDIAN
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-#else
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8;
-#endif
-}
+#define ZORDER_LOAD_LE(p, n) zorder_load_le(p, n)
 
 #endif /* ZORDER_SPREAD_ROWS_H */
 
@@ -150,6 +139,27 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_load_le16(const uint8_t *p)
 /* An includer may turn streaming stores off for some k (where they measured slower). */
 #ifndef ZORDER_STREAM_OK
 #define ZORDER_STREAM_OK(k) 1
+#endif
+#ifndef ZORDER_TARGET
+#define ZORDER_TARGET
+#endif
+#ifndef ZORDER_G
+#define ZORDER_G(k) (8 / (k))
+#endif
+
+/* A table kernel's ZORDER_GROUP, from its ZORDER_LOOKUP(k, t, p, byte): the word that
+ * byte of column t puts at group position p. */
+#ifndef ZORDER_GROUP
+ZORDER_ALWAYS_INLINE uint64_t zorder_lookup_group(const uint8_t *const *src, const int k,
+                                                  ptrdiff_t j)
+{
+    uint64_t w = 0;
+    int t;
+    for (t = 0; t < k; t++)
+        w |= ZORDER_LOOKUP(k, t, 0, src[t][j]);
+    return w;
+}
+#define ZORDER_GROUP(k, src, j) zorder_lookup_group(src, k, j)
 #endif
 
 /* One row: `nwords` full words (streaming stores if nt), then the fewer than 8 bytes

@@ -67,23 +67,11 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_table_word(const uint8_t *const *src, const
     return w;
 }
 
-ZORDER_ALWAYS_INLINE uint64_t zorder_table_group(const uint8_t *const *src, const int k,
-                                                 ptrdiff_t j)
-{
-    uint64_t w = 0;
-    int t;
-    for (t = 0; t < k; t++)
-        w |= ZORDER_TAB(k, t, 0, src[t][j]);
-    return w;
-}
-
-#define ZORDER_TARGET
 /* 8 columns measured slower with streaming stores (NOTES.md "Cost vector: table") */
 #define ZORDER_STREAM_OK(k) ((k) < 8)
-#define ZORDER_G(k) (8 / (k))
 #define ZORDER_WORD2(k, src, j0, w0, w1) zorder_table_word2(src, k, j0, &(w0), &(w1))
 #define ZORDER_WORD(k, src, j0) zorder_table_word(src, k, j0)
-#define ZORDER_GROUP(k, src, j) zorder_table_group(src, k, j)
+#define ZORDER_LOOKUP(k, t, p, b) ZORDER_TAB(k, t, p, b)
 #include "spread_rows.h"
 
 #define zorder_table_uniform zorder_spread_uniform
