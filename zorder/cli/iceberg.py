@@ -1,5 +1,5 @@
 """``zorder iceberg rewrite TABLE --columns a,b``: Z-order an Iceberg table in place with
-one REPLACE snapshot (``zorder.engines.iceberg.rewrite``), then report what readers can
+REPLACE snapshots (``zorder.engines.iceberg.rewrite``), then report what readers can
 skip before and after."""
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     _add_rewrite_arguments(actions.add_parser(
         "rewrite", help="cluster the table", description="Z-order (or Hilbert) rewrite of an "
-        "Iceberg table, committed as one REPLACE snapshot."))
+        "Iceberg table, committed as one REPLACE snapshot (one per batch with "
+        "--partial-progress). Incremental: only file groups not yet clustered this way, "
+        "or selected by the options below, are rewritten."))
     _add_clean_arguments(actions.add_parser(
         "clean", help="delete the files earlier rewrites journaled and left unreferenced",
         description="Delete the data files that earlier rewrites journaled (under the "
@@ -83,7 +85,8 @@ def _add_rewrite_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the rewrite's report (file groups, and with --encoding "
                              "rank the rank boundaries, for --boundaries next time) as JSON")
     parser.add_argument("--dry-run", action="store_true",
-                        help="show the planned file groups; write and commit nothing")
+                        help="show per file group whether it would be rewritten and why; "
+                             "write and commit nothing")
     parser.add_argument("--no-report", action="store_true", help="skip the skipping report")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
 

@@ -1,11 +1,12 @@
 """Z-order (or Hilbert) clustering of an Iceberg table through PyIceberg: the rewrite
 that Spark runs as ``CALL system.rewrite_data_files(strategy => 'sort',
-sort_order => 'zorder(a, b)')``, committed as one REPLACE snapshot.
+sort_order => 'zorder(a, b)')``, committed as one REPLACE snapshot (one per batch
+with ``partial_progress``).
 
 What it does, as Iceberg's ``RewriteDataFilesSparkAction`` with
 ``SparkZOrderFileRewriteRunner`` does it:
 
-- plans the data files of the current snapshot (only those ``row_filter`` may match,
+- plans the data files at the head of ``branch`` (only those ``row_filter`` may match,
   each rewritten whole) and groups them by partition, one group per partition, split
   when a group passes ``max_file_group_size`` (100 GiB by default, as in Iceberg);
 - keeps only the groups that need it (``iceberg_select``): a file not clustered by this
@@ -131,7 +132,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             min_overlap_depth: Optional[int] = None) -> RewriteResult:
     """Cluster an Iceberg table by the Z-order (or Hilbert) curve of ``columns``, as
     Spark's ``rewrite_data_files(strategy => 'sort', sort_order => 'zorder(...)')``
-    does, in one REPLACE snapshot.
+    does, in one REPLACE snapshot (one per batch with ``partial_progress``).
 
     Args:
         table: a ``pyiceberg.table.Table``; it is refreshed first, and again just before

@@ -1,4 +1,4 @@
-"""The plan of an Iceberg rewrite: the current snapshot's data files that ``row_filter``
+"""The plan of an Iceberg rewrite: the data files at a branch's head that ``row_filter``
 may match, grouped by partition (one group per partition, split past
 ``max_file_group_size``; files of older specs in one group), and the target file size."""
 
