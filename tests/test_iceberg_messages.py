@@ -126,3 +126,15 @@ def test_the_skipping_report_counts_row_groups(catalog, flags, capsys):
     share = [int(g.split()[-1].strip("(%")) for g in rows["d"]]
     assert share[1] >= share[0] + 20, rows
     assert files_before.split()[-1] == files_after.split()[-1] == "(0%", rows
+
+
+def test_a_misspelled_column_in_columns(catalog, flags, capsys):
+    make_table(catalog, name="cols", appends=1, rows=50)
+    code, _, err = run(capsys, "db.cols", "--columns", "l,zz", *flags)
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith("error: --columns: the table has no column 'zz'; its columns are "
+                             "b, i, l, ")
+    code, _, err = run(capsys, "db.cols", "--columns", "L", "--case-sensitive", *flags)
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith("error: --columns: the table has no column 'L' "
+                             "(--case-sensitive); its columns are b, i, l, ")

@@ -222,6 +222,22 @@ def shell_flags(text: str) -> str:
     return text
 
 
+#: Iceberg's words (which the library keeps) for a curve column the table lacks.
+_MISSING_COLUMN = re.compile(
+    r"Cannot find column '(.*)' in table schema \(case sensitive = (true|false)\): ")
+
+
+def missing_column(text: str, table: Any) -> str:
+    """Iceberg's "Cannot find column 'x' in table schema (...): struct<...>" as a shell
+    user reads it: the flag, the name, and the table's columns instead of its struct."""
+    found = _MISSING_COLUMN.match(text)
+    if found is None:
+        return text
+    exactly = " (--case-sensitive)" if found.group(2) == "true" else ""
+    return (f"--columns: the table has no column {found.group(1)!r}{exactly}; its columns "
+            f"are {', '.join(table.schema().column_names)}")
+
+
 def local_path(uri: Any) -> Optional[str]:
     """The local file-system path of a ``file:`` URI or a plain path, read as PyIceberg's
     file IO reads it (``PyArrowFileIO.parse_location``: the host and path as written, no
@@ -409,7 +425,7 @@ def run(args: argparse.Namespace) -> int:
                              max_file_group_size=args.max_file_group_size, progress=progress,
                              **encoding, **selection_arguments(args))
         except (ValueError, TypeError) as exc:
-            raise type(exc)(shell_flags(str(exc))) from None
+            raise type(exc)(shell_flags(missing_column(str(exc), table))) from None
         except IcebergRewriteError as exc:
             bar.close()
             print(f"error: {exc}", file=sys.stderr)
