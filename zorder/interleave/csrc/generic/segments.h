@@ -449,9 +449,12 @@ static inline void zorder_seg_copy_rows(uint8_t *dst, ptrdiff_t dst_stride, cons
         for (r = 0; r < rows; r++)
             memcpy(dst + r * dst_stride, src + r * src_stride, 8);
     } else if (n <= 16 && room >= 16) {
-        for (r = 0; r < rows; r++) {
-            memcpy(dst + r * dst_stride, src + r * src_stride, 8);
-            memcpy(dst + r * dst_stride + 8, src + r * src_stride + 8, 8);
+        for (r = 0; r < rows; r++) {   /* (loads first: zorder_copy_short) */
+            uint64_t lo, hi;
+            memcpy(&lo, src + r * src_stride, 8);
+            memcpy(&hi, src + r * src_stride + 8, 8);
+            memcpy(dst + r * dst_stride, &lo, 8);
+            memcpy(dst + r * dst_stride + 8, &hi, 8);
         }
     } else {
         zorder_copy_rows_exact(dst, dst_stride, src, src_stride, n, rows);
@@ -881,23 +884,34 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
 }
 
 /* n bytes from src to dst with a few overlapping word moves (a memcpy call per short
- * row costs more than the row's interleave). */
+ * row costs more than the row's interleave). A row's words are all loaded before any is
+ * stored: a load after a store that it might alias waits on the CPU's guess of whether
+ * it does, a guess kept per instruction address, which made the same loop fast or slow
+ * by where the linker put it. */
 static inline void zorder_copy_short(uint8_t *dst, const uint8_t *src, ptrdiff_t n)
 {
     ptrdiff_t o;
+    uint8_t head[16], tail[16];
     if (n >= 16) {
+        memcpy(tail, src + n - 16, 16);
         for (o = 0; o + 16 < n; o += 16)
             memcpy(dst + o, src + o, 16);
-        memcpy(dst + n - 16, src + n - 16, 16);
+        memcpy(dst + n - 16, tail, 16);
     } else if (n >= 8) {
-        memcpy(dst, src, 8);
-        memcpy(dst + n - 8, src + n - 8, 8);
+        memcpy(head, src, 8);
+        memcpy(tail, src + n - 8, 8);
+        memcpy(dst, head, 8);
+        memcpy(dst + n - 8, tail, 8);
     } else if (n >= 4) {
-        memcpy(dst, src, 4);
-        memcpy(dst + n - 4, src + n - 4, 4);
+        memcpy(head, src, 4);
+        memcpy(tail, src + n - 4, 4);
+        memcpy(dst, head, 4);
+        memcpy(dst + n - 4, tail, 4);
     } else if (n >= 2) {
-        memcpy(dst, src, 2);
-        memcpy(dst + n - 2, src + n - 2, 2);
+        memcpy(head, src, 2);
+        memcpy(tail, src + n - 2, 2);
+        memcpy(dst, head, 2);
+        memcpy(dst + n - 2, tail, 2);
     } else if (n == 1) {
         *dst = *src;
     }
