@@ -307,31 +307,28 @@ void zorder_spread_uniform_k(const zorder_column *cols, const int k, ptrdiff_t s
         /* Rows of whole words (every shape of 8-byte columns at full width, and 8 output
          * bytes from 2, 4 or 8 columns): a loop with the word count fixed, so the row is
          * straight-line code and the loop keeps its pointers in registers. */
-        /* Streaming stores pay for outputs past the L2 (4 x 8 B -> 32 B, table: 150,000
-         * rows 10.4 -> 8.2 ns, 1M rows with 2 threads pdep 6.4 -> 4.3 with this bound
-         * per call at 4 MiB instead of 16) and need rows back to back. */
+        /* Streaming stores pay for outputs past the L2 and need rows back to back (NOTES.md
+         * "table, nibble, pdep"). */
         const int nt = ZORDER_HAVE_NT && ZORDER_STREAM_OK(k) && out_stride == size
                        && (nrows - 1) * size >= ZORDER_STREAM_BYTES;
+        /* (nt a constant in each expansion, so each word count gets its own loop) */
 #define ZORDER_FIXED(n, nt) \
     zorder_spread_rows_fixed(src, stride, k, n, nrows - 1, out, out_stride, nt)
+#define ZORDER_FIXED_WORDS(nt) \
+    switch (words_spill) { \
+    case 1: r = ZORDER_FIXED(1, nt); break; \
+    case 2: r = ZORDER_FIXED(2, nt); break; \
+    case 4: r = ZORDER_FIXED(4, nt); break; \
+    case 8: r = ZORDER_FIXED(8, nt); break; \
+    default: break; \
+    }
         if (nt) {
-            switch (words_spill) {
-            case 1: r = ZORDER_FIXED(1, 1); break;
-            case 2: r = ZORDER_FIXED(2, 1); break;
-            case 4: r = ZORDER_FIXED(4, 1); break;
-            case 8: r = ZORDER_FIXED(8, 1); break;
-            default: break;
-            }
+            ZORDER_FIXED_WORDS(1)
             zorder_store_fence();
         } else {
-            switch (words_spill) {
-            case 1: r = ZORDER_FIXED(1, 0); break;
-            case 2: r = ZORDER_FIXED(2, 0); break;
-            case 4: r = ZORDER_FIXED(4, 0); break;
-            case 8: r = ZORDER_FIXED(8, 0); break;
-            default: break;
-            }
+            ZORDER_FIXED_WORDS(0)
         }
+#undef ZORDER_FIXED_WORDS
 #undef ZORDER_FIXED
         out += r * out_stride;
     }
