@@ -217,9 +217,12 @@ def test_retries_are_bounded_by_the_tables_commit_retry_properties(catalog, monk
 def test_a_writer_thread_appending_while_the_rewrite_runs(catalog):
     """The issue's target in small: a writer thread appends a file every few hundredths of
     a second while the rewrite runs; it commits within its retries and every appended row
-    is readable afterwards."""
+    is readable afterwards. The writer stops after a bounded number of appends and the
+    retries outlast it, so that a slow machine (qemu-user) cannot lose every race."""
     table = make_table(catalog, name="stream", spec="identity", appends=3, rows=300,
-                       properties={"commit.retry.min-wait-ms": "10"})
+                       properties={"commit.retry.min-wait-ms": "10",
+                                   "commit.retry.max-wait-ms": "500",
+                                   "commit.retry.num-retries": "30"})
     before = multiset(table.scan().to_arrow())
     writer_table = catalog.load_table("db.stream")
     stop = threading.Event()
@@ -227,7 +230,9 @@ def test_a_writer_thread_appending_while_the_rewrite_runs(catalog):
 
     def writer():
         rng = np.random.default_rng(11)
-        while not stop.is_set():
+        for _ in range(8):
+            if stop.is_set():
+                return
             batch = arrow_batch(rng, 10)
             writer_table.append(batch)
             appended.append(batch)
