@@ -71,19 +71,15 @@ ZORDER_ALWAYS_INLINE void zorder_nibble_word2(const uint8_t *const *src, const i
 static void zorder_nibble_init(void)
 {
     int k, t, p, h;
-    for (k = 1; k <= 8; k++)
-        for (h = 0; h < 16; h++)
-            zorder_nibble_spread[k][h] = zorder_spread_bits((uint64_t)h, 4, k);
-    for (k = 1; k <= 8; k++)
-        for (t = 0; t < k; t++)
-            for (p = 0; p < 8 / k; p++)
-                for (h = 0; h < 16; h++) {
-                    const int shift = t + 8 * k * p;
-                    zorder_nibble_shifted[k][t * (8 / k) + p][0][h] =
-                        (zorder_nibble_spread[k][h] << (64 - 4 * k)) >> shift;
-                    zorder_nibble_shifted[k][t * (8 / k) + p][1][h] =
-                        (zorder_nibble_spread[k][h] << (64 - 8 * k)) >> shift;
-                }
+    zorder_fill_spread(&zorder_nibble_spread[0][0], 16, 4);
+    ZORDER_FOR_EACH_SLOT(k, t, p)
+        for (h = 0; h < 16; h++) {
+            const int shift = t + 8 * k * p;
+            zorder_nibble_shifted[k][t * (8 / k) + p][0][h] =
+                (zorder_nibble_spread[k][h] << (64 - 4 * k)) >> shift;
+            zorder_nibble_shifted[k][t * (8 / k) + p][1][h] =
+                (zorder_nibble_spread[k][h] << (64 - 8 * k)) >> shift;
+        }
 }
 
 static const zorder_backend zorder_nibble_backend = {

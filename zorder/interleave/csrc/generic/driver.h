@@ -54,7 +54,6 @@ static inline void zorder_driver_rows(const zorder_backend *b, const zorder_colu
                                       uint8_t *out, ptrdiff_t out_stride)
 {
     zorder_column rest[ZORDER_PLANAR_MAX_COLS];
-    ptrdiff_t c;
     for (; b != NULL; b = b->fallback) {
         if (b->copy_one_column && ncols == 1) {   /* one column interleaves to itself */
             zorder_copy_rows_exact(out, out_stride, cols[0].data, cols[0].row_stride, size,
@@ -66,11 +65,7 @@ static inline void zorder_driver_rows(const zorder_backend *b, const zorder_colu
         if (b->planar != NULL && ncols <= ZORDER_PLANAR_MAX_COLS) {
             const ptrdiff_t done = b->planar(cols, (int)ncols, size, nrows, out, out_stride);
             if (done > 0) {
-                for (c = 0; c < ncols; c++) {
-                    rest[c] = cols[c];
-                    rest[c].data = cols[c].data + done * cols[c].row_stride;
-                }
-                cols = rest;
+                cols = zorder_columns_after(rest, cols, ncols, done);
                 nrows -= done;
                 out += done * out_stride;
             }

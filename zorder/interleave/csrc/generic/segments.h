@@ -43,6 +43,20 @@ static inline void zorder_uniform_rows(const zorder_column *cols, int k, ptrdiff
 
 /* Columns one call can take here; more go to the bit loop (the caller's fallback). */
 #define ZORDER_SEG_MAX_COLS 64
+
+/* The columns from their row `done` on, in rest (room for ncols): what is left of a call
+ * after a stage did its first rows. */
+static inline const zorder_column *zorder_columns_after(zorder_column *rest,
+                                                        const zorder_column *cols,
+                                                        ptrdiff_t ncols, ptrdiff_t done)
+{
+    ptrdiff_t c;
+    for (c = 0; c < ncols; c++) {
+        rest[c] = cols[c];
+        rest[c].data = cols[c].data + done * cols[c].row_stride;
+    }
+    return rest;
+}
 #ifndef ZORDER_SEG_CHUNK_BYTES
 #define ZORDER_SEG_CHUNK_BYTES (32 << 10)
 #endif
@@ -808,11 +822,7 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
         const ptrdiff_t done = zorder_seg_narrow(cols, ncols, size, nrows, out, out_stride, uniform,
                                                  backend);
         if (done > 0) {
-            for (r0 = 0; r0 < ncols; r0++) {
-                rest[r0] = cols[r0];
-                rest[r0].data = cols[r0].data + done * cols[r0].row_stride;
-            }
-            cols = rest;
+            cols = zorder_columns_after(rest, cols, ncols, done);
             nrows -= done;
             out += done * out_stride;
         }
@@ -892,29 +902,28 @@ static inline void zorder_copy_short(uint8_t *dst, const uint8_t *src, ptrdiff_t
 {
     ptrdiff_t o;
     uint8_t head[16], tail[16];
+/* n bytes, n in [w, 2w]: the first and the last w, both loaded before either is stored */
+#define ZORDER_COPY_EDGES(w) do { \
+        memcpy(head, src, (w)); \
+        memcpy(tail, src + n - (w), (w)); \
+        memcpy(dst, head, (w)); \
+        memcpy(dst + n - (w), tail, (w)); \
+    } while (0)
     if (n >= 16) {
         memcpy(tail, src + n - 16, 16);
         for (o = 0; o + 16 < n; o += 16)
             memcpy(dst + o, src + o, 16);
         memcpy(dst + n - 16, tail, 16);
     } else if (n >= 8) {
-        memcpy(head, src, 8);
-        memcpy(tail, src + n - 8, 8);
-        memcpy(dst, head, 8);
-        memcpy(dst + n - 8, tail, 8);
+        ZORDER_COPY_EDGES(8);
     } else if (n >= 4) {
-        memcpy(head, src, 4);
-        memcpy(tail, src + n - 4, 4);
-        memcpy(dst, head, 4);
-        memcpy(dst + n - 4, tail, 4);
+        ZORDER_COPY_EDGES(4);
     } else if (n >= 2) {
-        memcpy(head, src, 2);
-        memcpy(tail, src + n - 2, 2);
-        memcpy(dst, head, 2);
-        memcpy(dst + n - 2, tail, 2);
+        ZORDER_COPY_EDGES(2);
     } else if (n == 1) {
         *dst = *src;
     }
+#undef ZORDER_COPY_EDGES
 }
 
 #define ZORDER_COPY_ROWS_CASE(N) \

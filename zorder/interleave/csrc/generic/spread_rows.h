@@ -29,6 +29,24 @@
 #include <string.h>
 #include "kernel.h"
 
+/* Every slot of a backend's pre-shifted tables: k columns (1-8), column t, group position
+ * p of a word; the slot is t * (8 / k) + p and its shift t + 8 * k * p. (Used by the table
+ * fills at import.) */
+/* spread[k][v] (rows of `values` words, k = 0..8) for k = 1..8 and every `bits`-bit value
+ * v: v's bits spread k apart, its MSB at position bits * k - 1 (filled at import). */
+static inline void zorder_fill_spread(uint64_t *spread, int values, int bits)
+{
+    int k, v;
+    for (k = 1; k <= 8; k++)
+        for (v = 0; v < values; v++)
+            spread[k * values + v] = zorder_spread_bits((uint64_t)v, bits, k);
+}
+
+#define ZORDER_FOR_EACH_SLOT(k, t, p) \
+    for (k = 1; k <= 8; k++) \
+        for (t = 0; t < k; t++) \
+            for (p = 0; p < 8 / k; p++)
+
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <stdlib.h>
 #define ZORDER_ALWAYS_INLINE static __forceinline

@@ -80,15 +80,11 @@ ZORDER_ALWAYS_INLINE uint64_t zorder_table_word(const uint8_t *const *src, const
 static void zorder_table_init(void)
 {
     int k, t, p, b;
-    for (k = 1; k <= 8; k++)
+    zorder_fill_spread(&zorder_table_spread[0][0], 256, 8);
+    ZORDER_FOR_EACH_SLOT(k, t, p)
         for (b = 0; b < 256; b++)
-            zorder_table_spread[k][b] = zorder_spread_bits((uint64_t)b, 8, k);
-    for (k = 1; k <= 8; k++)
-        for (t = 0; t < k; t++)
-            for (p = 0; p < 8 / k; p++)
-                for (b = 0; b < 256; b++)
-                    zorder_table_shifted[k][t * (8 / k) + p][b] =
-                        (zorder_table_spread[k][b] << (64 - 8 * k)) >> (t + 8 * k * p);
+            zorder_table_shifted[k][t * (8 / k) + p][b] =
+                (zorder_table_spread[k][b] << (64 - 8 * k)) >> (t + 8 * k * p);
 }
 
 /* Up to 8 columns of one width on the kernel; ragged widths and 9-64 columns segment by
