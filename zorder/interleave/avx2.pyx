@@ -11,8 +11,8 @@ width, any row strides, truncated rows; narrow columns with rows back to back ru
 of 8 bytes, and ragged widths and 9-64 columns run segment by segment (csrc/generic/).
 The last bytes of a width that is not a multiple of 8, single rows and one-column pieces
 run on the table backend's uniform kernel; more than 64 columns take the bit loop. The
-AVX2 code is in csrc/avx2_kernel.c behind target attributes and runs only after the CPU
-floor (CPUID and XGETBV, read once) says AVX2 and the YMM state are usable.
+AVX2 code is in csrc/avx2/ (one unit, avx2.c) behind target attributes and runs only
+after the CPU floor (CPUID and XGETBV, read once) says AVX2 and the YMM state are usable.
 """
 
 from zorder.interleave._frontend cimport publish

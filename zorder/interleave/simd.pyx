@@ -9,8 +9,8 @@ segment on these kernels where its width allows and on the BMI2 kernel otherwise
 CPU with these AVX-512 subsets has a fast PDEP), narrow ragged widths (3+5+8, 1+2+3+4)
 with their column slices and rows put together by vpermb (zorder_simd_slice,
 zorder_simd_assemble); more than 64 columns take the bit loop. The AVX-512 code is in
-csrc/simd_kernel.c behind target attributes and runs only after the CPU floor (CPUID and
-XGETBV, read once) says it can.
+csrc/avx512/ (one unit, avx512.c) behind target attributes and runs only after the CPU
+floor (CPUID and XGETBV, read once) says it can.
 """
 
 from zorder.interleave._frontend cimport publish
