@@ -73,6 +73,52 @@ def test_appends_to_one_partition_rewrite_only_that_partition(catalog):
     assert multiset(table.scan().to_arrow()) == multiset(before)
 
 
+def live_entries(table):
+    """{path: (status, snapshot id, data and file sequence numbers)} of the live entries
+    of the current snapshot's data manifests, and the paths its DELETED entries name."""
+    live, deleted = {}, {}
+    for manifest in table.current_snapshot().manifests(table.io):
+        for e in manifest.fetch_manifest_entry(table.io, discard_deleted=False):
+            where = deleted if e.status.name == "DELETED" else live
+            where[e.data_file.file_path] = (e.status.name, e.snapshot_id, e.sequence_number,
+                                            e.file_sequence_number)
+    return live, deleted
+
+
+def test_a_rewrite_reads_each_manifest_once_and_keeps_the_other_files_history(
+        catalog, monkeypatch):
+    from pyiceberg.manifest import ManifestFile
+
+    table = make_table(catalog, name="once", spec="identity", appends=2, rows=200)
+    rewrite(table, ["l", "d"], target_file_size="20KB")
+    rows = arrow_batch(np.random.default_rng(8), 60)
+    table.append(rows.filter(pa.compute.equal(rows.column("cat"), "a")))
+    before, _ = live_entries(table)
+    replaced = {p for p, f in live_files(table).items() if f.partition[0] == "a"}
+    real = ManifestFile.fetch_manifest_entry
+    reads = []
+
+    def counted(self, io, discard_deleted=True):
+        reads.append(self.manifest_path)
+        return real(self, io, discard_deleted)
+
+    monkeypatch.setattr(ManifestFile, "fetch_manifest_entry", counted)
+    result = rewrite(table, ["l", "d"], target_file_size="20KB")
+    monkeypatch.undo()
+    # the plan, the selection and the commit shared one read of each manifest
+    assert reads and len(reads) == len(set(reads))
+    assert set(result.removed_paths) == replaced
+    after, deleted = live_entries(table)
+    # the files of the other partitions kept their snapshot and sequence numbers
+    for path, (status, snapshot_id, seq, file_seq) in before.items():
+        if path not in replaced:
+            assert after[path] == ("EXISTING", snapshot_id, seq, file_seq)
+    snapshot_id = table.current_snapshot().snapshot_id
+    assert {p: d[:2] for p, d in deleted.items()} == {
+        p: ("DELETED", snapshot_id) for p in replaced}
+    assert {p for p, d in after.items() if d[0] == "ADDED"} == set(result.added_paths)
+
+
 def test_other_columns_or_options_cluster_again(catalog):
     table = make_table(catalog, name="other", spec="identity", appends=1, rows=200)
     rewrite(table, ["l", "d"])

@@ -81,6 +81,7 @@ from zorder.engines.iceberg_select import (
     CLUSTERING_KEY, Selection, check_summary_keys, clustering_record, clustering_text,
     describe, identity_columns, select_groups)
 from zorder.engines.iceberg_journal import CleanResult, RunJournal, clean
+from zorder.engines.iceberg_manifests import ManifestEntries
 from zorder.engines.iceberg_tasks import (
     WrittenPaths, deleted_on_failure, read_failure, run_journal, written_journal)
 from zorder.engines.iceberg_write import run_on_dask, write_group
@@ -243,9 +244,11 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     dropped = identity_columns(table, columns, case_sensitive)
     ordering = curve_ordering(table.schema(), names, ordering)
     clustering = clustering_record(ordering, names)
+    # (each manifest read once, for the plan, the selection and the commit)
+    entries = ManifestEntries(table.io)
     groups, decisions = select_groups(
-        table, plan_groups(table, row_filter, case_sensitive, max_group, branch), clustering,
-        selection, target, previous)
+        table, plan_groups(table, row_filter, case_sensitive, max_group, branch, entries),
+        clustering, selection, target, previous, entries)
     report: Dict[str, Any] = {"columns": names, "curve": ordering.curve.name,
                               "encoding": ordering.encoding,
                               "target_file_size": target, "groups": [],
@@ -297,6 +300,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     committer = _Committer(table, metadata, names, ordering, extra_summary, branch,
                            partial_progress, result)
     committer.delete_references = references
+    committer.entries = entries
     try:
         # One journal run for every batch (kept with the table's data, for a SIGKILL):
         # each file is journaled before it is written, each landed commit clears its own.
@@ -327,6 +331,8 @@ class _Committer:
     #: Every position delete file of the planned tasks with the data files it references
     #: (``iceberg_deletes.delete_references``); each commit removes those left dangling.
     delete_references: Sequence[Any] = ()
+    #: The manifests the plan read (``iceberg_manifests``), not read again to commit.
+    entries: Optional[ManifestEntries] = None
 
     def __init__(self, table: Any, metadata: Any, names: List[str], ordering: Ordering,
                  extra_summary: Dict[str, str], branch: str, partial: bool,
@@ -436,6 +442,7 @@ class _Committer:
                     with interrupts_deferred(self.partial):
                         snapshot_id = commit_rewrite(table, removed, added, props, written,
                                                      metadata, self.branch, call,
+                                                     entries=self.entries,
                                                      **self._delete_files(removed))
                         self._landed(number, snapshot_id, kept, removed, added, call)
             except IcebergRewriteError as exc:

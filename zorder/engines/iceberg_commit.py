@@ -15,6 +15,7 @@ import threading
 from typing import Any, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from zorder.engines.iceberg_deletes import RemovesDeleteFiles
+from zorder.engines.iceberg_manifests import ManifestEntries
 
 
 class IcebergRewriteError(RuntimeError):
@@ -241,14 +242,87 @@ def _replace_producer_class() -> Any:
     Registered with its transaction, PyIceberg's commit retries it (``commit.retry.*``):
     each retry stages it again on the new head after ``_validate_concurrency``, which here
     is ``rewrite_conflict`` (the base class's serializable check would refuse any append).
+
+    The head's manifests are read through ``entries`` (those the plan read are not read
+    again), and once for both of the base class's passes over them: the removed files'
+    entries, then the manifests kept as they are or written again without those files.
     """
     from pyiceberg.exceptions import ValidationException
+    from pyiceberg.manifest import DataFileContent, ManifestEntry, ManifestEntryStatus
     from pyiceberg.table.snapshots import Operation, Summary
     from pyiceberg.table.update.snapshot import _OverwriteFiles
+    from pyiceberg.typedef import KeyDefaultDict
 
     class _ReplaceFiles(RemovesDeleteFiles, _OverwriteFiles):
         planned: Any = None
         retries = 0
+        entries: Optional[ManifestEntries] = None
+        # (the head's manifests, each None to keep as it is, else its entries to keep;
+        # made by `_deleted_entries`, written by `_existing_manifests`)
+        _kept: Optional[Tuple[Optional[int], List[Tuple[Any, Optional[List[Any]]]]]] = None
+
+        def _head_pass(self) -> List[Any]:
+            """The removed files' entries, marked DELETED, and each manifest of the head
+            kept whole (it cannot hold, or does not hold, a removed file) or with the
+            entries left, all from one read of each manifest."""
+            parent = self._parent_snapshot_id
+            head = (None if parent is None
+                    else self._transaction.table_metadata.snapshot_by_id(parent))
+            if parent is not None and head is None:
+                raise ValueError(f"Could not find the previous snapshot: {parent}")
+            entries = self.entries or ManifestEntries(self._io)
+            removed = self._deleted_data_files
+            may_hold = KeyDefaultDict(self._build_manifest_evaluator)
+
+            def is_removed(entry: Any) -> bool:
+                return (entry.data_file.content == DataFileContent.DATA
+                        and entry.data_file in removed)
+
+            deleted: List[Any] = []
+            kept: List[Tuple[Any, Optional[List[Any]]]] = []
+            for manifest in ([] if head is None else head.manifests(self._io)):
+                if not may_hold[manifest.partition_spec_id](manifest):
+                    kept.append((manifest, None))
+                    continue
+                live = entries.live(manifest)
+                gone = [e for e in live if is_removed(e)]
+                if not gone:
+                    kept.append((manifest, None))
+                    continue
+                deleted.extend(ManifestEntry.from_args(
+                    status=ManifestEntryStatus.DELETED, snapshot_id=self._snapshot_id,
+                    sequence_number=e.sequence_number,
+                    file_sequence_number=e.file_sequence_number, data_file=e.data_file)
+                    for e in gone)
+                left = [e for e in live if not is_removed(e)]
+                if left:
+                    kept.append((manifest, left))
+            self._kept = (parent, kept)
+            return deleted
+
+        def _deleted_entries(self) -> List[Any]:
+            deleted = self._head_pass()
+            self._validate_required_deletes(deleted)
+            return deleted
+
+        def _existing_manifests(self) -> List[Any]:
+            if self._kept is None or self._kept[0] != self._parent_snapshot_id:
+                self._head_pass()   # (the base class calls _deleted_entries first)
+            assert self._kept is not None
+            out: List[Any] = []
+            for manifest, left in self._kept[1]:
+                if left is None:
+                    out.append(manifest)
+                    continue
+                with self.new_manifest_writer(self.spec(manifest.partition_spec_id)) as writer:
+                    for e in left:
+                        writer.add_entry(ManifestEntry.from_args(
+                            status=ManifestEntryStatus.EXISTING, snapshot_id=e.snapshot_id,
+                            sequence_number=e.sequence_number,
+                            file_sequence_number=e.file_sequence_number,
+                            data_file=e.data_file))
+                out.append(writer.to_manifest_file())
+            return out
 
         def _summary(self, snapshot_properties: Any = None) -> Any:
             summary = super()._summary(snapshot_properties or {})
@@ -385,13 +459,15 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
                    properties: Mapping[str, str], written: List[str], planned: Any,
                    branch: str = "main", call: Optional[CommitCall] = None, *,
                    removed_deletes: Sequence[Any] = (),
-                   data_sequence_number: Optional[int] = None) -> int:
+                   data_sequence_number: Optional[int] = None,
+                   entries: Optional[ManifestEntries] = None) -> int:
     """Commit one REPLACE snapshot on ``branch``; returns its id. ``planned`` is the table
     metadata the rewrite planned from (the branch's head then) and wrote its files under.
 
     The snapshot also removes the delete files ``removed_deletes`` (those that referenced
     only removed files), and the added files take ``data_sequence_number`` (the planned
-    snapshot's: Spark's use-starting-sequence-number) unless it is None.
+    snapshot's: Spark's use-starting-sequence-number) unless it is None. ``entries``:
+    the manifests the plan read, not read again.
 
     Validated as Iceberg's ``RewriteFiles``, against the planned snapshot
     (``rewrite_conflict``): commits since that only append, or change other files, are
@@ -437,6 +513,7 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
                 operation=Operation.OVERWRITE, transaction=txn, io=table.io,
                 snapshot_properties=dict(properties), branch=branch)
             producer.planned = planned
+            producer.entries = entries
             # (the validation window of every retry starts at the planned snapshot)
             producer._starting_snapshot_id = base_id
             for data_file in removed:

@@ -23,6 +23,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
+from zorder.engines.iceberg_manifests import ManifestEntries, plan_files
+
 #: The field id of a position delete file's ``file_path`` column (Iceberg's spec).
 FILE_PATH_FIELD_ID = 2147483546
 
@@ -37,15 +39,15 @@ def delete_key(delete_file: Any) -> Tuple[str, Optional[str], Optional[int]]:
 # ---------------------------------------------------------------------------------------
 # Planning: the tasks with their position deletes, equality deletes refused.
 
-def plan_tasks(table_metadata: Any, io: Any, snapshot: Any, row_filter: Any,
+def plan_tasks(table_metadata: Any, entries: ManifestEntries, snapshot: Any, row_filter: Any,
                case_sensitive: bool, describe: Any) -> List[Any]:
     """The FileScanTasks of ``snapshot`` that ``row_filter`` may match, each with the
-    position delete files that apply to it (PyIceberg's own planner). ValueError, one
-    line naming a delete file, if an equality delete file may apply to one of them:
-    PyIceberg cannot read those, and rewriting without them would bring rows back.
-    ``describe(data_file)`` names the file's partition in that message."""
+    position delete files that apply to it (PyIceberg's own planner, each manifest read
+    through ``entries``). ValueError, one line naming a delete file, if an equality
+    delete file may apply to one of them: PyIceberg cannot read those, and rewriting
+    without them would bring rows back. ``describe(data_file)`` names the file's
+    partition in that message."""
     from pyiceberg.manifest import DataFileContent
-    from pyiceberg.table import ManifestGroupPlanner
 
     equality: List[Any] = []
 
@@ -55,8 +57,8 @@ def plan_tasks(table_metadata: Any, io: Any, snapshot: Any, row_filter: Any,
             return False
         return True
 
-    planner = ManifestGroupPlanner(table_metadata, io, row_filter, case_sensitive)
-    tasks = list(planner.plan_files(snapshot.manifests(io), manifest_entry_filter=not_equality))
+    tasks = plan_files(table_metadata, entries, snapshot.manifests(entries.io), row_filter,
+                       case_sensitive, not_equality)
     if equality:
         specs = table_metadata.specs()
         for task in tasks:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from zorder.engines.iceberg_deletes import plan_tasks
+from zorder.engines.iceberg_manifests import ManifestEntries
 from zorder.parquet.sizes import parse_size
 
 
@@ -84,15 +85,18 @@ def check_row_filter(schema: Any, row_filter: Any, case_sensitive: bool) -> None
 
 
 def plan_groups(table: Any, row_filter: Any, case_sensitive: bool,
-                max_group: int, branch: str = "main") -> List[FileGroup]:
+                max_group: int, branch: str = "main",
+                entries: Optional[ManifestEntries] = None) -> List[FileGroup]:
     """The file groups of the data files at the head of ``branch`` that ``row_filter``
     may match: by partition, at most ``max_group`` input bytes each (ValueError if an
-    equality delete file may apply to one of them)."""
+    equality delete file may apply to one of them). ``entries``: the rewrite's manifest
+    reads, kept for its selection and commit."""
     snapshot = table.metadata.snapshot_by_name(branch)
     if snapshot is None:
         return []
     # (each task with its position deletes, applied as the group is read)
-    tasks = plan_tasks(table.metadata, table.io, snapshot, row_filter, case_sensitive,
+    tasks = plan_tasks(table.metadata, entries or ManifestEntries(table.io), snapshot,
+                       row_filter, case_sensitive,
                        lambda f: file_partition_name(table.metadata, f))
     default_spec = table.metadata.default_spec_id
     by_partition: Dict[Tuple[int, Tuple[Any, ...]], List[Any]] = {}

@@ -32,6 +32,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from zorder.engines.iceberg_manifests import ManifestEntries
 from zorder.engines.iceberg_plan import FileGroup, entry_partition
 from zorder.values.ordering import Ordering
 
@@ -204,11 +205,12 @@ def _footers(io: Any, paths: Sequence[str]) -> Dict[str, Dict[str, str]]:
         return dict(zip(paths, pool.map(lambda p: _footer(io, p), paths)))
 
 
-def recorded_clusterings(table: Any, groups: Sequence[FileGroup],
-                         snapshot: Any) -> Dict[str, Optional[str]]:
+def recorded_clusterings(table: Any, groups: Sequence[FileGroup], snapshot: Any,
+                         entries: Optional[ManifestEntries] = None) -> Dict[str, Optional[str]]:
     """Each planned data file's recorded clustering (None: none): the summary of the
     snapshot that added it, read from ``snapshot``'s manifests (only those that may hold
-    files of a zorder snapshot), or the file's own footer when that snapshot has expired."""
+    files of a zorder snapshot; through ``entries``, the plan's reads), or the file's own
+    footer when that snapshot has expired."""
     from pyiceberg.manifest import ManifestContent
 
     wanted = {t.file.file_path for g in groups for t in g.tasks}
@@ -218,6 +220,7 @@ def recorded_clusterings(table: Any, groups: Sequence[FileGroup],
     summaries = {s.snapshot_id: (s.summary.additional_properties if s.summary else {})
                  for s in table.snapshots()}
     zorder_snapshots = {i for i, p in summaries.items() if CLUSTERING_KEY in p}
+    entries = entries or ManifestEntries(table.io)
     expired: List[str] = []
     for manifest in snapshot.manifests(table.io):
         if manifest.content != ManifestContent.DATA:
@@ -227,7 +230,7 @@ def recorded_clusterings(table: Any, groups: Sequence[FileGroup],
         if known and manifest.added_snapshot_id not in zorder_snapshots \
                 and manifest.existing_files_count == 0:
             continue
-        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+        for entry in entries.live(manifest):
             path = entry.data_file.file_path
             if path not in wanted:
                 continue
@@ -306,16 +309,17 @@ def _size_reason(group: FileGroup, selection: Selection, target: int, low: int,
 
 
 def select_groups(table: Any, groups: Sequence[FileGroup], clustering: Dict[str, Any],
-                  selection: Selection, target: int,
-                  snapshot: Any) -> Tuple[List[FileGroup], List[Dict[str, Any]]]:
+                  selection: Selection, target: int, snapshot: Any,
+                  entries: Optional[ManifestEntries] = None,
+                  ) -> Tuple[List[FileGroup], List[Dict[str, Any]]]:
     """(the groups to rewrite, each planned group's decision: ``partition``,
     ``selected``, ``reason``, ``input_files``), of the groups planned from ``snapshot``
-    (the branch's head). Selected groups carry the clustering text their written files
-    record."""
+    (the branch's head; its manifests read through ``entries``). Selected groups carry
+    the clustering text their written files record."""
     low, high = selection.sizes(target)
     text = clustering_text(clustering)
     recorded = ({} if selection.rewrite_all
-                else recorded_clusterings(table, groups, snapshot))
+                else recorded_clusterings(table, groups, snapshot, entries))
     chosen: List[FileGroup] = []
     decisions: List[Dict[str, Any]] = []
     budget = selection.max_files_to_rewrite

@@ -1,0 +1,81 @@
+"""The manifests of one Iceberg rewrite, each read once.
+
+A rewrite asks the manifests at the branch's head for its plan (PyIceberg's planner),
+for the snapshot that added each file (its recorded clustering), and, to commit, for the
+entries of the removed files and the manifests that keep the others. A manifest file is
+never changed once written, so its live entries, read once by path, answer all of them;
+a manifest another writer committed meanwhile is read when first asked for. On a table
+of hundreds of partitions in one manifest, those reads were most of what a rewrite of a
+few partitions paid beyond their own work.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Dict, Iterator, List
+
+
+class ManifestEntries:
+    """The live (ADDED and EXISTING) entries of manifests, by manifest path, each read
+    at most once (PyIceberg's ``fetch_manifest_entry``); safe across threads. The lists
+    are shared: callers read them, never change them."""
+
+    def __init__(self, io: Any) -> None:
+        self.io = io
+        self._entries: Dict[str, List[Any]] = {}
+        self._lock = threading.Lock()
+
+    def live(self, manifest: Any) -> List[Any]:
+        path = manifest.manifest_path
+        with self._lock:
+            found = self._entries.get(path)
+        if found is None:
+            # (read outside the lock, so that threads read different manifests at once)
+            read = manifest.fetch_manifest_entry(self.io, discard_deleted=True)
+            with self._lock:
+                found = self._entries.setdefault(path, read)
+        return found
+
+
+def plan_files(table_metadata: Any, entries: ManifestEntries, manifests: Any,
+               row_filter: Any, case_sensitive: bool,
+               entry_filter: Callable[[Any], bool]) -> List[Any]:
+    """PyIceberg's ``ManifestGroupPlanner.plan_files`` (its manifest, partition and
+    metrics evaluators, its delete file index), reading each manifest through
+    ``entries``; without a row filter, every file's residual is ``AlwaysTrue`` (one
+    evaluator for all, not one built per file)."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.expressions.visitors import UnpartitionedResidualEvaluator
+    from pyiceberg.table import ManifestGroupPlanner, _min_sequence_number
+    from pyiceberg.utils.concurrent import ExecutorFactory
+    from pyiceberg.typedef import KeyDefaultDict
+
+    class Planner(ManifestGroupPlanner):
+        def plan_manifest_entries(self, manifests: Any) -> Iterator[List[Any]]:
+            may_match = KeyDefaultDict(self._build_manifest_evaluator)
+            chosen = [m for m in manifests if may_match[m.partition_spec_id](m)]
+            in_partition = KeyDefaultDict(self._build_partition_evaluator)
+            in_bounds = self._build_metrics_evaluator()
+            least = _min_sequence_number(chosen)
+
+            def matching(manifest: Any) -> List[Any]:
+                keep = in_partition[manifest.partition_spec_id]
+                return [e for e in entries.live(manifest)
+                        if keep(e.data_file) and in_bounds(e.data_file)]
+
+            # (built here, in one thread: KeyDefaultDict is no lock)
+            for m in chosen:
+                in_partition[m.partition_spec_id]
+            return ExecutorFactory.get_or_create().map(
+                matching, [m for m in chosen if self._check_sequence_number(least, m)])
+
+        def _build_residual_evaluator(self, spec_id: int) -> Callable[[Any], Any]:
+            if not isinstance(self.row_filter, AlwaysTrue):
+                return super()._build_residual_evaluator(spec_id)
+            # (its residual_for returns the expression as it is, keeping no state)
+            everywhere = UnpartitionedResidualEvaluator(self.table_metadata.schema(),
+                                                        AlwaysTrue())
+            return lambda data_file: everywhere
+
+    planner = Planner(table_metadata, entries.io, row_filter, case_sensitive)
+    return list(planner.plan_files(manifests, manifest_entry_filter=entry_filter))
