@@ -119,6 +119,28 @@ def test_a_rewrite_reads_each_manifest_once_and_keeps_the_other_files_history(
     assert {p for p, d in after.items() if d[0] == "ADDED"} == set(result.added_paths)
 
 
+def test_partition_names_are_pyicebergs_partition_paths(catalog):
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.transforms import (
+        BucketTransform, DayTransform, IdentityTransform, TruncateTransform)
+    from pyiceberg.typedef import Record
+
+    from test_iceberg import FIELD_ID, SCHEMA
+    from zorder.engines.iceberg_plan import partition_name
+
+    spec = PartitionSpec(
+        PartitionField(FIELD_ID["cat"], 1000, IdentityTransform(), "cat"),
+        PartitionField(FIELD_ID["tstz"], 1001, DayTransform(), "tstz day"),
+        PartitionField(FIELD_ID["l"], 1002, BucketTransform(4), "l_bucket"),
+        PartitionField(FIELD_ID["s"], 1003, TruncateTransform(2), "s/trunc"))
+    table = catalog.create_table("db.names", SCHEMA, partition_spec=spec)
+    for values in [("a b/c=d&é", 20454, 3, "xy"), (None, None, None, None), ("", 0, 0, "")]:
+        record = Record(*values)
+        assert partition_name(table.metadata, record) == table.spec().partition_to_path(
+            record, table.schema())
+    assert partition_name(make_table(catalog, name="plain", appends=0).metadata, Record()) == ""
+
+
 def test_other_columns_or_options_cluster_again(catalog):
     table = make_table(catalog, name="other", spec="identity", appends=1, rows=200)
     rewrite(table, ["l", "d"])

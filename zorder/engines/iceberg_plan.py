@@ -136,10 +136,37 @@ def plan_groups(table: Any, row_filter: Any, case_sensitive: bool,
     return groups
 
 
+#: The partition types of recent (spec, schema) pairs, by identity: (spec, schema, types).
+_PARTITION_TYPES: Dict[Tuple[int, int], Tuple[Any, Any, List[Any]]] = {}
+
+
+def _partition_types(spec: Any, schema: Any) -> List[Any]:
+    """The result type of each of ``spec``'s fields (PyIceberg's ``partition_type``, which
+    builds the struct anew on every call), kept while the same objects are asked for."""
+    key = (id(spec), id(schema))
+    known = _PARTITION_TYPES.get(key)
+    if known is None or known[0] is not spec or known[1] is not schema:
+        if len(_PARTITION_TYPES) >= 16:
+            _PARTITION_TYPES.clear()
+        known = (spec, schema, [f.field_type for f in spec.partition_type(schema).fields])
+        _PARTITION_TYPES[key] = known
+    return known[2]
+
+
 def partition_name(table_metadata: Any, record: Any) -> str:
-    """A partition as its path (``day=2026-01-01``), or "" when unpartitioned."""
+    """A partition as its path (``day=2026-01-01``), or "" when unpartitioned: Iceberg's
+    ``PartitionSpec.partitionToPath``, as PyIceberg's ``partition_to_path`` writes it,
+    with the partition type built once for a table's groups, not once per group."""
+    from urllib.parse import quote_plus
+
     spec = table_metadata.spec()
-    return "" if spec.is_unpartitioned() else spec.partition_to_path(record, table_metadata.schema())
+    if spec.is_unpartitioned():
+        return ""
+    types = _partition_types(spec, table_metadata.schema())
+    return "/".join(
+        f"{quote_plus(field.name, safe='')}="
+        f"{quote_plus(field.transform.to_human_string(kind, value=record[pos]), safe='')}"
+        for pos, (field, kind) in enumerate(zip(spec.fields, types)))
 
 
 def file_partition_name(table_metadata: Any, data_file: Any) -> str:
