@@ -119,6 +119,42 @@ def test_a_rewrite_reads_each_manifest_once_and_keeps_the_other_files_history(
     assert {p for p, d in after.items() if d[0] == "ADDED"} == set(result.added_paths)
 
 
+def test_manifests_are_written_in_blocks_of_entries(catalog, tmp_path, monkeypatch):
+    from pyiceberg.avro.file import AvroFile
+    from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, write_manifest
+
+    from zorder.engines.iceberg_manifests import ENTRIES_PER_BLOCK, in_blocks
+
+    table = make_table(catalog, name="blocks", spec="identity", appends=1, rows=100)
+    entry = next(iter(table.current_snapshot().manifests(table.io))).fetch_manifest_entry(
+        table.io)[0]
+    blocks = []
+    real = AvroFile._read_block
+
+    def counted(self):
+        blocks.append(real(self))
+        return blocks[-1]
+
+    monkeypatch.setattr(AvroFile, "_read_block", counted)
+    for n in (1, ENTRIES_PER_BLOCK, 2 * ENTRIES_PER_BLOCK + 3):
+        output = table.io.new_output(f"file://{tmp_path}/m{n}.avro")
+        with in_blocks(write_manifest(2, table.spec(), table.schema(), output, 7,
+                                      "deflate")) as writer:
+            for k in range(n):
+                writer.add_entry(ManifestEntry.from_args(
+                    status=ManifestEntryStatus.EXISTING, snapshot_id=k,
+                    sequence_number=k, file_sequence_number=k, data_file=entry.data_file))
+        manifest = writer.to_manifest_file()
+        assert manifest.existing_files_count == n
+        blocks.clear()
+        back = manifest.fetch_manifest_entry(table.io)
+        assert [(e.snapshot_id, e.sequence_number, e.data_file) for e in back] == [
+            (k, k, entry.data_file) for k in range(n)]
+        # every block full but the last; PyIceberg alone writes one entry a block
+        assert blocks == [ENTRIES_PER_BLOCK] * (n // ENTRIES_PER_BLOCK) + (
+            [n % ENTRIES_PER_BLOCK] if n % ENTRIES_PER_BLOCK else [])
+
+
 def test_partition_names_are_pyicebergs_partition_paths(catalog):
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.transforms import (

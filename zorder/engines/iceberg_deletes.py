@@ -23,7 +23,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from zorder.engines.iceberg_manifests import ManifestEntries, plan_files
+from zorder.engines.iceberg_manifests import ManifestEntries, in_blocks, plan_files
 
 #: The field id of a position delete file's ``file_path`` column (Iceberg's spec).
 FILE_PATH_FIELD_ID = 2147483546
@@ -233,7 +233,7 @@ class RemovesDeleteFiles:
         self._data_sequence_number = sequence_number
 
     def new_manifest_writer(self, spec: Any) -> Any:
-        writer = super().new_manifest_writer(spec)  # type: ignore[misc]
+        writer = in_blocks(super().new_manifest_writer(spec))  # type: ignore[misc]
         sequence_number = self._data_sequence_number
         if sequence_number is not None:
             # Only the manifest of added files adds entries with `add`; the others copy
@@ -270,9 +270,10 @@ class RemovesDeleteFiles:
             if not any(delete_key(e.data_file) in removed for e in entries):
                 out.append(manifest)
                 continue
-            with writer_class(producer.spec(manifest.partition_spec_id), producer.schema(),
-                              producer.new_manifest_output(), producer._snapshot_id,
-                              producer._compression) as writer:
+            with in_blocks(writer_class(producer.spec(manifest.partition_spec_id),
+                                        producer.schema(), producer.new_manifest_output(),
+                                        producer._snapshot_id,
+                                        producer._compression)) as writer:
                 for e in entries:
                     gone = delete_key(e.data_file) in removed
                     if gone:

@@ -7,6 +7,10 @@ never changed once written, so its live entries, read once by path, answer all o
 a manifest another writer committed meanwhile is read when first asked for. On a table
 of hundreds of partitions in one manifest, those reads were most of what a rewrite of a
 few partitions paid beyond their own work.
+
+The manifests a rewrite writes hold their entries in Avro blocks of ``ENTRIES_PER_BLOCK``
+(``in_blocks``), as Iceberg's Java writers cut theirs, where PyIceberg's writers put each
+entry in a block of its own, compressed alone.
 """
 
 from __future__ import annotations
@@ -35,6 +39,52 @@ class ManifestEntries:
             with self._lock:
                 found = self._entries.setdefault(path, read)
         return found
+
+
+#: Entries per Avro block of the manifests a rewrite writes: about the 64 KB that Java's
+#: Avro writers cut a block at, for entries with a few columns' metrics.
+ENTRIES_PER_BLOCK = 128
+
+
+def in_blocks(writer: Any) -> Any:
+    """A PyIceberg ``ManifestWriter``, not yet entered, made to write its entries
+    ``ENTRIES_PER_BLOCK`` to an Avro block (the rest when it closes) instead of one to a
+    block: fewer, better compressed blocks, and less work per entry to write and read."""
+    writer.__class__ = _in_blocks_class(type(writer))
+    return writer
+
+
+def _in_blocks_class(base: Any) -> type:
+    # (a class made per writer: a few a commit, and none kept past its writer)
+    class InBlocks(base):  # type: ignore[misc, valid-type]
+        def __enter__(self) -> Any:
+            entered = super().__enter__()
+            avro = self._writer
+            write = avro.write_block
+            held: List[Any] = []
+
+            def hold(objects: List[Any]) -> None:
+                held.extend(objects)
+                if len(held) >= ENTRIES_PER_BLOCK:
+                    write(list(held))
+                    held.clear()
+
+            def flush() -> None:
+                if held:
+                    write(list(held))
+                    held.clear()
+
+            avro.write_block = hold
+            self._flush_block = flush
+            return entered
+
+        def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> Any:
+            if exc_type is None:
+                self._flush_block()
+            return super().__exit__(exc_type, exc, traceback)
+
+    InBlocks.__name__ = InBlocks.__qualname__ = f"{base.__name__}InBlocks"
+    return InBlocks
 
 
 def plan_files(table_metadata: Any, entries: ManifestEntries, manifests: Any,
