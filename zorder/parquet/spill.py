@@ -5,8 +5,10 @@ removes it however the work ends): tables appended in order, read back in the sa
 whole or batch by batch. Its Arrow bytes and rows are counted as they are appended, so
 the reader knows what loading it will take before it does.
 
-Buffers are compressed with LZ4 by default (``SPILL_COMPRESSION``): the runs are written
-once and read once, and LZ4 costs less time than the disk it saves (benchmarks/NOTES.md).
+Buffers are not compressed by default (``SPILL_COMPRESSION``): the runs are written once
+and read once, and LZ4 cost more time than it saved on the README's table (random
+values compress little). A run takes about its rows' Arrow size on disk, curve values
+included.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Iterator, Optional
 __all__ = ["SPILL_COMPRESSION", "SpillFolder", "SpillRun"]
 
 #: IPC buffer compression of spill runs ("lz4", "zstd" or None).
-SPILL_COMPRESSION: Optional[str] = "lz4"
+SPILL_COMPRESSION: Optional[str] = None
 
 
 class SpillRun:
