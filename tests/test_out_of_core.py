@@ -152,6 +152,25 @@ def test_spill_folder_in_temp_dir_is_removed(data, tmp_path):
     assert os.listdir(temp) == []
 
 
+@pytest.mark.parametrize("stage", ["spilling", "sorting", "writing"])
+def test_spill_removed_after_sigterm(data, stage):
+    # a real SIGTERM, sent to this process at a stage of the work: the same cleanup
+    import signal
+    from zorder.parquet.safety import Terminated
+
+    sent = []
+
+    def progress(now, done, total, unit):
+        if now == stage and done and not sent:
+            sent.append(now)
+            os.kill(os.getpid(), signal.SIGTERM)
+    with pytest.raises(Terminated):
+        sort_parquet(data / "in.parquet", data / "ooc.parquet", ["a", "b"],
+                     memory_limit=LIMIT, row_group_size=250, progress=progress)
+    assert sent == [stage]
+    assert not (data / "ooc.parquet").exists() and leftovers(data) == []
+
+
 def test_spill_removed_after_an_error_mid_way(data, monkeypatch):
     pq.write_table(pa.table({"x": [1]}), data / "ooc.parquet")
     before = snapshot(data / "ooc.parquet"), snapshot(data / "in.parquet")
