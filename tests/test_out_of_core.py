@@ -95,6 +95,14 @@ def test_heavy_value_and_ties(tmp_path):
     assert len(np.unique(rid)) == N
 
 
+def test_a_column_named_like_the_key_column(tmp_path):
+    t = table()
+    t = t.append_column(external.KEY_COLUMN, pa.array(np.arange(N)[::-1]))
+    pq.write_table(t, tmp_path / "in.parquet", row_group_size=600)
+    both(tmp_path, columns=["a", external.KEY_COLUMN])
+    assert_same_files(tmp_path)
+
+
 def test_compare_layouts_out_of_core(data):
     mem, ooc = both(data, compare=("encoding", "curve"))
     assert ooc["report"] == mem["report"]

@@ -40,7 +40,8 @@ from zorder.values.sort import argsort_zvalues
 __all__ = ["KEY_COLUMN", "Budget", "Sampler", "Sorted", "external_sort", "prefetched",
            "range_splits", "regroup", "sorted_ranges", "spill_ranges"]
 
-#: The curve value column of the spill runs.
+#: The name of the curve value column of the spill runs: always their last column,
+#: found by position, so an input column of the same name is no matter.
 KEY_COLUMN = "__zorder_curve_value"
 #: ``progress(stage, done, total, unit)``.
 Progress = Optional[Callable[[str, int, int, str], None]]
@@ -149,9 +150,9 @@ class Sampler:
         n = batch.num_rows
         lo, hi = numpy.searchsorted(self._wanted, [self._seen, self._seen + n])
         if hi > lo:
-            parts = self.ordering.parts(batch, self.columns)
-            at = self._wanted[lo:hi] - self._seen
-            self._parts.append([numpy.take(p, at, axis=0) for p in parts])
+            # (ordered bytes are a row's own: those of the sampled rows only)
+            rows = batch.select(self.columns).take(self._wanted[lo:hi] - self._seen)
+            self._parts.append(self.ordering.parts(rows, self.columns))
         self._seen += n
 
     def finish(self, empty: Any) -> Tuple[Ordering, numpy.ndarray]:
@@ -284,7 +285,11 @@ def spill_ranges(batches: Iterable[Any], ordering: Ordering, columns: Sequence[s
 
 
 def _run_keys(table: Any) -> numpy.ndarray:
-    return as_matrix(table.column(KEY_COLUMN).combine_chunks())
+    return as_matrix(table.column(table.num_columns - 1).combine_chunks())
+
+
+def _key_of(batch: Any) -> Any:
+    return batch.column(batch.num_columns - 1)
 
 
 def _resplit(run: SpillRun, spill: SpillFolder, budget: Budget) -> List[SpillRun]:
@@ -295,7 +300,7 @@ def _resplit(run: SpillRun, spill: SpillFolder, budget: Budget) -> List[SpillRun
         first = (-seen) % step
         rows = numpy.arange(first, batch.num_rows, step)
         if len(rows):
-            column = batch.column(batch.schema.get_field_index(KEY_COLUMN))
+            column = _key_of(batch)
             sampled.append(as_matrix(column.take(rows)))
         seen += batch.num_rows
     values = numpy.concatenate(sampled)
@@ -312,8 +317,7 @@ def _resplit(run: SpillRun, spill: SpillFolder, budget: Budget) -> List[SpillRun
     for part, single in zip(runs, _single_key_ranges(splits)):
         part.single_key = single
     for batch in run.batches():
-        column = batch.column(batch.schema.get_field_index(KEY_COLUMN))
-        _partition(batch, _keys(as_matrix(column)), splits, runs)
+        _partition(batch, _keys(as_matrix(_key_of(batch))), splits, runs)
     run.remove()
     for part in runs:
         part.close()
@@ -323,7 +327,7 @@ def _resplit(run: SpillRun, spill: SpillFolder, budget: Budget) -> List[SpillRun
 def _all_one_key(run: SpillRun) -> bool:
     first = None
     for batch in run.batches():
-        keys = _keys(as_matrix(batch.column(batch.schema.get_field_index(KEY_COLUMN))))
+        keys = _keys(as_matrix(_key_of(batch)))
         if first is None:
             first = keys[0]
         if not numpy.all(keys == first):
@@ -356,7 +360,7 @@ def sorted_ranges(runs: Sequence[SpillRun], spill: SpillFolder, budget: Budget, 
         elif run.rows:
             table = run.read()
             perm = argsort_zvalues(_run_keys(table))
-            table = table.drop_columns([KEY_COLUMN])
+            table = table.select(list(range(table.num_columns - 1)))
             ordered = table.take(perm)
             del table, perm
             yield ordered
@@ -369,8 +373,7 @@ def sorted_ranges(runs: Sequence[SpillRun], spill: SpillFolder, budget: Budget, 
 def _without_key(batch: Any) -> Any:
     import pyarrow as pa
 
-    keep = [i for i, name in enumerate(batch.schema.names) if name != KEY_COLUMN]
-    return pa.Table.from_batches([batch.select(keep)])
+    return pa.Table.from_batches([batch.select(list(range(batch.num_columns - 1)))])
 
 
 def regroup(tables: Iterable[Any], rows: int) -> Iterator[Any]:
