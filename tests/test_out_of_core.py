@@ -313,3 +313,18 @@ def test_memory_is_bounded_by_the_limit(tmp_path, limit):
     sample = 262_144 * (16 + 16) * 2
     assert bounded <= memory_limit_of(limit) + sample, (bounded, in_memory)
     assert in_memory > 3 * 9_600_000, in_memory   # (the comparison is not vacuous)
+
+
+def test_prefetched_passes_errors_and_stops_its_thread():
+    import threading
+
+    def items():
+        yield 1
+        raise OSError("read failed")
+    assert list(external.prefetched(iter([1, 2, 3]))) == [1, 2, 3]
+    with pytest.raises(OSError, match="read failed"):
+        list(external.prefetched(items()))
+    stream = external.prefetched(iter(range(10**9)))
+    assert next(stream) == 0
+    stream.close()   # (the consumer leaves early: the thread ends)
+    assert not [t for t in threading.enumerate() if t.name == "zorder-reader"]

@@ -22,10 +22,13 @@ groups as the in-memory path.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import (
+    Any, Callable, Generator, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
+)
 
 import numpy
 
@@ -80,7 +83,7 @@ class Budget:
 _END = object()
 
 
-def prefetched(items: Iterable[Any], depth: int = 1) -> Iterator[Any]:
+def prefetched(items: Iterable[Any], depth: int = 1) -> Generator[Any, None, None]:
     """``items``, produced by a thread of their own up to ``depth`` ahead, so reading the
     next batch overlaps the work on this one. An error in the thread is raised here;
     leaving the loop early (an error, an interrupt) stops the thread."""
@@ -272,13 +275,15 @@ def spill_ranges(batches: Iterable[Any], ordering: Ordering, columns: Sequence[s
     done = 0
     total = nrows or 0
     _report(progress, "spilling", 0, total, "rows")
-    for batch in prefetched(batches):
-        matrix = ordering.matrix(batch, list(columns))
-        batch = pa.RecordBatch.from_arrays([*batch.columns, _key_array(matrix)],
-                                           schema=spill.schema)
-        _partition(batch, _keys(matrix), splits, runs)
-        done += batch.num_rows
-        _report(progress, "spilling", done, max(total, done), "rows")
+    # (closed on the way out, so an error here stops the reading thread at once)
+    with contextlib.closing(prefetched(batches)) as stream:
+        for batch in stream:
+            matrix = ordering.matrix(batch, list(columns))
+            batch = pa.RecordBatch.from_arrays([*batch.columns, _key_array(matrix)],
+                                               schema=spill.schema)
+            _partition(batch, _keys(matrix), splits, runs)
+            done += batch.num_rows
+            _report(progress, "spilling", done, max(total, done), "rows")
     for run in runs:
         run.close()
     return runs
@@ -431,10 +436,11 @@ def external_sort(sample_batches: Iterable[Any], batches: Callable[[int], Iterab
     sampler = Sampler(nrows, ordering, columns)
     _report(progress, "sampling", 0, nrows, "rows")
     seen = 0
-    for batch in prefetched(sample_batches):
-        sampler.add(batch)
-        seen += batch.num_rows
-        _report(progress, "sampling", seen, max(seen, nrows), "rows")
+    with contextlib.closing(prefetched(sample_batches)) as stream:
+        for batch in stream:
+            sampler.add(batch)
+            seen += batch.num_rows
+            _report(progress, "sampling", seen, max(seen, nrows), "rows")
     ordering, sampled = sampler.finish(schema.empty_table())
     size = sampled.shape[1] if sampled.ndim == 2 else 0
     total = nrows * (row_bytes + size)
