@@ -328,3 +328,25 @@ def test_prefetched_passes_errors_and_stops_its_thread():
     assert next(stream) == 0
     stream.close()   # (the consumer leaves early: the thread ends)
     assert not [t for t in threading.enumerate() if t.name == "zorder-reader"]
+
+
+def test_report_values_are_those_sorted_sample_takes(tmp_path):
+    # over 100,000 valid values: the streamed gathering keeps exactly the evenly spaced
+    # ones sorted_sample takes from the whole column (nulls and NaN skipped)
+    from zorder.parquet.skipping import sorted_sample
+    from zorder.parquet.sort import _ReportValues
+
+    rng = np.random.default_rng(8)
+    n = 130_000
+    b = rng.normal(size=n)
+    b[rng.random(n) < 0.1] = np.nan
+    t = pa.table({"a": pa.array(rng.integers(0, 10**6, n), mask=rng.random(n) < 0.1),
+                  "b": pa.array(b, mask=rng.random(n) < 0.05), "c": np.arange(n) % 7})
+    gather = _ReportValues(["a", "b", "c"])
+    for _ in gather.count(t.to_batches(7_000)):
+        pass
+    for _ in gather.gather(t.to_batches(9_000)):
+        pass
+    values = gather.values(t.schema)
+    for name in ("a", "b", "c"):
+        assert sorted_sample(values[name]) == sorted_sample(t.column(name)), name
