@@ -350,3 +350,32 @@ def test_report_values_are_those_sorted_sample_takes(tmp_path):
     values = gather.values(t.schema)
     for name in ("a", "b", "c"):
         assert sorted_sample(values[name]) == sorted_sample(t.column(name)), name
+
+
+@pytest.mark.parametrize("version", ["v2", "v1", "none"])
+def test_available_memory_reads_the_cgroup(tmp_path, monkeypatch, version):
+    from zorder.parquet import memory
+
+    (tmp_path / "meminfo").write_text("MemTotal: 9 kB\nMemAvailable:   8000000 kB\n")
+    if version == "v2":
+        (tmp_path / "cgroup").write_text("0::/job\n")
+        (tmp_path / "sys" / "job").mkdir(parents=True)
+        (tmp_path / "sys" / "job" / "memory.max").write_text("2000000000\n")
+        (tmp_path / "sys" / "job" / "memory.current").write_text("500000000\n")
+    elif version == "v1":
+        (tmp_path / "cgroup").write_text("4:memory:/box\n0::/\n")
+        (tmp_path / "sys" / "memory" / "box").mkdir(parents=True)
+        (tmp_path / "sys" / "memory" / "box" / "memory.limit_in_bytes").write_text("1000000000\n")
+        (tmp_path / "sys" / "memory" / "box" / "memory.usage_in_bytes").write_text("100000000\n")
+    else:   # a cgroup with no limit ("max"): MemAvailable
+        (tmp_path / "cgroup").write_text("0::/\n")
+        (tmp_path / "sys").mkdir()
+        (tmp_path / "sys" / "memory.max").write_text("max\n")
+    monkeypatch.setattr(memory, "_PROC_CGROUP", str(tmp_path / "cgroup"))
+    monkeypatch.setattr(memory, "_MEMINFO", str(tmp_path / "meminfo"))
+    monkeypatch.setattr(memory, "_CGROUP", str(tmp_path / "sys"))
+    available, source = memory.available_memory()
+    assert available == {"v2": 1_500_000_000, "v1": 900_000_000, "none": 8_192_000_000}[version]
+    assert source.endswith({"v2": "memory.max", "v1": "memory.limit_in_bytes",
+                            "none": "MemAvailable"}[version])
+    assert memory.default_memory_limit() == available // 2

@@ -130,10 +130,10 @@ def format_info(info: Mapping[str, Any]) -> List[str]:
     memory = info.get("memory")
     if memory:
         available = memory["available"]
-        lines.append(f"memory:    default --memory-limit {format_bytes(memory['default_limit'])} "
-                     f"({memory['fraction']:.0%} of "
-                     + (f"{format_bytes(available)} available, from {memory['source']})"
-                        if available is not None else f"memory: {memory['source']})"))
+        why = (f"{memory['fraction']:.0%} of {format_bytes(available)} available, from "
+               f"{memory['source']}" if available is not None else memory["source"])
+        lines.append(f"memory:    default --memory-limit "
+                     f"{format_bytes(memory['default_limit'])} ({why})")
     if "py_cpuinfo" in info:
         other = info["py_cpuinfo"]
         lines.append("py-cpuinfo:")

@@ -25,7 +25,10 @@ __all__ = ["DEFAULT_FRACTION", "arrow_bytes", "available_memory", "default_memor
 #: Share of the available memory a command uses by default.
 DEFAULT_FRACTION = 0.5
 
+# Where the kernel says it (module constants, so tests can point them elsewhere).
 _CGROUP = "/sys/fs/cgroup"
+_PROC_CGROUP = "/proc/self/cgroup"
+_MEMINFO = "/proc/meminfo"
 
 
 def _read_int(path: str) -> Optional[int]:
@@ -42,7 +45,7 @@ def _cgroup_paths() -> Tuple[Optional[str], Optional[str]]:
     /proc/self/cgroup, or None for each that is not there."""
     v2 = v1 = None
     try:
-        with open("/proc/self/cgroup", encoding="utf-8") as f:
+        with open(_PROC_CGROUP, encoding="utf-8") as f:
             for line in f:
                 _, controllers, path = line.rstrip("\n").split(":", 2)
                 if controllers == "":
@@ -77,7 +80,7 @@ def _cgroup_room() -> Optional[Tuple[int, str]]:
 
 def _mem_available() -> Optional[int]:
     try:
-        with open("/proc/meminfo", encoding="ascii") as f:
+        with open(_MEMINFO, encoding="ascii") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
