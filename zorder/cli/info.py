@@ -14,6 +14,9 @@ import zorder
 from zorder import interleave
 from zorder.cpu import avx2_verdict, backend_applies, neon_verdict, pdep_verdict, simd_verdict
 from zorder.cpu.select import is_x86_64
+from zorder.parquet.memory import (
+    DEFAULT_FRACTION, available_memory, default_memory_limit, format_bytes,
+)
 
 # The verdict functions of the ISA-specific backends, printed where the backend applies.
 _VERDICTS: Dict[str, Callable[[Mapping], Tuple[bool, str]]] = {
@@ -43,10 +46,18 @@ def runtime_info(with_cpuinfo: bool = False) -> Dict[str, Any]:
                      if backend_applies(name, cpu)},
         "dispatch": {shape: {"backend": chosen, "why": why}
                      for shape, (chosen, why) in interleave.dispatch().items()},
+        "memory": _memory_facts(),
     }
     if with_cpuinfo:
         info["py_cpuinfo"] = _py_cpuinfo_facts()
     return info
+
+
+def _memory_facts() -> Dict[str, Any]:
+    """The default --memory-limit of sort (and what it is a share of)."""
+    available, source = available_memory()
+    return {"available": available, "source": source, "fraction": DEFAULT_FRACTION,
+            "default_limit": default_memory_limit()}
 
 
 def _py_cpuinfo_facts() -> Dict[str, Any]:
@@ -116,6 +127,13 @@ def format_info(info: Mapping[str, Any]) -> List[str]:
         lines.append("dispatch (auto: the backend each shape class runs, and why):")
         for shape, entry in info["dispatch"].items():
             lines.append(f"  {shape:<26} {entry['backend']:<8} {entry['why']}")
+    memory = info.get("memory")
+    if memory:
+        available = memory["available"]
+        why = (f"{memory['fraction']:.0%} of {format_bytes(available)} available, from "
+               f"{memory['source']}" if available is not None else memory["source"])
+        lines.append(f"memory:    default --memory-limit "
+                     f"{format_bytes(memory['default_limit'])} ({why})")
     if "py_cpuinfo" in info:
         other = info["py_cpuinfo"]
         lines.append("py-cpuinfo:")

@@ -1,6 +1,6 @@
 """Output safety for the commands that write files (``zorder sort``, ``zorder cluster``).
 
-One home for three promises:
+One home for four promises:
 
 - an output is never the input under another name: :func:`check_apart` compares real paths
   in both directions (equal, output inside input, input inside output) and file identity
@@ -10,6 +10,8 @@ One home for three promises:
   fifo or folder where a Parquet file goes; a file where a folder goes);
 - a single output file is written beside its final place and renamed over it only when
   complete (:func:`atomic_file`), so the old file stays whole until then;
+- working files (spill runs) live in a folder of their own (:func:`temporary_folder`),
+  removed with everything in it however the work ends;
 - a folder is replaced (:func:`replace_folder`) in named steps (:data:`FOLDER_STEPS`), and a
   failure or interrupt between any two of them puts the old content back; a leftover that
   cannot be cleaned up is named in the error.
@@ -50,6 +52,7 @@ __all__ = [
     "replace_folder",
     "sibling",
     "sigterm_as_exception",
+    "temporary_folder",
 ]
 
 #: Steps of :func:`replace_folder`, in order.
@@ -294,6 +297,28 @@ def atomic_file(path: str) -> Iterator[str]:
         if not _remove(tmp):
             _note(exc, f"zorder could not remove its temporary file {tmp!r}")
         raise
+
+
+@contextlib.contextmanager
+def temporary_folder(beside: str, kind: str, inside: Optional[str] = None) -> Iterator[str]:
+    """Yields a fresh hidden folder (``.NAME.zorder-KIND-XXXXXXXXXXXX``) beside ``beside``,
+    or in the existing folder ``inside``; removed with all it holds on any exit (success,
+    error, interrupt). One that cannot be removed is named: a :class:`LeftoverError` after
+    success, a note on the exception otherwise."""
+    if inside is not None:
+        folder = os.path.join(inside, os.path.basename(sibling(beside, kind)))
+    else:
+        folder = sibling(beside, kind)
+    os.mkdir(folder, 0o700)
+    try:
+        yield folder
+    except BaseException as exc:
+        if not _remove(folder):
+            _note(exc, f"zorder could not remove its temporary folder {folder!r}")
+        raise
+    if not _remove(folder):
+        raise LeftoverError(f"zorder could not remove its temporary folder {folder!r}",
+                            [folder])
 
 
 def _note(exc: BaseException, text: str) -> None:

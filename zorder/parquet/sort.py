@@ -3,29 +3,45 @@ readers skip (the library side of ``zorder sort``).
 
 The whole file is read into memory (Arrow), sorted by ``sort_indices`` (the same Z-values
 as Iceberg's Spark rewrite, with its options), and written row group by row group, with
-the input's row group size and compression unless told otherwise. For data larger than
-memory, use ``zorder.engines.dask.cluster``. Needs pyarrow (``pip install 'zorder[arrow]'``).
+the input's row group size and compression unless told otherwise. A file whose Arrow
+size, times ``IN_MEMORY_PEAK``, is over the memory limit takes the out-of-core path
+(``zorder.parquet.external``): the same rows in the same order and the same row groups,
+in memory bounded by the limit, with spill runs in a temporary folder. Needs pyarrow
+(``pip install 'zorder[arrow]'``).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
+from zorder.parquet.external import Budget, external_sort, regroup
 from zorder.parquet.files import check_reorderable, require_pyarrow
+from zorder.parquet.memory import arrow_bytes, format_bytes, memory_limit_of
 from zorder.parquet.metadata import without_range_index
 from zorder.parquet.safety import (
     atomic_file, check_apart, check_file_output, physical, sigterm_as_exception,
+    temporary_folder,
 )
 from zorder.parquet.skipping import check_report_arguments, skipping_report
 from zorder.values.ordering import CURVES, ZORDER, Ordering
 from zorder.values.rank import ENCODINGS
 from zorder.values.sort import sort_order
 
-__all__ = ["ProgressCallback", "check_compression", "check_row_group_size", "sort_parquet"]
+__all__ = ["IN_MEMORY_PEAK", "ProgressCallback", "check_compression", "check_row_group_size",
+           "sort_parquet"]
+
+#: The in-memory path's peak, in times the file's Arrow size (the file, its curve values
+#: and the reordered copy): README, "Memory".
+IN_MEMORY_PEAK = 4
+#: The out-of-core path needs this many times the larger of an input and an output row
+#: group in Arrow (the row group being read, the one being written, a range to sort).
+_MIN_ROW_GROUPS = 6
+#: Values the skipping report cuts its predicates from (``skipping.sorted_sample``).
+_REPORT_VALUES = 100_000
 
 #: ``progress(stage, done, total, unit)``: how far the rewrite is.
 ProgressCallback = Callable[[str, int, int, str], None]
@@ -89,7 +105,9 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
                  predicates: int = 25, fraction: float = 0.01,
                  curve: str = "zorder", encoding: str = "iceberg",
                  rank_bits: Optional[int] = None,
-                 compare: Sequence[str] = ()) -> Dict[str, Any]:
+                 compare: Sequence[str] = (),
+                 memory_limit: Union[int, str, None] = None,
+                 temp_dir: Optional[str] = None) -> Dict[str, Any]:
     """Rewrite the Parquet file ``input`` to ``output`` with its rows in Z-order (or in
     Hilbert order: ``curve="hilbert"``).
 
@@ -112,7 +130,15 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
         encoding, rank_bits: "iceberg" (Iceberg's bytes, the default) or "rank" (balanced
             column ranks: not Iceberg's order), as for ``zorder.sort_indices``.
         compare: ("encoding", "curve", or both): the report also shows every other
-            encoding and/or curve on the same rows, each written to memory only.
+            encoding and/or curve on the same rows, each written to memory only (out of
+            core: to the temporary folder, and removed).
+        memory_limit: bytes the rewrite may hold (``2GB``, ``512MiB`` or an int; default
+            ``zorder.parquet.memory.DEFAULT_FRACTION`` of the available memory). A file
+            whose Arrow size times ``IN_MEMORY_PEAK`` is over it is sorted out of core:
+            the same output, spilling ranges of rows to disk. A limit too small for the
+            file's row groups is a ValueError, before anything is written.
+        temp_dir: an existing folder for the spill runs (default: a hidden folder beside
+            ``output``); removed however the rewrite ends.
 
     Returns:
         ``{"rows", "row_groups_in", "row_groups_out", "zvalue_bytes", "report"}``
@@ -180,9 +206,21 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
         compression = _input_compression(md)
     check_compression(compression, source.schema_arrow)
 
+    limit = memory_limit_of(memory_limit)
+    if temp_dir is not None and not os.path.isdir(temp_dir):
+        raise FileNotFoundError(f"temp_dir={temp_dir!r} (--temp-dir) is not an existing folder")
+
     def bar(stage: str, done: int, total: int, unit: str) -> None:
         if progress is not None:
             progress(stage, done, total, unit)
+
+    decoded = arrow_bytes(md)
+    if decoded * IN_MEMORY_PEAK > limit:
+        return _sort_out_of_core(
+            source, input, output, list(columns), ordering, layouts, limit=limit,
+            decoded=decoded, temp_dir=temp_dir, row_group_size=row_group_size,
+            compression=compression, progress=bar, report=report, predicates=predicates,
+            fraction=fraction)
 
     pieces = []
     for g in range(md.num_row_groups):
@@ -227,4 +265,158 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
             for name, o in layouts.items()}
         result["report"] = skipping_report(input, written, columns, fraction=fraction,
                                            predicates=predicates, values=values)
+    return result
+
+
+def _check_limit(md: Any, decoded: int, limit: int, row_group_size: int) -> None:
+    """ValueError naming ``memory_limit`` when it cannot hold what the out-of-core path
+    holds at once: a row group read, one written, a range to sort."""
+    row_bytes = decoded / max(1, md.num_rows)
+    largest = max((md.row_group(g).num_rows for g in range(md.num_row_groups)), default=0)
+    need = int(_MIN_ROW_GROUPS * row_bytes * max(largest, row_group_size)) + 1
+    if limit < need:
+        advice = (f"or fewer rows per output row group than row_group_size={row_group_size} "
+                  f"(--row-group-size)"
+                  if row_group_size >= largest else
+                  f"the input's row groups hold up to {largest:,} rows")
+        raise ValueError(
+            f"memory_limit={limit} (--memory-limit) is too small for this file: its rows "
+            f"take about {format_bytes(row_bytes)} each in Arrow, and the rewrite holds "
+            f"row groups of {max(largest, row_group_size):,} rows several times at once; "
+            f"give at least {format_bytes(need)}, {advice}")
+
+
+class _ReportValues:
+    """The values the skipping report cuts its predicates from, gathered from the input
+    streamed twice, never holding a whole column: the first pass counts each column's
+    non-null, non-NaN values, the second keeps those ``skipping.sorted_sample`` would
+    take from the whole column (evenly spaced, at most ``_REPORT_VALUES``), so the
+    report is the in-memory path's."""
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        self.columns = list(columns)
+        self.counts = [0] * len(self.columns)
+        self.kept: List[List[Any]] = [[] for _ in self.columns]
+        self.wanted: List[Any] = []
+        self.seen: List[int] = []
+
+    @staticmethod
+    def _valid(column: Any) -> Any:
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        mask = pc.is_valid(column)
+        if pa.types.is_floating(column.type):
+            mask = pc.and_kleene(mask, pc.invert(pc.is_nan(column)))
+        return np.flatnonzero(pc.fill_null(mask, False).to_numpy(zero_copy_only=False))
+
+    def count(self, batches: Any) -> Iterator[Any]:
+        """``batches`` (the first pass), counting as they go by."""
+        for batch in batches:
+            for i, name in enumerate(self.columns):
+                self.counts[i] += len(self._valid(batch.column(name)))
+            yield batch
+
+    def gather(self, batches: Any) -> Iterator[Any]:
+        """``batches`` (the second pass), keeping the report's values as they go by."""
+        import numpy as np
+
+        for total in self.counts:
+            if total > _REPORT_VALUES:
+                step = total / _REPORT_VALUES
+                self.wanted.append(np.array([int(i * step) for i in range(_REPORT_VALUES)]))
+            else:
+                self.wanted.append(None)
+        self.seen = [0] * len(self.columns)
+        for batch in batches:
+            for i, name in enumerate(self.columns):
+                column = batch.column(name)
+                valid = self._valid(column)
+                if self.wanted[i] is None:
+                    at = valid
+                else:
+                    lo, hi = np.searchsorted(self.wanted[i],
+                                             [self.seen[i], self.seen[i] + len(valid)])
+                    at = valid[self.wanted[i][lo:hi] - self.seen[i]]
+                if len(at):
+                    self.kept[i].append(column.take(at))
+                self.seen[i] += len(valid)
+            yield batch
+
+    def values(self, schema: Any) -> Dict[str, Any]:
+        import pyarrow as pa
+
+        return {name: pa.chunked_array(self.kept[i], type=schema.field(name).type)
+                for i, name in enumerate(self.columns)}
+
+
+def _sort_out_of_core(source: Any, input: str, output: str, columns: List[str],
+                      ordering: Ordering, layouts: Dict[str, Ordering], *, limit: int,
+                      decoded: int, temp_dir: Optional[str], row_group_size: int,
+                      compression: str, progress: ProgressCallback, report: bool,
+                      predicates: int, fraction: float) -> Dict[str, Any]:
+    """``sort_parquet`` with the rows streamed through spill runs (``external_sort``)."""
+    import pyarrow.parquet as pq
+
+    md = source.metadata
+    nrows = md.num_rows
+    _check_limit(md, decoded, limit, row_group_size)
+    # Read as a stream: pre-buffering (pyarrow's default) reads ahead the whole file's
+    # column chunks into memory.
+    source = pq.ParquetFile(input, coerce_int96_timestamp_unit="us", pre_buffer=False)
+    metadata = without_range_index(source.schema_arrow.metadata)
+    schema = source.schema_arrow.remove_metadata()
+    if metadata:
+        schema = schema.with_metadata(metadata)
+    row_bytes = decoded / max(1, nrows)
+    budget = Budget(limit)
+    ngroups = -(-nrows // row_group_size)
+    wanted = _ReportValues(columns) if report else None
+
+    def sort_into(path: str, layout: Ordering, folder: str,
+                  values: Optional[_ReportValues]) -> int:
+        sample_rows = budget.batch_rows(row_bytes)
+        sample = source.iter_batches(batch_size=sample_rows, columns=columns)
+
+        def batches(rows: int) -> Any:
+            stream = source.iter_batches(batch_size=rows)
+            return stream if values is None else values.gather(stream)
+
+        done = external_sort(
+            sample if values is None else values.count(sample), batches, nrows, layout,
+            columns, schema=schema, budget=budget, spill_folder=folder,
+            row_bytes=row_bytes, progress=progress)
+        with pq.ParquetWriter(path, schema, compression=compression) as writer:
+            progress("writing", 0, ngroups, "row groups")
+            for k, group in enumerate(regroup(done.tables, row_group_size)):
+                writer.write_table(group, row_group_size=row_group_size)
+                progress("writing", k + 1, ngroups, "row groups")
+        return done.value_bytes
+
+    # Spill runs in a folder of their own, and the output beside its place, both removed
+    # on any failure or interrupt (SIGTERM included); the old output stays whole.
+    with sigterm_as_exception(), temporary_folder(output, "spill", temp_dir) as folder:
+        with atomic_file(output) as tmp:
+            size = sort_into(tmp, ordering, folder, wanted)
+        result: Dict[str, Any] = {
+            "rows": nrows,
+            "row_groups_in": md.num_row_groups,
+            "row_groups_out": pq.ParquetFile(output).metadata.num_row_groups,
+            "zvalue_bytes": size,
+            "report": None,
+        }
+        if wanted is not None:
+            written: Dict[str, Any] = {}
+            for name, layout in layouts.items():
+                if layout == ordering:
+                    written[name] = output
+                    continue
+                path = os.path.join(folder, f"layout-{len(written)}.parquet")
+                sort_into(path, layout, folder, None)
+                written[name] = [pq.read_metadata(path)]
+                os.remove(path)
+            result["report"] = skipping_report(input, written, columns, fraction=fraction,
+                                               predicates=predicates,
+                                               values=wanted.values(schema))
     return result

@@ -1,0 +1,108 @@
+"""Spill runs: rows put aside on disk, as Arrow IPC streams, and read back in order.
+
+A :class:`SpillRun` is one file in a working folder (``safety.temporary_folder``, which
+removes it however the work ends): tables appended in order, read back in the same order,
+whole or batch by batch. Its Arrow bytes and rows are counted as they are appended, so
+the reader knows what loading it will take before it does.
+
+Buffers are not compressed by default (``SPILL_COMPRESSION``): the runs are written once
+and read once, and LZ4 cost more time than it saved on the README's table (random
+values compress little). A run takes about its rows' Arrow size on disk, curve values
+included.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any, Iterator, Optional
+
+__all__ = ["SPILL_COMPRESSION", "SpillFolder", "SpillRun"]
+
+#: IPC buffer compression of spill runs ("lz4", "zstd" or None).
+SPILL_COMPRESSION: Optional[str] = None
+
+
+class SpillRun:
+    """One run: a file of record batches of one schema, appended in order, read in order.
+
+    ``rows`` and ``nbytes`` (Arrow bytes) count what was appended; ``single_key`` is set
+    by the maker when every row of the run shares one curve value."""
+
+    def __init__(self, path: str, schema: Any, compression: Optional[str]) -> None:
+        self.path = path
+        self.schema = schema
+        self.compression = compression
+        self.rows = 0
+        self.nbytes = 0
+        self.single_key = False
+        self._writer: Any = None
+        self._sink: Any = None
+
+    def append(self, data: Any) -> None:
+        """Append a Table or RecordBatch (of the run's schema) at the end of the run."""
+        import pyarrow as pa
+
+        if data.num_rows == 0:
+            return
+        if self._writer is None:
+            self._sink = pa.OSFile(self.path, "wb")
+            options = pa.ipc.IpcWriteOptions(compression=self.compression)
+            self._writer = pa.ipc.new_stream(self._sink, self.schema, options=options)
+        if isinstance(data, pa.RecordBatch):
+            self._writer.write_batch(data)
+        else:
+            self._writer.write_table(data)
+        self.rows += data.num_rows
+        self.nbytes += data.nbytes
+
+    def close(self) -> None:
+        """Finish writing (the run can then be read)."""
+        if self._writer is not None:
+            self._writer.close()
+            self._sink.close()
+            self._writer = self._sink = None
+
+    def batches(self) -> Iterator[Any]:
+        """The run's record batches, in the order appended, one in memory at a time."""
+        import pyarrow as pa
+
+        self.close()
+        if self.rows == 0:
+            return
+        with pa.OSFile(self.path, "rb") as source:
+            reader = pa.ipc.open_stream(source)
+            for batch in reader:
+                yield batch
+
+    def read(self) -> Any:
+        """The whole run as one Table (one chunk per column)."""
+        import pyarrow as pa
+
+        batches = list(self.batches())
+        table = pa.Table.from_batches(batches, schema=self.schema)
+        del batches
+        return table.combine_chunks()
+
+    def remove(self) -> None:
+        """Delete the run's file (the folder's removal would too; this frees disk early)."""
+        self.close()
+        try:
+            os.remove(self.path)
+        except FileNotFoundError:
+            pass
+
+
+class SpillFolder:
+    """Makes runs of one schema in ``folder`` (which its maker removes)."""
+
+    def __init__(self, folder: str, schema: Any,
+                 compression: Optional[str] = SPILL_COMPRESSION) -> None:
+        self.folder = folder
+        self.schema = schema
+        self.compression = compression
+        self._names = itertools.count()
+
+    def new_run(self) -> SpillRun:
+        return SpillRun(os.path.join(self.folder, f"run-{next(self._names):06d}.arrows"),
+                        self.schema, self.compression)
