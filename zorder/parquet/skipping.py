@@ -100,7 +100,11 @@ def row_group_stats(files: Where, column: str) -> List[RowGroupStats]:
     return out
 
 
-def sorted_sample(arr, max_values: int = 100_000) -> List[Any]:
+#: Values of a column the report samples its predicates from (evenly spaced, sorted).
+REPORT_VALUES = 100_000
+
+
+def sorted_sample(arr, max_values: int = REPORT_VALUES) -> List[Any]:
     """Sorted non-null, non-NaN Python values of an Arrow array, at most ~max_values of
     them, evenly spaced through it: what ``range_predicates`` cuts ranges from."""
     import pyarrow as pa
@@ -126,7 +130,7 @@ def sorted_sample(arr, max_values: int = 100_000) -> List[Any]:
         return values
 
 
-def sample_values(files: Where, column: str, *, max_values: int = 100_000,
+def sample_values(files: Where, column: str, *, max_values: int = REPORT_VALUES,
                   max_row_groups: int = 64) -> List[Any]:
     """A sorted sample of ``column``'s non-null values, read from up to ``max_row_groups``
     row groups spread evenly over ``files``: what the predicates are cut from."""
@@ -268,7 +272,7 @@ def skipping_report(before: Where, after: Any, columns: Iterable[str], *,
 
             given = values[column]
             arr = given if isinstance(given, (pa.Array, pa.ChunkedArray)) else pa.array(given)
-            return sorted_sample(arr, 100_000)
+            return sorted_sample(arr, REPORT_VALUES)
         return sample_values(before_files, column)
 
     sides: Dict[str, Callable[[str], Sequence[RowGroupStats]]] = {

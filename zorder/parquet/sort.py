@@ -26,7 +26,7 @@ from zorder.parquet.safety import (
     atomic_file, check_apart, check_file_output, physical, sigterm_as_exception,
     temporary_folder,
 )
-from zorder.parquet.skipping import check_report_arguments, skipping_report
+from zorder.parquet.skipping import REPORT_VALUES, check_report_arguments, skipping_report
 from zorder.values.ordering import CURVES, ZORDER, Ordering
 from zorder.values.rank import ENCODINGS
 from zorder.values.sort import sort_order
@@ -40,8 +40,6 @@ IN_MEMORY_PEAK = 4
 #: The out-of-core path needs this many times the larger of an input and an output row
 #: group in Arrow (the row group being read, the one being written, a range to sort).
 _MIN_ROW_GROUPS = 6
-#: Values the skipping report cuts its predicates from (``skipping.sorted_sample``).
-_REPORT_VALUES = 100_000
 
 #: ``progress(stage, done, total, unit)``: how far the rewrite is.
 ProgressCallback = Callable[[str, int, int, str], None]
@@ -290,7 +288,7 @@ class _ReportValues:
     """The values the skipping report cuts its predicates from, gathered from the input
     streamed twice, never holding a whole column: the first pass counts each column's
     non-null, non-NaN values, the second keeps those ``skipping.sorted_sample`` would
-    take from the whole column (evenly spaced, at most ``_REPORT_VALUES``), so the
+    take from the whole column (evenly spaced, at most ``REPORT_VALUES``), so the
     report is the in-memory path's."""
 
     def __init__(self, columns: Sequence[str]) -> None:
@@ -323,9 +321,9 @@ class _ReportValues:
         import numpy as np
 
         for total in self.counts:
-            if total > _REPORT_VALUES:
-                step = total / _REPORT_VALUES
-                self.wanted.append(np.array([int(i * step) for i in range(_REPORT_VALUES)]))
+            if total > REPORT_VALUES:
+                step = total / REPORT_VALUES
+                self.wanted.append(np.array([int(i * step) for i in range(REPORT_VALUES)]))
             else:
                 self.wanted.append(None)
         self.seen = [0] * len(self.columns)
