@@ -277,7 +277,7 @@ else
     aarch64-linux-gnu-readelf -h "$(find "$WORK/build-src/build" -name 'table*.so' | head -n1)" | grep -q AArch64 \
         || fail "the cross-built extensions are not aarch64 code"
     # The manylinux wheel a release ships (tools/wheel.sh does the same for x86-64).
-    PATH="$BUILD_VENV/bin:$PATH" "$BUILD_VENV/bin/auditwheel" repair --plat manylinux_2_17_aarch64 \
+    PATH="$BUILD_VENV/bin:$PATH" "$BUILD_VENV/bin/auditwheel" repair \
         -w "$WORK/wheelhouse" "$built" >"$WORK/repair.log" 2>&1 \
         || { cat "$WORK/repair.log" >&2; fail "auditwheel could not repair $(basename "$built")"; }
     built="$(find "$WORK/wheelhouse" -maxdepth 1 -name 'zorder-*manylinux*_aarch64.whl' | head -n1)"
