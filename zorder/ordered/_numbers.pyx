@@ -11,16 +11,11 @@ from libc.string cimport memcpy
 
 cdef extern from *:
     """
-    #if defined(_MSC_VER)
-    #include <stdlib.h>
-    #define zorder_bswap64(x) _byteswap_uint64(x)
+    #include "compiler.h"
+    #if ZORDER_LITTLE_ENDIAN
+    #define zorder_to_be64(x) ZORDER_BSWAP64(x)
     #else
-    #define zorder_bswap64(x) __builtin_bswap64(x)
-    #endif
-    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     #define zorder_to_be64(x) (x)
-    #else
-    #define zorder_to_be64(x) zorder_bswap64(x)
     #endif
     """
     uint64_t zorder_to_be64(uint64_t x) noexcept nogil

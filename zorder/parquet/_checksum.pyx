@@ -13,8 +13,9 @@ from libc.string cimport memcpy
 
 cdef extern from *:
     """
-    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    #define zorder_from_le64(x) __builtin_bswap64(x)
+    #include "compiler.h"
+    #if !ZORDER_LITTLE_ENDIAN
+    #define zorder_from_le64(x) ZORDER_BSWAP64(x)
     #define ZORDER_BIG_ENDIAN 1
     #else
     #define zorder_from_le64(x) (x)

@@ -18,20 +18,16 @@
 
 #include "hilbert_kernel.h"
 #include "arch.h"
+#include "compiler.h"
 
-#if ZORDER_X86_64 && ((defined(__clang__) && __clang_major__ >= 7) || \
-                      (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 8))
+#if ZORDER_X86_64 && ZORDER_CC_AVX512_VBMI_GFNI
 #define ZH_X86_BUILD 1
 #include <immintrin.h>
 #else
 #define ZH_X86_BUILD 0
 #endif
 
-#if defined(_MSC_VER)
-#define ZH_RESTRICT __restrict
-#else
-#define ZH_RESTRICT restrict
-#endif
+#define ZH_RESTRICT ZORDER_RESTRICT
 
 /* Rows per group of vector tiles (4 tiles of 8 rows); ZORDER_HILBERT_BLOCK is a multiple. */
 #define ZH_PAD 32
@@ -52,14 +48,10 @@ static inline uint64_t load_be64(const uint8_t *p)
 {
     uint64_t v;
     memcpy(&v, p, 8);
-#if defined(__GNUC__) || defined(__clang__)
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap64(v);
+#if ZORDER_LITTLE_ENDIAN
+    v = ZORDER_BSWAP64(v);
 #endif
     return v;
-#else
-    return load_be(p, 8);
-#endif
 }
 
 /* Bit k of the result: parity of bits k+1 .. 63 of w (the final adjustment's flip). */
@@ -155,8 +147,8 @@ static void to_big_endian(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits, 
 
 /* ---- AVX-512: 8 rows per register ------------------------------------------------- */
 
-#define ZH512 __attribute__((target("avx512f,avx512bw")))
-#define ZH512_INLINE ZH512 static inline __attribute__((always_inline))
+#define ZH512 ZORDER_TARGET_ISA("avx512f,avx512bw")
+#define ZH512_INLINE ZH512 ZORDER_ALWAYS_INLINE
 
 ZH512_INLINE __m512i bswap512(__m512i v)
 {
@@ -233,8 +225,8 @@ ZH512 static void transform512(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int b
 
 /* ---- AVX2: 4 rows per register ---------------------------------------------------- */
 
-#define ZH256 __attribute__((target("avx2")))
-#define ZH256_INLINE ZH256 static inline __attribute__((always_inline))
+#define ZH256 ZORDER_TARGET_ISA("avx2")
+#define ZH256_INLINE ZH256 ZORDER_ALWAYS_INLINE
 
 ZH256_INLINE __m256i bswap256(__m256i v)
 {

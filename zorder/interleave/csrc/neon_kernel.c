@@ -38,7 +38,7 @@
 
 const int zorder_neon_built = 1;
 
-#define ZN_INLINE static inline __attribute__((always_inline))
+#define ZN_INLINE ZORDER_ALWAYS_INLINE
 
 typedef uint8x16_t zv;
 
@@ -315,7 +315,7 @@ ZN_INLINE void zn_uniform_k(const zorder_column *cols, const int K, ptrdiff_t si
 }
 
 #define ZN_UNIFORM(K) \
-    static __attribute__((noinline)) void zn_uniform_##K( \
+    static ZORDER_NOINLINE void zn_uniform_##K( \
         const zorder_column *cols, ptrdiff_t size, ptrdiff_t nrows, uint8_t *out, ptrdiff_t os) \
     { \
         zn_uniform_k(cols, K, size, nrows, out, os); \

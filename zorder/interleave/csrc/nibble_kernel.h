@@ -22,7 +22,7 @@ static uint64_t zorder_nibble_shifted[9][8][2][16];
 ZORDER_ALWAYS_INLINE uint64_t zorder_nibble_lookup(const int k, const int t, const int p,
                                                    uint8_t b)
 {
-    const uint64_t (*tab)[16] = zorder_nibble_shifted[k][t * (8 / k) + p];
+    const uint64_t (*tab)[16] = (const uint64_t (*)[16])zorder_nibble_shifted[k][t * (8 / k) + p];
     return tab[0][b >> 4] | tab[1][b & 15];
 }
 

@@ -9,14 +9,10 @@
 #include "spread_rows.h"
 #include "segments.h"
 
-#if ZORDER_X86_64 && (defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER))
+#if ZORDER_X86_64
 #include <immintrin.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#define ZORDER_TARGET_BMI2 __attribute__((target("bmi2")))
-#else
-#define ZORDER_TARGET_BMI2
-#endif
+#define ZORDER_TARGET_BMI2 ZORDER_TARGET_ISA("bmi2")
 
 const int zorder_pdep_built = 1;
 

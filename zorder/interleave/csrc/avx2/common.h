@@ -9,9 +9,9 @@
 #include "avx2_kernel.h"
 #include "segments.h"
 #include "arch.h"
+#include "compiler.h"
 
-#if !defined(ZORDER_NO_AVX2) && ZORDER_X86_64 && \
-    (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 5))
+#if !defined(ZORDER_NO_AVX2) && ZORDER_X86_64 && ZORDER_CC_AVX2
 #define ZORDER_AVX2_BUILD 1
 #else
 #define ZORDER_AVX2_BUILD 0
@@ -20,8 +20,8 @@
 #if ZORDER_AVX2_BUILD
 #include <immintrin.h>
 
-#define ZAVX2 __attribute__((target("avx2")))
-#define ZAVX2_INLINE ZAVX2 static inline __attribute__((always_inline))
+#define ZAVX2 ZORDER_TARGET_ISA("avx2")
+#define ZAVX2_INLINE ZAVX2 ZORDER_ALWAYS_INLINE
 #endif
 
 #endif  /* ZORDER_AVX2_COMMON_H */

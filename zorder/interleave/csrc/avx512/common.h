@@ -8,10 +8,9 @@
 
 #include "simd_kernel.h"
 #include "arch.h"
+#include "compiler.h"
 
-#if !defined(ZORDER_NO_SIMD) && ZORDER_X86_64 && \
-    ((defined(__clang__) && __clang_major__ >= 7) || \
-     (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 8))
+#if !defined(ZORDER_NO_SIMD) && ZORDER_X86_64 && ZORDER_CC_AVX512_VBMI_GFNI
 #define ZORDER_SIMD_BUILD 1
 #else
 #define ZORDER_SIMD_BUILD 0
@@ -20,8 +19,8 @@
 #if ZORDER_SIMD_BUILD
 #include <immintrin.h>
 
-#define ZSIMD __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni")))
-#define ZSIMD_INLINE ZSIMD static inline __attribute__((always_inline))
+#define ZSIMD ZORDER_TARGET_ISA("avx512f,avx512bw,avx512vbmi,gfni")
+#define ZSIMD_INLINE ZSIMD ZORDER_ALWAYS_INLINE
 #endif
 
 #endif  /* ZORDER_AVX512_COMMON_H */

@@ -87,23 +87,18 @@ static inline void zorder_driver_rows(const zorder_backend *b, const zorder_colu
     }
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-#define ZORDER_MAYBE_UNUSED __attribute__((unused))
-#else
-#define ZORDER_MAYBE_UNUSED
-#endif
 
 /* ZORDER_BACKEND(NAME) = { ...fields... }; defines the table NAME, NAME_uniform (its
  * uniform stage, for its `.uniform`) and NAME_rows (its RowsKernel). */
 #define ZORDER_BACKEND(NAME) \
     static const zorder_backend NAME; \
-    static ZORDER_MAYBE_UNUSED void NAME##_uniform(const zorder_column *cols, int k, \
+    static ZORDER_UNUSED void NAME##_uniform(const zorder_column *cols, int k, \
                                                    ptrdiff_t size, ptrdiff_t nrows, \
                                                    uint8_t *out, ptrdiff_t out_stride) \
     { \
         zorder_driver_uniform(&NAME, cols, k, size, nrows, out, out_stride); \
     } \
-    static ZORDER_MAYBE_UNUSED void NAME##_rows(const zorder_column *cols, ptrdiff_t ncols, \
+    static ZORDER_UNUSED void NAME##_rows(const zorder_column *cols, ptrdiff_t ncols, \
                                                 ptrdiff_t size, ptrdiff_t nrows, \
                                                 uint8_t *out, ptrdiff_t out_stride) \
     { \
@@ -113,7 +108,7 @@ static inline void zorder_driver_rows(const zorder_backend *b, const zorder_colu
 
 /* The RowsKernel of a table defined without ZORDER_BACKEND (the generic layer's own). */
 #define ZORDER_BACKEND_ROWS(NAME) \
-    static ZORDER_MAYBE_UNUSED void NAME##_rows(const zorder_column *cols, ptrdiff_t ncols, \
+    static ZORDER_UNUSED void NAME##_rows(const zorder_column *cols, ptrdiff_t ncols, \
                                                 ptrdiff_t size, ptrdiff_t nrows, \
                                                 uint8_t *out, ptrdiff_t out_stride) \
     { \

@@ -32,6 +32,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "compiler.h"
 #include "backend.h"
 
 static inline void zorder_copy_short(uint8_t *dst, const uint8_t *src, ptrdiff_t n);
@@ -102,31 +103,19 @@ static inline uint64_t zorder_seg_load_be(const uint8_t *p)
 {
     uint64_t v;
     memcpy(&v, p, 8);
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) \
-    && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return __builtin_bswap64(v);
+#if ZORDER_LITTLE_ENDIAN
+    return ZORDER_BSWAP64(v);
 #else
-    {
-        int i;
-        v = 0;
-        for (i = 0; i < 8; i++)
-            v = (v << 8) | p[i];
-        return v;
-    }
+    return v;
 #endif
 }
 
 static inline void zorder_seg_store_be(uint8_t *p, uint64_t v)
 {
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) \
-    && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap64(v);
-    memcpy(p, &v, 8);
-#else
-    int i;
-    for (i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (56 - 8 * i));
+#if ZORDER_LITTLE_ENDIAN
+    v = ZORDER_BSWAP64(v);
 #endif
+    memcpy(p, &v, 8);
 }
 
 static inline void zorder_seg_squeeze(const uint8_t *src, int k, int nb, ptrdiff_t w,
@@ -548,8 +537,8 @@ static inline ptrdiff_t zorder_seg_run_width(int k, ptrdiff_t start, ptrdiff_t e
     ZORDER_SLICE_CASE(4, ST) ZORDER_SLICE_CASE(5, ST) ZORDER_SLICE_CASE(6, ST) \
     ZORDER_SLICE_CASE(7, ST) ZORDER_SLICE_CASE(8, ST)
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define ZORDER_SLICE_LE(v) __builtin_bswap64(v)
+#if !ZORDER_LITTLE_ENDIAN
+#define ZORDER_SLICE_LE(v) ZORDER_BSWAP64(v)
 #else
 #define ZORDER_SLICE_LE(v) (v)
 #endif
@@ -617,10 +606,7 @@ typedef struct {
 /* Each of `rows` output rows from its n moves, in order. Called with n a constant where
  * it can be, so the moves' pointers stay in registers (read from the array each row, they
  * cost as much as the moves). */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((always_inline))
-#endif
-static inline void zorder_seg_assemble(const int n, const int bytes, const zorder_seg_move *moves,
+ZORDER_ALWAYS_INLINE void zorder_seg_assemble(const int n, const int bytes, const zorder_seg_move *moves,
                                        ptrdiff_t first, ptrdiff_t rows, uint8_t *dst,
                                        ptrdiff_t out_stride)
 {

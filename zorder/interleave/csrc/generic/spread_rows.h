@@ -47,27 +47,13 @@ static inline void zorder_fill_spread(uint64_t *spread, int values, int bits)
         for (t = 0; t < k; t++) \
             for (p = 0; p < 8 / k; p++)
 
-#if defined(_MSC_VER) && !defined(__clang__)
-#include <stdlib.h>
-#define ZORDER_ALWAYS_INLINE static __forceinline
-#define ZORDER_BSWAP64(x) _byteswap_uint64(x)
-#define ZORDER_LITTLE_ENDIAN 1
-#else
-#define ZORDER_ALWAYS_INLINE static inline __attribute__((always_inline))
-#define ZORDER_BSWAP64(x) __builtin_bswap64(x)
-#define ZORDER_LITTLE_ENDIAN (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-#endif
+#include "compiler.h"
 
 #define ZORDER_PREFETCH_BYTES 2048
 #ifndef ZORDER_STREAM_BYTES
 #define ZORDER_STREAM_BYTES (4 << 20)
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#define ZORDER_PREFETCH(p) __builtin_prefetch(p)
-#else
-#define ZORDER_PREFETCH(p) ((void)0)
-#endif
 
 /* The 8 bytes of w at dst, most significant first. */
 ZORDER_ALWAYS_INLINE void zorder_store_be64(uint8_t *dst, uint64_t w)
