@@ -311,6 +311,25 @@ def test_files_after_the_first_correct_a_wrong_size_estimate(catalog, monkeypatc
     assert sizes[1.4][0] < 0.85 * 40000, sizes
 
 
+def test_size_profiles_encode_each_row_of_a_group_at_most_once(catalog, monkeypatch):
+    # 16 slices of 8,192 rows laid over 20,000 rows overlap: each profile would encode
+    # the group 6.5 times over (the first rewrite of 365 partitions of 11,000 rows each
+    # spent most of its time so).
+    table = make_table(catalog, name="prof", appends=1, rows=20000, with_nulls=False)
+    encoded = []
+    real = pq.write_table
+
+    def counting(data, where, **kwargs):
+        encoded.append(data.num_rows)
+        return real(data, where, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", counting)
+    result = rewrite(table, ["l", "d"], target_file_size="40KB")
+    assert result.added_files >= 4   # cut by the profiles, so they were made
+    # two profiles (the rows read, the sorted rows), each slice with and without dictionaries
+    assert 0 < sum(encoded) <= 2 * 2 * 20000, (len(encoded), sum(encoded))
+
+
 def test_dry_run_plans_and_changes_nothing(catalog):
     table = make_table(catalog, name="dry", spec="identity", appends=2, rows=100)
     snapshot = table.current_snapshot().snapshot_id
