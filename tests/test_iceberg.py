@@ -330,6 +330,26 @@ def test_size_profiles_encode_each_row_of_a_group_at_most_once(catalog, monkeypa
     assert 0 < sum(encoded) <= 2 * 2 * 20000, (len(encoded), sum(encoded))
 
 
+def test_groups_far_below_the_target_are_one_file_without_size_profiles(catalog, monkeypatch):
+    table = make_table(catalog, name="small", spec="identity", appends=2, rows=400)
+    encoded = []
+    real = pq.write_table
+
+    def counting(data, where, **kwargs):
+        encoded.append(data.num_rows)
+        return real(data, where, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", counting)
+    result = rewrite(table, ["l", "d"], target_file_size="8MB")
+    assert [g["output_files"] for g in result.report["groups"]] == [1, 1, 1]
+    assert encoded == []
+    # a target within 8 times a group's input bytes: the group is measured
+    table = catalog.load_table(table.name())
+    result = rewrite(table, ["l", "d"], target_file_size=table.scan().plan_files()[0]
+                     .file.file_size_in_bytes * 2, rewrite_all=True)
+    assert encoded
+
+
 def test_dry_run_plans_and_changes_nothing(catalog):
     table = make_table(catalog, name="dry", spec="identity", appends=2, rows=100)
     snapshot = table.current_snapshot().snapshot_id
