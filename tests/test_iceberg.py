@@ -1174,6 +1174,25 @@ def test_skipping_report_reads_the_data_file_bounds_in_the_manifests(catalog):
     assert whole["columns"]["l"]["after"]["files"] == result.added_files
 
 
+def test_skipping_report_reads_each_footer_and_snapshot_once(catalog, monkeypatch):
+    from zorder.engines import iceberg_report
+
+    table = make_table(catalog, name="once", spec="identity", appends=2, rows=400,
+                       with_nulls=False)
+    result = rewrite(table, ["l", "d", "i"], target_file_size="12KB")
+    footers, plans = [], []
+    real_footer, real_plan = pq.read_metadata, iceberg_report.report_tasks
+    monkeypatch.setattr(pq, "read_metadata", lambda *a, **k: footers.append(1)
+                        or real_footer(*a, **k))
+    monkeypatch.setattr(iceberg_report, "report_tasks", lambda *a: plans.append(a[1])
+                        or real_plan(*a))
+    report = engine.skipping(table, result, level="row_groups")
+    assert report["columns"]["l"]["after"]["row_groups"] >= result.added_files
+    # three columns, two sides: each file's footer read once, each snapshot planned once
+    assert len(footers) == result.rewritten_files + result.added_files
+    assert sorted(plans) == sorted([result.previous_snapshot_id, result.snapshot_id])
+
+
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
 def test_curve_values_slice_by_slice_equal_the_whole_groups(catalog, monkeypatch, curve):
     table = make_table(catalog, name=f"slices_{curve}", appends=2, rows=300)
