@@ -311,6 +311,45 @@ def test_files_after_the_first_correct_a_wrong_size_estimate(catalog, monkeypatc
     assert sizes[1.4][0] < 0.85 * 40000, sizes
 
 
+def test_size_profiles_encode_each_row_of_a_group_at_most_once(catalog, monkeypatch):
+    # 16 slices of 8,192 rows laid over 20,000 rows overlap: each profile would encode
+    # the group 6.5 times over (the first rewrite of 365 partitions of 11,000 rows each
+    # spent most of its time so).
+    table = make_table(catalog, name="prof", appends=1, rows=20000, with_nulls=False)
+    encoded = []
+    real = pq.write_table
+
+    def counting(data, where, **kwargs):
+        encoded.append(data.num_rows)
+        return real(data, where, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", counting)
+    result = rewrite(table, ["l", "d"], target_file_size="40KB")
+    assert result.added_files >= 4   # cut by the profiles, so they were made
+    # two profiles (the rows read, the sorted rows), each slice with and without dictionaries
+    assert 0 < sum(encoded) <= 2 * 2 * 20000, (len(encoded), sum(encoded))
+
+
+def test_groups_far_below_the_target_are_one_file_without_size_profiles(catalog, monkeypatch):
+    table = make_table(catalog, name="small", spec="identity", appends=2, rows=400)
+    encoded = []
+    real = pq.write_table
+
+    def counting(data, where, **kwargs):
+        encoded.append(data.num_rows)
+        return real(data, where, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", counting)
+    result = rewrite(table, ["l", "d"], target_file_size="8MB")
+    assert [g["output_files"] for g in result.report["groups"]] == [1, 1, 1]
+    assert encoded == []
+    # a target within 8 times a group's input bytes: the group is measured
+    table = catalog.load_table(table.name())
+    result = rewrite(table, ["l", "d"], target_file_size=table.scan().plan_files()[0]
+                     .file.file_size_in_bytes * 2, rewrite_all=True)
+    assert encoded
+
+
 def test_dry_run_plans_and_changes_nothing(catalog):
     table = make_table(catalog, name="dry", spec="identity", appends=2, rows=100)
     snapshot = table.current_snapshot().snapshot_id
@@ -1133,6 +1172,25 @@ def test_skipping_report_reads_the_data_file_bounds_in_the_manifests(catalog):
     # Every file of each snapshot, not only the changed ones.
     whole = engine.skipping(table, result, changed_only=False, columns=["l"])
     assert whole["columns"]["l"]["after"]["files"] == result.added_files
+
+
+def test_skipping_report_reads_each_footer_and_snapshot_once(catalog, monkeypatch):
+    from zorder.engines import iceberg_report
+
+    table = make_table(catalog, name="once", spec="identity", appends=2, rows=400,
+                       with_nulls=False)
+    result = rewrite(table, ["l", "d", "i"], target_file_size="12KB")
+    footers, plans = [], []
+    real_footer, real_plan = pq.read_metadata, iceberg_report.report_tasks
+    monkeypatch.setattr(pq, "read_metadata", lambda *a, **k: footers.append(1)
+                        or real_footer(*a, **k))
+    monkeypatch.setattr(iceberg_report, "report_tasks", lambda *a: plans.append(a[1])
+                        or real_plan(*a))
+    report = engine.skipping(table, result, level="row_groups")
+    assert report["columns"]["l"]["after"]["row_groups"] >= result.added_files
+    # three columns, two sides: each file's footer read once, each snapshot planned once
+    assert len(footers) == result.rewritten_files + result.added_files
+    assert sorted(plans) == sorted([result.previous_snapshot_id, result.snapshot_id])
 
 
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])

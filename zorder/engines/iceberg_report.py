@@ -111,10 +111,12 @@ def _file_stats(files: Sequence[Any], field: Any) -> List[Any]:
     return out
 
 
-def _row_group_stats(io: Any, files: Sequence[Any], field: Any) -> List[Any]:
+def _row_group_stats(io: Any, files: Sequence[Any], field: Any,
+                     footers: Optional[Dict[str, Any]] = None) -> List[Any]:
     """Each row group's statistics of ``field`` in the data files' Parquet footers, in the
     domain of the manifests' bounds (dates, times and timestamps as their stored ints); a
-    row group without them can never be skipped."""
+    row group without them can never be skipped. ``footers``: the footers read so far, by
+    path (each file's footer read once for every column)."""
     import pyarrow.parquet as pq
 
     from zorder.parquet.skipping import RowGroupStats
@@ -124,8 +126,12 @@ def _row_group_stats(io: Any, files: Sequence[Any], field: Any) -> List[Any]:
         "TimestamptzNanoType")
     out = []
     for i, f in enumerate(files):
-        with io.new_input(f.file_path).open() as stream:
-            md = pq.read_metadata(stream)
+        md = None if footers is None else footers.get(f.file_path)
+        if md is None:
+            with io.new_input(f.file_path).open() as stream:
+                md = pq.read_metadata(stream)
+            if footers is not None:
+                footers[f.file_path] = md
         arrow = md.schema.to_arrow_schema()
         names = [a.name for a in arrow if (a.metadata or {}).get(b"PARQUET:field_id")
                  == str(field.field_id).encode()]
@@ -189,15 +195,15 @@ def skipping(table: Any, before: Any, after: Optional[int] = None,
     if after is None or columns is None:
         raise TypeError("skipping needs before and after snapshot ids and columns (or a "
                         "RewriteResult)")
-    old, new = _data_files(table, before), _data_files(table, after)
+    tasks = report_tasks(table, before)
+    old, new = [t.file for t in tasks], _data_files(table, after)
     if changed_only:
         old_paths, new_paths = {f.file_path for f in old}, {f.file_path for f in new}
         old = [f for f in old if f.file_path not in new_paths]
         new = [f for f in new if f.file_path not in old_paths]
+        tasks = [t for t in tasks if t.file.file_path not in new_paths]
     schema = table.schema()
     fields = {c: schema.find_field(c, case_sensitive=False) for c in columns}
-    tasks = [t for t in report_tasks(table, before)
-             if not changed_only or t.file.file_path in {f.file_path for f in old}]
     step = max(1, math.ceil(len(tasks) / sample_files))
     chosen = tasks[::step][:sample_files]
 
@@ -217,8 +223,9 @@ def skipping(table: Any, before: Any, after: Optional[int] = None,
         return sorted_sample(pa.chunked_array(parts), 100_000) if parts else []
 
     if level == "row_groups":
-        sides = {"before": lambda c: _row_group_stats(table.io, old, fields[c]),
-                 "after": lambda c: _row_group_stats(table.io, new, fields[c])}
+        footers: Dict[str, Any] = {}
+        sides = {"before": lambda c: _row_group_stats(table.io, old, fields[c], footers),
+                 "after": lambda c: _row_group_stats(table.io, new, fields[c], footers)}
     else:
         sides = {"before": lambda c: _file_stats(old, fields[c]),
                  "after": lambda c: _file_stats(new, fields[c])}
