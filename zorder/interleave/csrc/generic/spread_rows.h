@@ -252,12 +252,14 @@ ptrdiff_t zorder_spread_rows_fixed(const uint8_t **src, const ptrdiff_t *stride,
     int wanted[ZORDER_MAX_GROUP];
     const ptrdiff_t rows_ahead =
         zorder_prefetch_plan(src, stride, k, ahead, k <= 4 ? wanted : NULL);
-    ptrdiff_t r;
+    ptrdiff_t left;
     int t;
     for (t = 0; t < k; t++)
         row[t] = src[t];
-    for (r = 0; r < nrows; r++) {
-        if (r + rows_ahead < nrows)
+    /* (rows left, counted down: the prefetch test is one compare, which freed a register
+     * the 4-column loop had spilled; NOTES.md "Generic driver: speed") */
+    for (left = nrows; left > 0; left--) {
+        if (left > rows_ahead)
             for (t = 0; t < k; t++)
                 if (k > 4 || wanted[t])
                     ZORDER_PREFETCH(row[t] + ahead[t]);
