@@ -4,8 +4,9 @@ with Dask (``zorder.engines.dask.cluster``), then report what readers can skip."
 from __future__ import annotations
 
 import argparse
+import sys
 
-from zorder.cli import counted
+from zorder.cli import counted, first_line
 from zorder.cli.args import (
     add_boundaries_argument, add_columns_argument, add_curve_argument, add_encoding_arguments,
     SCHEDULER_HELP, add_iceberg_arguments, checked_by, encoding_arguments, iceberg_options,
@@ -73,14 +74,17 @@ def run(args: argparse.Namespace) -> int:
         # before the work, not after it: never the input or OUT_DIR under any name
         check_plot_output(args.plot, "--plot", [(args.in_dir, "the input"),
                                                 (args.out_dir, "OUT_DIR")], args.overwrite)
-    result = cluster(
-        args.in_dir, args.out_dir, args.columns, options=iceberg_options(args),
-        target_file_size=args.target_file_size, row_group_size=args.row_group_size,
-        row_group_bytes=args.row_group_bytes, keep_zvalue=args.keep_zvalue,
-        compression=args.compression, overwrite=args.overwrite, scheduler=args.scheduler,
-        connect_timeout=args.connect_timeout, curve=args.curve, progress=not args.quiet,
-        memory_limit=args.memory_limit, temp_dir=args.temp_dir, **encoding,
-    )
+    try:
+        result = _clustered(args, cluster, encoding)
+    except Exception as exc:
+        if type(exc).__name__ != "KilledWorker":
+            raise
+        # (distributed gave up on a task whose workers kept dying: most often for want of
+        # memory; the output folder is as it was)
+        print(f"error: Dask workers kept dying on one task ({first_line(exc)}), most often "
+              f"for want of memory: give --memory-limit more, or the input smaller "
+              f"partitions; the output was left as it was", file=sys.stderr)
+        return 1
     print(f"wrote {counted(result.rows, 'row')} in {counted(len(result.files), 'file')} "
           f"({counted(result.ranges, 'Z-range')}) to {result.out_dir}")
     if not args.no_report or args.plot:
@@ -89,3 +93,14 @@ def run(args: argparse.Namespace) -> int:
         if args.plot:
             plot_after(report, args.plot, result.out_dir)
     return 0
+
+
+def _clustered(args: argparse.Namespace, cluster, encoding):
+    return cluster(
+        args.in_dir, args.out_dir, args.columns, options=iceberg_options(args),
+        target_file_size=args.target_file_size, row_group_size=args.row_group_size,
+        row_group_bytes=args.row_group_bytes, keep_zvalue=args.keep_zvalue,
+        compression=args.compression, overwrite=args.overwrite, scheduler=args.scheduler,
+        connect_timeout=args.connect_timeout, curve=args.curve, progress=not args.quiet,
+        memory_limit=args.memory_limit, temp_dir=args.temp_dir, **encoding,
+    )

@@ -55,7 +55,8 @@ import numpy as np
 from zorder.engines import dask_stages as stages
 from zorder.engines.cuts import choose_splits
 from zorder.engines.dask_scheduler import (
-    check_connect_timeout, check_scheduler, compute, running_on, worker_memory,
+    WORKER_DATA_SHARE, check_connect_timeout, check_scheduler, compute, local_workers,
+    running_on, worker_memory,
 )
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
@@ -261,7 +262,8 @@ def cluster(
         metadata = without_range_index(schema.metadata) or {}
         schema = schema.remove_metadata()
         ddf = dd.read_parquet(files, dtype_backend="pyarrow", index=False,
-                              ignore_metadata_file=True)
+                              ignore_metadata_file=True,
+                              blocksize=_blocksize(scheduler, memory_limit_of(memory_limit)))
     elif isinstance(data, dd.DataFrame):
         ddf = data
         sources = _files_read_by(ddf)
@@ -393,6 +395,26 @@ def cluster(
                 note(f"zorder could not remove its temporary folder {tmp!r}")
         raise
     return result
+
+
+#: Dask's own partition size for Parquet (uncompressed bytes), the most asked for.
+_DASK_BLOCKSIZE = 256 << 20
+
+
+def _blocksize(scheduler, limit: int) -> int:
+    """Partitions of a Parquet input (Dask's ``blocksize``, which splits files at row
+    groups) small enough that a task's share of ``limit`` holds one several times:
+    Dask's default where it fits."""
+    workers = local_workers(scheduler)
+    if workers is not None:
+        share = int(limit / workers * WORKER_DATA_SHARE)
+    elif scheduler in ("sync", "synchronous"):
+        share = limit
+    elif scheduler is None or scheduler in ("threads", "processes"):
+        share = limit // (os.cpu_count() or 1)
+    else:
+        return _DASK_BLOCKSIZE   # a cluster's workers: their limits are not known yet
+    return max(1 << 20, min(_DASK_BLOCKSIZE, share // (2 * _PARTITION_PEAK)))
 
 
 def _task_memory(client, scheduler, limit: int) -> Tuple[int, int]:
