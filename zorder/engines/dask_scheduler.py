@@ -177,7 +177,7 @@ def _local_cluster(workers: int, limit: int, local_directory: Optional[str]) -> 
 
     per_worker = max(1, limit // workers) + WORKER_OVERHEAD
     options: dict = {"n_workers": workers, "threads_per_worker": 1, "processes": True,
-                     "memory_limit": per_worker, "dashboard_address": None,
+                     "memory_limit": per_worker, "dashboard_address": ":0",
                      "silence_logs": logging.ERROR}
     if local_directory is not None:
         options["local_directory"] = local_directory
