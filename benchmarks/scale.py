@@ -12,6 +12,11 @@ batch's curve values non-decreasing, and across batches).
 
     python benchmarks/scale.py --rows 20000000                       # in memory
     python benchmarks/scale.py --rows 80000000 --memory-limit 2GB    # out of core
+    python benchmarks/scale.py --rows 80000000 --command cluster --scheduler local:2 \
+        --memory-limit 4GB                                           # zorder cluster
+
+For ``cluster`` the output is a folder, checked file by file in name order (the files'
+order is the global order).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import threading
@@ -102,15 +108,20 @@ def run(argv: list) -> dict:
 
 
 def check(input: Path, output: Path) -> dict:
-    """Rows, checksum equal to the input's, and the global Z-order of ``output``."""
+    """Rows, checksum equal to the input's, and the global Z-order of ``output`` (a file,
+    or a folder whose Parquet files, in name order, hold the rows in order)."""
     import pyarrow.parquet as pq
 
     from zorder.parquet.checksum import row_checksum
     from zorder.values.ordering import Ordering
 
+    def batches(path: Path):
+        for file in sorted(path.glob("*.parquet")) if path.is_dir() else [path]:
+            yield from pq.ParquetFile(file, pre_buffer=False).iter_batches(batch_size=CHUNK)
+
     def scan(path: Path, order: bool) -> tuple:
         rows, total, last, ordered = 0, 0, None, True
-        for batch in pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=CHUNK):
+        for batch in batches(path):
             rows += batch.num_rows
             total = (total + row_checksum(batch)) % 2**64
             if order:
@@ -132,8 +143,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--data", default="/work/scale-data",
                         help="folder of the generated inputs and the outputs")
-    parser.add_argument("--memory-limit", default=None, help="passed to zorder sort")
-    parser.add_argument("--temp-dir", default=None, help="passed to zorder sort")
+    parser.add_argument("--command", choices=("sort", "cluster"), default="sort")
+    parser.add_argument("--memory-limit", default=None, help="passed to the command")
+    parser.add_argument("--temp-dir", default=None, help="passed to the command")
+    parser.add_argument("--scheduler", default=None, help="passed to zorder cluster")
     parser.add_argument("--no-check", action="store_true", help="skip the output check")
     args = parser.parse_args()
     data = Path(args.data)
@@ -143,9 +156,17 @@ def main() -> None:
         t = time.perf_counter()
         generate(source, args.rows)
         print(f"generated {source} in {time.perf_counter() - t:.0f} s", file=sys.stderr)
-    output = data / f"sorted-{args.rows}.parquet"
-    argv = [sys.executable, "-m", "zorder", "sort", str(source), str(output),
-            "--columns", ",".join(COLUMNS), "--no-report", "--overwrite", "--progress", "never"]
+    if args.command == "sort":
+        output = data / f"sorted-{args.rows}.parquet"
+        argv = [sys.executable, "-m", "zorder", "sort", str(source), str(output),
+                "--columns", ",".join(COLUMNS), "--no-report", "--overwrite",
+                "--progress", "never"]
+    else:
+        output = data / f"clustered-{args.rows}"
+        argv = [sys.executable, "-m", "zorder", "cluster", str(source), str(output),
+                "--columns", ",".join(COLUMNS), "--no-report", "--overwrite", "--quiet"]
+        if args.scheduler:
+            argv += ["--scheduler", args.scheduler]
     if args.memory_limit:
         argv += ["--memory-limit", args.memory_limit]
     if args.temp_dir:
@@ -155,12 +176,15 @@ def main() -> None:
         cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")),
                    "unknown")
     print(f"cpu: {cpu}; load average {os.getloadavg()[0]:.2f} before the check")
-    print(f"rows {args.rows:,}  memory_limit {args.memory_limit or '(default)'}  "
+    print(f"{args.command} {args.scheduler or ''}  rows {args.rows:,}  memory_limit {args.memory_limit or '(default)'}  "
           f"seconds {result['seconds']:.1f}  peak RSS (tree) {result['peak_rss'] / 2**30:.2f} GiB"
           + (f"  ru_maxrss {result['ru_maxrss'] / 2**30:.2f} GiB" if result["ru_maxrss"] else ""))
     if not args.no_check:
         print("check:", check(source, output))
-    output.unlink()
+    if output.is_dir():
+        shutil.rmtree(output)
+    else:
+        output.unlink()
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from typing import Any, Callable, Dict, List, Optional
 
 from zorder.ordered import IcebergOptions
@@ -15,7 +16,7 @@ from zorder.values.rank import check_rank_bits
 __all__ = ["add_boundaries_argument", "add_columns_argument", "add_curve_argument",
            "add_encoding_arguments", "add_iceberg_arguments", "checked_by",
            "columns_arg", "encoding_arguments", "fraction", "iceberg_options",
-           "load_boundaries", "positive_int", "size_arg"]
+           "load_boundaries", "positive_int", "scheduler_arg", "size_arg"]
 
 
 def columns_arg(text: str) -> List[str]:
@@ -86,6 +87,25 @@ def size_arg(text: str) -> int:
         return parse_size(text, "size")
     except (TypeError, ValueError) as exc:
         raise argparse.ArgumentTypeError(str(exc).replace("size=", "")) from None
+
+
+def scheduler_arg(text: str) -> str:
+    """--scheduler: threads, processes, sync, local:N or a scheduler address, checked by
+    the library's own rule (``dask_scheduler.check_scheduler``) before any work."""
+    from zorder.engines.dask_scheduler import check_scheduler
+
+    try:
+        check_scheduler(text)
+    except (TypeError, ValueError) as exc:
+        message = re.sub(r"^scheduler=", "", str(exc))
+        raise argparse.ArgumentTypeError(message) from None
+    return text
+
+
+#: What --scheduler says, for every command that has it.
+SCHEDULER_HELP = ("threads (default), processes, sync, local:N (a Dask LocalCluster of N "
+                  "worker processes sharing --memory-limit: several cores on data larger "
+                  "than memory), or a Dask scheduler address such as tcp://HOST:8786")
 
 
 def add_iceberg_arguments(parser: argparse.ArgumentParser, timestamp_applies: bool = True) -> None:

@@ -4,12 +4,13 @@ with Dask (``zorder.engines.dask.cluster``), then report what readers can skip."
 from __future__ import annotations
 
 import argparse
+import sys
 
-from zorder.cli import counted
+from zorder.cli import counted, first_line
 from zorder.cli.args import (
     add_boundaries_argument, add_columns_argument, add_curve_argument, add_encoding_arguments,
-    add_iceberg_arguments, checked_by, encoding_arguments, iceberg_options, positive_int,
-    size_arg,
+    SCHEDULER_HELP, add_iceberg_arguments, checked_by, encoding_arguments, iceberg_options,
+    positive_int, scheduler_arg, size_arg,
 )
 from zorder.cli.plot import check_plot_output, plot_after
 from zorder.engines.dask_scheduler import check_connect_timeout
@@ -36,9 +37,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--row-group-bytes", default="128MB", type=size_arg, metavar="SIZE",
                         help="target row group size in bytes when --row-group-size is not "
                              "given, e.g. 16MB (default 128MB)")
-    parser.add_argument("--scheduler", default="threads",
-                        help="threads (default), processes, sync, or a Dask scheduler address "
-                        "such as tcp://HOST:8786")
+    parser.add_argument("--scheduler", default="threads", type=scheduler_arg,
+                        help=SCHEDULER_HELP)
+    parser.add_argument("--memory-limit", type=size_arg, default=None, metavar="SIZE",
+                        help="memory the job may hold, e.g. 4GB or 512MiB (default: half the "
+                             "available memory, as `zorder info` shows; with local:N, shared "
+                             "by its workers); larger data is clustered out of core, through "
+                             "spill files in --temp-dir, each range sorted within its share")
+    parser.add_argument("--temp-dir", default=None, metavar="DIR",
+                        help="an existing folder for the out-of-core spill files (default: "
+                             "a hidden folder beside OUT_DIR); removed when done")
     parser.add_argument("--connect-timeout", default=3.0, metavar="SECONDS",
                         type=checked_by(check_connect_timeout, "connect_timeout", float),
                         help="seconds to reach a scheduler address (default 3)")
@@ -66,14 +74,17 @@ def run(args: argparse.Namespace) -> int:
         # before the work, not after it: never the input or OUT_DIR under any name
         check_plot_output(args.plot, "--plot", [(args.in_dir, "the input"),
                                                 (args.out_dir, "OUT_DIR")], args.overwrite)
-    result = cluster(
-        args.in_dir, args.out_dir, args.columns, options=iceberg_options(args),
-        target_file_size=args.target_file_size, row_group_size=args.row_group_size,
-        row_group_bytes=args.row_group_bytes, keep_zvalue=args.keep_zvalue,
-        compression=args.compression, overwrite=args.overwrite, scheduler=args.scheduler,
-        connect_timeout=args.connect_timeout, curve=args.curve, progress=not args.quiet,
-        **encoding,
-    )
+    try:
+        result = _clustered(args, cluster, encoding)
+    except Exception as exc:
+        if type(exc).__name__ != "KilledWorker":
+            raise
+        # (distributed gave up on a task whose workers kept dying: most often for want of
+        # memory; the output folder is as it was)
+        print(f"error: Dask workers kept dying on one task ({first_line(exc)}), most often "
+              f"for want of memory: give --memory-limit more, or the input smaller "
+              f"partitions; the output was left as it was", file=sys.stderr)
+        return 1
     print(f"wrote {counted(result.rows, 'row')} in {counted(len(result.files), 'file')} "
           f"({counted(result.ranges, 'Z-range')}) to {result.out_dir}")
     if not args.no_report or args.plot:
@@ -82,3 +93,14 @@ def run(args: argparse.Namespace) -> int:
         if args.plot:
             plot_after(report, args.plot, result.out_dir)
     return 0
+
+
+def _clustered(args: argparse.Namespace, cluster, encoding):
+    return cluster(
+        args.in_dir, args.out_dir, args.columns, options=iceberg_options(args),
+        target_file_size=args.target_file_size, row_group_size=args.row_group_size,
+        row_group_bytes=args.row_group_bytes, keep_zvalue=args.keep_zvalue,
+        compression=args.compression, overwrite=args.overwrite, scheduler=args.scheduler,
+        connect_timeout=args.connect_timeout, curve=args.curve, progress=not args.quiet,
+        memory_limit=args.memory_limit, temp_dir=args.temp_dir, **encoding,
+    )

@@ -48,22 +48,26 @@ import math
 import os
 import shutil
 from dataclasses import asdict, dataclass, field
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from zorder.engines import dask_stages as stages
 from zorder.engines.cuts import choose_splits
-from zorder.engines.dask_scheduler import SCHEDULERS, check_connect_timeout, compute, running_on
+from zorder.engines.dask_scheduler import (
+    WORKER_DATA_SHARE, check_connect_timeout, check_scheduler, compute, local_workers,
+    running_on, worker_memory,
+)
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.parquet.files import dataset_schema, parquet_files
+from zorder.parquet.memory import format_bytes, memory_limit_of
 from zorder.parquet.metadata import without_range_index
 from zorder.parquet.safety import (
     check_apart, check_folder_output, check_no_shared_files, physical, replace_folder,
-    sibling, sigterm_as_exception,
+    sibling, sigterm_as_exception, temporary_folder,
 )
-from zorder.parquet.sort import check_compression, check_row_group_size
+from zorder.parquet.sort import IN_MEMORY_PEAK, check_compression, check_row_group_size
 from zorder.parquet.sizes import parse_size
 from zorder.values.ordering import Ordering
 from zorder.values.table import check_column_names
@@ -172,6 +176,8 @@ def cluster(
     shuffle_method: Optional[str] = None,
     sample_rows: int = 2_000,
     progress: bool = False,
+    memory_limit: Union[int, str, None] = None,
+    temp_dir: Optional[str] = None,
 ) -> ClusterResult:
     """Z-order cluster ``data`` (a Dask DataFrame or a Parquet file/folder) into ``out_dir``.
 
@@ -192,8 +198,19 @@ def cluster(
     (default Iceberg's name, ICEZVALUE or ICEHVALUE)
     (Iceberg drops it). ``sample_rows``: Z-values sampled per partition for the split points.
     ``scheduler``: ``None`` (a current ``distributed.Client`` if there is one, else Dask's
-    default), ``"threads"``, ``"processes"``, ``"sync"``, a scheduler address, or a Client.
+    default), ``"threads"``, ``"processes"``, ``"sync"``, ``"local:N"`` (a
+    ``distributed.LocalCluster`` of N worker processes sharing ``memory_limit``, started
+    for the job and stopped after it), a scheduler address, or a Client.
     A remote cluster's workers must see ``out_dir``'s folder at the same path.
+    ``memory_limit``: bytes the job may hold (``4GB``, ``512MiB`` or an int; default
+    ``zorder.parquet.memory.DEFAULT_FRACTION`` of the available memory); on a distributed
+    cluster, its workers' own limits count instead. Data whose Arrow size times
+    ``IN_MEMORY_PEAK`` is over it is clustered out of core: no shuffle, each partition's
+    rows appended to spill runs on disk, one per range, and each range, sized to fit one
+    task's share of the memory, sorted and written by a task of its own. A limit too
+    small for the input's partitions is a ValueError, before anything is written.
+    ``temp_dir``: an existing folder for the spill runs (default: a hidden folder beside
+    ``out_dir``; on a cluster, every worker must see it); removed however the job ends.
     ``connect_timeout``: seconds to reach a scheduler address before giving up.
     ``out_dir`` is never the input under any name (checked through symbolic and hard
     links, both ways); for a Dask DataFrame, against the files it reads. Where those cannot
@@ -245,7 +262,8 @@ def cluster(
         metadata = without_range_index(schema.metadata) or {}
         schema = schema.remove_metadata()
         ddf = dd.read_parquet(files, dtype_backend="pyarrow", index=False,
-                              ignore_metadata_file=True)
+                              ignore_metadata_file=True,
+                              blocksize=_blocksize(scheduler, memory_limit_of(memory_limit)))
     elif isinstance(data, dd.DataFrame):
         ddf = data
         sources = _files_read_by(ddf)
@@ -274,8 +292,13 @@ def cluster(
         if any(pa.types.is_null(f.type) for f in schema):
             schema = None  # object columns: let each file infer its types
 
-    if not (scheduler is None or isinstance(scheduler, str) or hasattr(scheduler, "compute")):
-        raise TypeError(f"{SCHEDULERS}, not {type(scheduler).__name__}")
+    check_scheduler(scheduler)
+    limit = memory_limit_of(memory_limit)
+    if temp_dir is not None:
+        temp_dir = os.fspath(temp_dir)
+        if not os.path.isdir(temp_dir):
+            raise FileNotFoundError(f"temp_dir={temp_dir!r} (--temp-dir) is not an existing "
+                                    "folder")
     if data_path is not None:
         check_apart(out_dir, data_path, "out_dir", "the input")
         check_no_shared_files(out_dir, files)
@@ -287,7 +310,8 @@ def cluster(
     try:
         # Inside the try: a Ctrl-C landing just after mkdir returns still removes the folder.
         os.mkdir(tmp)
-        with sigterm_as_exception(), running_on(scheduler, connect_timeout) as client:
+        with sigterm_as_exception(), running_on(scheduler, connect_timeout, memory_limit=limit,
+                                                local_directory=temp_dir) as client:
             if client is not None:
                 seen = client.run(os.path.isdir, tmp)
                 blind = sorted(w for w, ok in seen.items() if not ok)
@@ -309,8 +333,18 @@ def cluster(
             ordering = stages.learn_boundaries(ordering, counts, [s[1] for s in stats], columns)
             total_rows = int(sum(counts))
             est_bytes = float(sum(s[2] for s in stats))
+            arrow_total = float(sum(s[3] for s in stats))
             bytes_per_row = est_bytes / total_rows if total_rows else 1.0
             nranges = max(1, min(math.ceil(est_bytes / target), max(1, total_rows)))
+            task_bytes, slots = _task_memory(client, scheduler, limit)
+            out_of_core = arrow_total * IN_MEMORY_PEAK > task_bytes * slots
+            if out_of_core or client is not None:
+                # every range, with its curve values, sorted within one task's share
+                if out_of_core:
+                    _check_partitions(stats, task_bytes, slots, limit, client is not None)
+                range_bytes = stages.range_budget(task_bytes)
+                fit = math.ceil((arrow_total + total_rows * size) * 1.25 / range_bytes)
+                nranges = max(1, min(max(nranges, fit), max(1, total_rows)))
             keys = [stages.sample_keys(ordering, s[1]) for s in stats]
             splits = choose_splits(counts, keys, nranges)
             if len(splits) == 0:
@@ -319,25 +353,38 @@ def cluster(
             rows_per_file = max(1, int(target / max(bytes_per_row, 1e-9)))
             group_rows = row_group_size or max(1, int(group_bytes / max(bytes_per_row, 1e-9)))
             group_rows = int(min(group_rows, rows_per_file))
+            name_width = max(5, len(str(nranges - 1)))
 
-            meta = ddf._meta.copy()
-            for j in range(nwords):
-                meta[stages.WORD.format(j)] = np.array([], np.uint64)
-            meta[stages.PART] = np.array([], np.int64)
-            keyed = ddf.map_partitions(stages.assign, columns, ordering, splits, nwords, meta=meta)
-            # p2p needs a distributed client; a local scheduler shuffles with tasks, even
-            # while some distributed Client happens to exist in the process.
-            method = shuffle_method or ("p2p" if client is not None else "tasks")
-            kwargs = {"shuffle_method": method}
-            ranged = keyed.set_index(stages.PART, divisions=list(range(nranges)) + [nranges - 1], **kwargs)
-            written = ranged.map_partitions(
-                stages.write_range, tmp, schema, metadata, size, nwords, keep_zvalue, zvalue_column,
-                rows_per_file,
-                group_rows, compression, max(5, len(str(nranges - 1))),
-                meta=stages.info_frame([]), enforce_metadata=False,
-            )
-            (info,) = compute([written], client, progress,
-                               f"range-partitioning {total_rows} rows into {nranges} ranges and writing")
+            if out_of_core:
+                with temporary_folder(out_dir, "spill", temp_dir) as folder:
+                    if client is not None:
+                        _check_seen(client, folder, "temp_dir (--temp-dir)" if temp_dir
+                                    else "out_dir")
+                    info = _spilled(parts, client, progress, columns, ordering, splits,
+                                    folder, tmp, schema, metadata, size, keep_zvalue,
+                                    zvalue_column, rows_per_file, group_rows, compression,
+                                    name_width, task_bytes, total_rows)
+            else:
+                meta = ddf._meta.copy()
+                for j in range(nwords):
+                    meta[stages.WORD.format(j)] = np.array([], np.uint64)
+                meta[stages.PART] = np.array([], np.int64)
+                keyed = ddf.map_partitions(stages.assign, columns, ordering, splits, nwords,
+                                           meta=meta)
+                # p2p needs a distributed client; a local scheduler shuffles with tasks,
+                # even while some distributed Client happens to exist in the process.
+                method = shuffle_method or ("p2p" if client is not None else "tasks")
+                kwargs = {"shuffle_method": method}
+                ranged = keyed.set_index(stages.PART,
+                                         divisions=list(range(nranges)) + [nranges - 1], **kwargs)
+                written = ranged.map_partitions(
+                    stages.write_range, tmp, schema, metadata, size, nwords, keep_zvalue,
+                    zvalue_column, rows_per_file, group_rows, compression, name_width,
+                    meta=stages.info_frame([]), enforce_metadata=False,
+                )
+                (info,) = compute([written], client, progress,
+                                  f"range-partitioning {total_rows} rows into {nranges} ranges "
+                                  "and writing")
             result = _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes,
                              ordering, keep_zvalue, zvalue_column)
     except BaseException as exc:
@@ -348,6 +395,106 @@ def cluster(
                 note(f"zorder could not remove its temporary folder {tmp!r}")
         raise
     return result
+
+
+#: Dask's own partition size for Parquet (uncompressed bytes), the most asked for.
+_DASK_BLOCKSIZE = 256 << 20
+
+
+def _blocksize(scheduler, limit: int) -> int:
+    """Partitions of a Parquet input (Dask's ``blocksize``, which splits files at row
+    groups) small enough that a task's share of ``limit`` holds one several times:
+    Dask's default where it fits."""
+    workers = local_workers(scheduler)
+    if workers is not None:
+        share = int(limit / workers * WORKER_DATA_SHARE)
+    elif scheduler in ("sync", "synchronous"):
+        share = limit
+    elif scheduler is None or scheduler in ("threads", "processes"):
+        share = limit // (os.cpu_count() or 1)
+    else:
+        return _DASK_BLOCKSIZE   # a cluster's workers: their limits are not known yet
+    return max(1 << 20, min(_DASK_BLOCKSIZE, share // (2 * _PARTITION_PEAK)))
+
+
+def _task_memory(client, scheduler, limit: int) -> Tuple[int, int]:
+    """(bytes of data one task may hold, tasks running at once): a distributed cluster's
+    own worker limits where they are stated, else ``limit`` shared by the local
+    scheduler's threads or processes."""
+    if client is not None:
+        found = worker_memory(client)
+        if found is not None:
+            return found
+        slots = max(1, sum(client.nthreads().values()))
+    else:
+        slots = 1 if scheduler in ("sync", "synchronous") else os.cpu_count() or 1
+    return max(1, limit // slots), slots
+
+
+#: A spilling task holds its partition, in pandas and in Arrow, and a batch of it with
+#: its curve values: about this many times the partition's Arrow size.
+_PARTITION_PEAK = 2
+
+
+def _check_partitions(stats, task_bytes: int, slots: int, limit: int, cluster: bool) -> None:
+    """ValueError naming ``memory_limit`` (on a cluster: the workers' limits) when one
+    task's share cannot hold the largest partition the input comes in."""
+    largest = max((float(s[3]) for s in stats), default=0.0)
+    need = int(_PARTITION_PEAK * largest) + 1
+    if task_bytes >= need:
+        return
+    if cluster:
+        raise ValueError(
+            f"the Dask workers' memory limits leave {format_bytes(task_bytes)} to each task, "
+            f"too little for the input's largest partition ({format_bytes(largest)} in "
+            f"Arrow, held about {_PARTITION_PEAK} times): give the workers more memory "
+            "(local:N: --memory-limit) or the input smaller partitions")
+    raise ValueError(
+        f"memory_limit={limit} (--memory-limit) is too small for this input: "
+        f"{slots} tasks run at once and each holds a partition of up to "
+        f"{format_bytes(largest)} in Arrow, about {_PARTITION_PEAK} times; give at least "
+        f"{format_bytes(need * slots)}, or the input smaller partitions (files or row groups)")
+
+
+def _check_seen(client, folder: str, what: str) -> None:
+    seen = client.run(os.path.isdir, folder)
+    blind = sorted(w for w, ok in seen.items() if not ok)
+    if blind:
+        raise ValueError(f"workers {blind} cannot see {folder!r}: {what} must be on a "
+                         "filesystem that every worker mounts at the same path")
+
+
+def _spilled(parts, client, progress: bool, columns, ordering, splits, folder: str, tmp: str,
+             schema, metadata, size: int, keep_zvalue: bool, zvalue_column: str,
+             rows_per_file: int, group_rows: int, compression: str, name_width: int,
+             task_bytes: int, total_rows: int):
+    """The ranges through spill runs instead of a shuffle: one task per partition spills
+    its rows to one run per range, then one task per range sorts and writes it."""
+    import dask
+    import pandas as pd
+
+    from zorder.parquet.external import Budget
+
+    nranges = len(splits) + 1
+    spill = dask.delayed(stages.spill_partition, pure=True)
+    batch_bytes = Budget(task_bytes).batch_bytes
+    runs = compute([spill(p, i, columns, ordering, splits, folder, schema, size, batch_bytes)
+                    for i, p in enumerate(parts)], client, progress,
+                   f"spilling {total_rows} rows of {len(parts)} partitions into {nranges} ranges")
+    spilled = sum(rows for part in runs for _, rows, _ in part)
+    if spilled != total_rows:
+        raise RuntimeError(f"zorder cluster spilled {spilled} rows but read {total_rows}; "
+                           "nothing was written to the output folder")
+    sort = dask.delayed(stages.sort_spilled_range, pure=True)
+    # A task retried on a distributed worker must find its runs again: there they go
+    # with the spill folder.
+    remove = client is None
+    frames = compute([sort(r, [part[r] for part in runs], tmp, metadata, size, keep_zvalue,
+                           zvalue_column, rows_per_file, group_rows, compression, name_width,
+                           remove)
+                      for r in range(nranges)], client, progress,
+                     f"sorting and writing {nranges} ranges")
+    return pd.concat(frames, ignore_index=True) if frames else stages.info_frame([])
 
 
 def _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes, ordering,

@@ -1,6 +1,8 @@
 """Where a ``cluster`` job runs: the Dask scheduler asked for, connected within a timeout
-and checked to be one, or a process pool owned here so an interrupt can stop it at once;
-and how a list of Dask collections is computed there, with a progress bar if asked."""
+and checked to be one, a process pool owned here so an interrupt can stop it at once, or
+a ``distributed.LocalCluster`` of N worker processes (``local:N``) started and stopped
+here; and how a list of Dask collections is computed there, with a progress bar if
+asked."""
 
 from __future__ import annotations
 
@@ -15,15 +17,72 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional, Tuple, Union
 
 from zorder.engines.interrupts import serve
+from zorder.parquet.memory import memory_limit_of
 
-__all__ = ["SCHEDULERS", "check_connect_timeout", "compute", "compute_options", "running_on"]
+__all__ = ["LOCAL_CLUSTER", "SCHEDULERS", "check_connect_timeout", "check_scheduler",
+           "compute", "compute_options", "local_workers", "running_on", "worker_memory"]
 
 
-SCHEDULERS = ("scheduler must be None, 'threads', 'processes', 'sync', an address string "
-               "or a distributed.Client")
+SCHEDULERS = ("scheduler must be None, 'threads', 'processes', 'sync', 'local:N', an address "
+              "string or a distributed.Client")
+
+#: ``local:N``: a LocalCluster of N worker processes, started for the job.
+LOCAL_CLUSTER = re.compile(r"^local:(\d+)$")
+#: The most worker processes ``local:N`` starts (a typo such as local:1000 would start a
+#: thousand interpreters).
+MAX_LOCAL_WORKERS = 256
+
+
+def local_workers(scheduler: Any) -> Optional[int]:
+    """N of a ``"local:N"`` scheduler, None for any other; a ValueError naming
+    ``scheduler`` for ``local:`` with no count, 0 or more than ``MAX_LOCAL_WORKERS``."""
+    if not isinstance(scheduler, str) or not scheduler.startswith("local"):
+        return None
+    found = LOCAL_CLUSTER.match(scheduler)
+    if found is None or not 0 < int(found.group(1)) <= MAX_LOCAL_WORKERS:
+        raise ValueError(f"scheduler={scheduler!r}: local:N takes a number of worker "
+                         f"processes N from 1 to {MAX_LOCAL_WORKERS}, e.g. local:4")
+    return int(found.group(1))
+
+
+def check_scheduler(scheduler: Any) -> Any:
+    """``scheduler`` if it names a scheduler ``running_on`` knows (not yet reaching an
+    address); a TypeError or ValueError naming ``scheduler`` otherwise."""
+    if scheduler is None or hasattr(scheduler, "compute"):
+        return scheduler
+    if not isinstance(scheduler, str):
+        raise TypeError(f"{SCHEDULERS}, not {type(scheduler).__name__}")
+    if scheduler in ("threads", "processes", "sync", "synchronous"):
+        return scheduler
+    if local_workers(scheduler) is None:
+        _check_address(scheduler)
+    return scheduler
+
+
+#: What a distributed worker process takes beside its tasks' data (the interpreter,
+#: pandas, pyarrow, distributed: about 310 MB resident, idle): ``local:N`` adds it to
+#: each worker's share of the limit, which counts the data, as ``zorder.parquet.memory``'s
+#: does.
+WORKER_OVERHEAD = 512 << 20
+#: Of a worker's memory limit less ``WORKER_OVERHEAD``, the share its tasks' data may
+#: plan for: distributed pauses a worker at 80% of its limit and restarts it at 95%.
+WORKER_DATA_SHARE = 0.7
+
+
+def worker_memory(client: Any) -> Optional[Tuple[int, int]]:
+    """(bytes of data one task may hold, tasks running at once) on the workers of a
+    distributed ``client``: the smallest worker's limit less ``WORKER_OVERHEAD``, times
+    ``WORKER_DATA_SHARE``, shared by its threads; None where no worker states a limit."""
+    workers = client.scheduler_info().get("workers", {}) or {}
+    shares = [max(0, int(w["memory_limit"]) - WORKER_OVERHEAD) * WORKER_DATA_SHARE
+              / max(1, int(w.get("nthreads", 1)))
+              for w in workers.values() if w.get("memory_limit")]
+    if not shares:
+        return None
+    return max(1, int(min(shares))), sum(int(w.get("nthreads", 1)) for w in workers.values())
 
 
 #: The scheduler and pool of the job running in this context (this thread), handed to
@@ -48,9 +107,15 @@ def _job(**options: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
+def running_on(scheduler, connect_timeout: float, *,
+               memory_limit: Union[int, str, None] = None,
+               local_directory: Optional[str] = None) -> Iterator[Any]:
     """Runs the block on the scheduler asked for; yields a distributed Client or None.
 
+    ``local:N`` starts a ``distributed.LocalCluster`` of N single-threaded worker
+    processes, each limited to ``memory_limit / N`` (default:
+    ``zorder.parquet.memory``'s, read now) plus ``WORKER_OVERHEAD``, with their scratch
+    space in ``local_directory`` (default Dask's), and stops it however the block ends.
     ``processes`` gets a process pool owned here, so that an interrupt can end its workers
     at once (Dask's own pool waits for running tasks on shutdown, which can hang);
     ``threads`` a thread pool owned here, whose running tasks an interrupt asks to end.
@@ -79,6 +144,11 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
         with _owned_pool("processes", pool, lambda: _stop_pool(pool)):
             yield None
         return
+    workers = local_workers(scheduler)
+    if workers is not None:
+        with _local_cluster(workers, memory_limit_of(memory_limit), local_directory) as client:
+            yield client
+        return
     if isinstance(scheduler, str):
         client = _connect(scheduler, connect_timeout)
         try:
@@ -90,6 +160,46 @@ def running_on(scheduler, connect_timeout: float) -> Iterator[Any]:
         yield scheduler
         return
     raise TypeError(f"{SCHEDULERS}, not {type(scheduler).__name__}")
+
+
+@contextlib.contextmanager
+def _local_cluster(workers: int, limit: int, local_directory: Optional[str]) -> Iterator[Any]:
+    """A Client of a LocalCluster of ``workers`` processes sharing ``limit`` bytes,
+    closed (its workers ended) on any exit: an error, Ctrl-C or SIGTERM (which
+    ``sigterm_as_exception`` turns into an exception in the caller)."""
+    try:
+        import dask
+        from distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise ImportError("scheduler='local:N' needs distributed: "
+                          "pip install 'zorder[dask]'") from exc
+    import logging
+
+    per_worker = max(1, limit // workers) + WORKER_OVERHEAD
+    options: dict = {"n_workers": workers, "threads_per_worker": 1, "processes": True,
+                     "memory_limit": per_worker, "dashboard_address": ":0",
+                     "silence_logs": logging.ERROR}
+    if local_directory is not None:
+        options["local_directory"] = local_directory
+    # The nannies and their workers inherit SIGINT blocked (see _process_pool): a
+    # Ctrl-C is the parent's to handle, which closes the cluster; workers that took it
+    # too printed their own tracebacks while shutting down.
+    cluster = None
+    try:
+        # No pause: a paused worker runs nothing, and the job, whose tasks size their
+        # data to the limit, then waited forever; a runaway worker is still restarted.
+        with dask.config.set({"distributed.worker.memory.pause": False}), _sigint_held():
+            cluster = LocalCluster(**options)
+            client = Client(cluster)
+        try:
+            yield client
+        finally:
+            with _sigint_held():
+                client.close()
+    finally:
+        if cluster is not None:
+            with _sigint_held():
+                cluster.close()
 
 
 @contextlib.contextmanager
@@ -259,14 +369,18 @@ def check_connect_timeout(timeout: Any) -> float:
     return seconds
 
 
+def _check_address(address: str) -> None:
+    if not re.match(r"^[a-z0-9+]+://|^[\w.\-\[\]:]+:\d+$", address):
+        raise ValueError(
+            f"scheduler={address!r} is neither threads, processes, sync, local:N nor a "
+            "scheduler address such as tcp://127.0.0.1:8786"
+        )
+
+
 def _connect(address: str, timeout: float):
     """A distributed Client for ``address``, or a ValueError naming the address and what
     was (not) found there, within about ``timeout`` seconds."""
-    if not re.match(r"^[a-z0-9+]+://|^[\w.\-\[\]:]+:\d+$", address):
-        raise ValueError(
-            f"scheduler={address!r} is neither threads, processes, sync nor a scheduler "
-            "address such as tcp://127.0.0.1:8786"
-        )
+    _check_address(address)
     check_connect_timeout(timeout)
     try:
         from distributed import Client

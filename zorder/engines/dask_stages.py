@@ -1,23 +1,32 @@
-"""The three Dask stages of ``cluster``, each run on one partition: survey (row count, a
-sample of Z-values, an encoded-size estimate), assign (each row's Z-range number and its
-Z-value as words for the shuffle), and write (one range sorted and written as Parquet
-files of about the target size). The split keys and file cuts between them are
-``zorder.engines.cuts``."""
+"""The Dask stages of ``cluster``, each run on one partition: survey (row count, a
+sample of Z-values, encoded and Arrow size estimates), assign (each row's Z-range number
+and its Z-value as words for the shuffle), and write (one range sorted and written as
+Parquet files of about the target size). The split keys and file cuts between them are
+``zorder.engines.cuts``.
+
+Out of core, the shuffle is replaced by spill runs on disk (``zorder.parquet.external``):
+``spill_partition`` appends each row of a partition, with its curve value, to the run of
+its range (one file per partition and range), and ``sort_spilled_range`` reads one
+range's runs in partition order, sorts them stably and writes its files, so no task ever
+holds more than one partition or one range."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import uuid
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from zorder.engines.cuts import file_cuts
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.ordered.errors import ColumnError
-from zorder.values.codec import from_words, sort_keys, to_words
+from zorder.parquet.external import KEY_COLUMN, Budget, spill_ranges
+from zorder.parquet.spill import SpillFolder
+from zorder.values.codec import as_matrix, from_words, sort_keys, to_words
 from zorder.values.ordering import Ordering
+from zorder.values.sort import argsort_zvalues
 
 PART = "__zorder_part"
 WORD = "__zorder_w{}"
@@ -46,19 +55,20 @@ def zvalue_matrix_of(pdf, columns: Sequence[str], ordering: Ordering) -> np.ndar
 
 
 def _encoded_size(pdf, compression: str, head_rows: int = 50_000,
-                  zvalues_of: Optional[Callable[[Any], np.ndarray]] = None) -> float:
-    """Estimated Parquet bytes of a partition: the first rows encoded, scaled up; with
-    their curve values as one more column when ``zvalues_of(head)`` gives them (the
-    output keeps them: a random 24-byte value per row is as big as the rest of a table
-    of a few numbers)."""
+                  zvalues_of: Optional[Callable[[Any], np.ndarray]] = None) -> Tuple[float, float]:
+    """(Estimated Parquet bytes, estimated Arrow bytes) of a partition: the first rows
+    encoded, scaled up; the Parquet bytes with their curve values as one more column when
+    ``zvalues_of(head)`` gives them (the output keeps them: a random 24-byte value per
+    row is as big as the rest of a table of a few numbers)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     n = len(pdf)
     if n == 0:
-        return 0.0
+        return 0.0, 0.0
     head = pdf.iloc[: min(n, head_rows)]
     table = pa.Table.from_pandas(head, preserve_index=False)
+    arrow = table.nbytes * n / len(head)
     if zvalues_of is not None:
         z = np.ascontiguousarray(zvalues_of(head))
         table = table.append_column(
@@ -66,15 +76,16 @@ def _encoded_size(pdf, compression: str, head_rows: int = 50_000,
                 pa.binary(z.shape[1]), len(z), [None, pa.py_buffer(z.tobytes())]))
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression=compression)
-    return sink.getvalue().size * n / len(head)
+    return sink.getvalue().size * n / len(head), arrow
 
 
 def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compression: str,
            keep_zvalue: bool = False):
-    """(rows, a sample of each column's ordered bytes, estimated Parquet bytes) of one
-    partition: the one sampling pass, from which the client learns rank boundaries (for
-    encoding="rank") and cuts the ranges. ``keep_zvalue``: the output keeps the curve
-    values, so they count in its size."""
+    """(rows, a sample of each column's ordered bytes, estimated Parquet bytes, estimated
+    Arrow bytes) of one partition: the one sampling pass, from which the client learns
+    rank boundaries (for encoding="rank") and cuts the ranges, and chooses between the
+    shuffle and the spill runs. ``keep_zvalue``: the output keeps the curve values, so
+    they count in its Parquet size."""
     n = len(pdf)
     try:
         encoded = ordering.parts(_arrow_of(pdf, columns), list(columns))
@@ -94,7 +105,7 @@ def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compr
                     ordering, [len(head)],
                     [ordering.parts(_arrow_of(head, columns), list(columns))], columns)
             return zvalue_matrix_of(head, columns, local)
-    return n, parts, _encoded_size(pdf, compression, zvalues_of=zvalues_of)
+    return (n, parts, *_encoded_size(pdf, compression, zvalues_of=zvalues_of))
 
 
 def sample_parts(parts: Sequence[np.ndarray], index: int, sample_rows: int) -> List[np.ndarray]:
@@ -171,7 +182,6 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
     pandas would write for this frame; an empty dict: none). ``None``: a Dask DataFrame's
     input, written with the pandas metadata of its frames."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     if interrupted():
         raise Interrupted("stopped before sorting a range")
@@ -183,7 +193,6 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
     order = np.lexsort(words.T[::-1])
     words = words[order]
     matrix = from_words(words, size)
-    keys = sort_keys(matrix)
     data = pdf.drop(columns=word_cols).reset_index(drop=True)
     table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
     table = table.take(pa.array(order))
@@ -194,6 +203,17 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
             pa.binary(size), len(matrix), [None, pa.py_buffer(matrix.tobytes())]
         )
         table = table.append_column(pa.field(zvalue_column, pa.binary(size), nullable=False), zarr)
+    return _write_sorted(table, matrix, number, tmp_dir, rows_per_file, row_group_rows,
+                         compression, name_width)
+
+
+def _write_sorted(table, matrix: np.ndarray, number: int, tmp_dir: str, rows_per_file: int,
+                  row_group_rows: int, compression: str, name_width: int):
+    """Write range ``number``'s rows, sorted (``matrix``: their curve values), as files of
+    about ``rows_per_file`` rows (``file_cuts``) into ``tmp_dir``; their info frame."""
+    import pyarrow.parquet as pq
+
+    keys = sort_keys(matrix)
     rows = []
     cuts = file_cuts(keys, rows_per_file)
     for j, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
@@ -222,3 +242,97 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
     return info_frame(rows)
 
 
+def _table_of(pdf, schema, index: int):
+    """A partition as Arrow, with ``schema`` where the input's is known."""
+    import pyarrow as pa
+
+    try:
+        return pa.Table.from_pandas(pdf, schema=schema, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise ValueError(f"partition {index} does not match the first partition's types "
+                         f"({exc})") from None
+
+
+def spill_partition(pdf, index: int, columns: Sequence[str], ordering: Ordering,
+                    splits: np.ndarray, folder: str, schema, size: int,
+                    batch_bytes: int) -> List[Tuple[str, int, int]]:
+    """Append each row of partition ``index``, with its curve value, to the spill run of
+    its range (``splits``), in a folder of its own under ``folder``; per range, (the
+    run's path, rows, Arrow bytes); a range with no row of this partition has no file
+    (path ""). The names depend on the partition only: a retried task writes the same
+    files again from their start."""
+    import pyarrow as pa
+
+    if interrupted():
+        raise Interrupted("stopped before spilling a partition")
+    table = _table_of(pdf, schema, index)
+    del pdf
+    place = os.path.join(folder, f"part-{index:06d}")
+    os.makedirs(place, exist_ok=True)
+    spill = SpillFolder(place, table.schema.append(pa.field(KEY_COLUMN, pa.binary(size))))
+    rows = max(1, int(batch_bytes / max(1.0, table.nbytes / max(1, table.num_rows) + size)))
+    try:
+        runs = spill_ranges(_checked(table.to_batches(max_chunksize=rows)), ordering,
+                            list(columns), splits, spill)
+    except ColumnError as exc:
+        exc.where = f"partition {index}'s {exc.where}"
+        raise
+    found = []
+    for run in runs:
+        if run.rows == 0:
+            run.remove()
+        found.append((run.path if run.rows else "", run.rows, run.nbytes))
+    return found
+
+
+def _checked(batches):
+    for batch in batches:
+        if interrupted():
+            raise Interrupted("stopped while spilling a partition")
+        yield batch
+
+
+def sort_spilled_range(number: int, runs: Sequence[Tuple[str, int, int]], tmp_dir: str,
+                       metadata, size: int, keep_zvalue: bool, zvalue_column: str,
+                       rows_per_file: int, row_group_rows: int, compression: str,
+                       name_width: int, remove: bool = True):
+    """Range ``number`` from its spill runs (one per partition, in partition order: the
+    input order), sorted stably by curve value and written as ``write_range`` writes a
+    shuffled range; the runs are removed once it is written if ``remove``."""
+    import pyarrow as pa
+
+    if interrupted():
+        raise Interrupted("stopped before sorting a range")
+    paths = [path for path, rows, _ in runs if rows]
+    if not paths:
+        return info_frame([])
+    pieces = []
+    for path in paths:
+        with pa.OSFile(path, "rb") as source:
+            pieces.append(pa.ipc.open_stream(source).read_all())
+    table = pa.concat_tables(pieces, promote_options="default").combine_chunks()
+    del pieces
+    matrix = as_matrix(table.column(table.num_columns - 1))
+    order = argsort_zvalues(matrix)
+    matrix = np.ascontiguousarray(matrix[order])
+    table = table.select(list(range(table.num_columns - 1))).take(order)
+    del order
+    if metadata is not None:
+        table = table.replace_schema_metadata(metadata or None)
+    if keep_zvalue:
+        zarr = pa.FixedSizeBinaryArray.from_buffers(
+            pa.binary(size), len(matrix), [None, pa.py_buffer(matrix.tobytes())])
+        table = table.append_column(pa.field(zvalue_column, pa.binary(size), nullable=False),
+                                    zarr)
+    info = _write_sorted(table, matrix, number, tmp_dir, rows_per_file, row_group_rows,
+                         compression, name_width)
+    for path in paths if remove else ():
+        with contextlib.suppress(OSError):
+            os.remove(path)
+    return info
+
+
+def range_budget(task_bytes: int) -> int:
+    """The Arrow bytes (rows and curve values) of one range that a task holding at most
+    ``task_bytes`` can sort: the core's share (``Budget``)."""
+    return Budget(task_bytes).range_bytes
