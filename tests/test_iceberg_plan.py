@@ -303,3 +303,30 @@ def test_cli_dry_run_says_per_partition_why_and_a_clustered_table_in_one_line(
                  "--max-files-to-rewrite", "2"] + flags) == 0
     assert "2 files" in capsys.readouterr().out
     assert not any(os.path.exists(tmp_path / n) for n in ("zorder-journal",))
+
+
+def test_the_plan_without_a_filter_keeps_what_pyicebergs_planner_keeps(catalog):
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.manifest import DataFile
+    from pyiceberg.table import ManifestGroupPlanner
+
+    from zorder.engines.iceberg_manifests import ManifestEntries, plan_files
+
+    table = make_table(catalog, name="plan_all", spec="identity", appends=2, rows=100)
+    some = next(iter(live_files(table).values()))
+    empty = DataFile.from_args(
+        content=some.content, file_path=some.file_path + ".empty.parquet",
+        file_format=some.file_format, partition=some.partition, record_count=0,
+        file_size_in_bytes=some.file_size_in_bytes)
+    empty.spec_id = some.spec_id
+    with table.transaction() as txn, txn.update_snapshot().fast_append() as append:
+        append.append_data_file(empty)
+    manifests = table.current_snapshot().manifests(table.io)
+    ours = plan_files(table.metadata, ManifestEntries(table.io), manifests, AlwaysTrue(),
+                      False, lambda e: True)
+    theirs = ManifestGroupPlanner(table.metadata, table.io).plan_files(manifests)
+    # (the empty file is listed in the table, and left out of both plans)
+    assert empty.file_path in {e.data_file.file_path for m in manifests
+                               for e in m.fetch_manifest_entry(table.io)}
+    assert sorted(t.file.file_path for t in ours) == sorted(
+        t.file.file_path for t in theirs) == sorted(live_files(table))

@@ -93,7 +93,8 @@ def plan_files(table_metadata: Any, entries: ManifestEntries, manifests: Any,
     """PyIceberg's ``ManifestGroupPlanner.plan_files`` (its manifest, partition and
     metrics evaluators, its delete file index), reading each manifest through
     ``entries``; without a row filter, every file's residual is ``AlwaysTrue`` (one
-    evaluator for all, not one built per file)."""
+    evaluator for all, not one built per file), and the files kept are those its
+    evaluators keep (all but the empty ones), without evaluating each file."""
     from pyiceberg.expressions import AlwaysTrue
     from pyiceberg.expressions.visitors import UnpartitionedResidualEvaluator
     from pyiceberg.table import ManifestGroupPlanner, _min_sequence_number
@@ -106,9 +107,15 @@ def plan_files(table_metadata: Any, entries: ManifestEntries, manifests: Any,
             chosen = [m for m in manifests if may_match[m.partition_spec_id](m)]
             in_partition = KeyDefaultDict(self._build_partition_evaluator)
             in_bounds = self._build_metrics_evaluator()
+            everything = (isinstance(self.row_filter, AlwaysTrue)
+                          and self.options.get("include_empty_files", "false") == "false")
             least = _min_sequence_number(chosen)
 
             def matching(manifest: Any) -> List[Any]:
+                if everything:
+                    # (what PyIceberg's evaluators of AlwaysTrue keep: every partition,
+                    # every file but the empty ones; without a visitor built per file)
+                    return [e for e in entries.live(manifest) if e.data_file.record_count != 0]
                 keep = in_partition[manifest.partition_spec_id]
                 return [e for e in entries.live(manifest)
                         if keep(e.data_file) and in_bounds(e.data_file)]
