@@ -195,6 +195,24 @@ def test_cut_files_cuts_on_coarse_cells_and_keeps_every_row():
                                                                           matrix[1:])))
 
 
+def test_cli_flags(catalog, spill, capsys):
+    from zorder.cli import main
+
+    table = make_table(catalog, name="cli", appends=4, rows=3000, properties=TARGET)
+    common = ["iceberg", "rewrite", "db.cli", "--columns", ",".join(COLUMNS),
+              "--uri", catalog.properties["uri"], "--warehouse", catalog.properties["warehouse"],
+              "--catalog", "test", "--no-report", "--quiet"]
+    assert main(common + ["--memory-limit", "50kB", "--temp-dir", str(spill)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--memory-limit 50000 is too small" in err[0]
+    assert main(common + ["--memory-limit", LIMIT, "--temp-dir", str(spill / "no")]) == 2
+    assert "--temp-dir" in capsys.readouterr().err
+    assert main(common + ["--memory-limit", LIMIT, "--temp-dir", str(spill)]) == 0
+    table.refresh()
+    assert_clustered(sorted_rows(table))
+    assert os.listdir(spill) == []
+
+
 # ---------------------------------------------------------------------------------------
 # A Dask cluster: ranges as tasks, a worker SIGKILLed mid-rewrite.
 
