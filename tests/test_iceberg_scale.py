@@ -258,6 +258,7 @@ def test_ranges_run_as_tasks_and_a_killed_worker_writes_nothing_twice(tmp_path):
                         "zorder-test.pause": str(pause)})
     cat.create_namespace("db")
     table = make_table(cat, name="dist", appends=4, rows=3000, properties=TARGET)
+    reference = make_table(cat, name="ref", appends=4, rows=3000, properties=TARGET)
     before = multiset(table.scan().to_arrow())
     (pause / "armed").touch()
     spill = tmp_path / "spill"
@@ -297,3 +298,6 @@ def test_ranges_run_as_tasks_and_a_killed_worker_writes_nothing_twice(tmp_path):
     assert unreferenced_files(table) == set()
     assert clean(table).deleted == []
     assert os.listdir(spill) == []
+    # the rows in the in-memory rewrite's global order
+    rewrite(reference, COLUMNS, memory_limit="100MB")
+    assert rows_in_order(sorted_rows(table)) == rows_in_order(sorted_rows(reference))

@@ -36,7 +36,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 import numpy
 
-from zorder.engines.cuts import first_differing_bits
+from zorder.engines.cuts import choose_splits, first_differing_bits
 from zorder.engines.iceberg_columns import curve_input_table
 from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, delete_files)
@@ -50,7 +50,7 @@ from zorder.engines.iceberg_write import _partition_key
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
 from zorder.parquet.external import (
-    KEY_COLUMN, Budget, external_sort, range_splits, sorted_ranges, spill_ranges)
+    KEY_COLUMN, Budget, external_sort, sorted_ranges, spill_ranges)
 from zorder.parquet.memory import arrow_bytes, format_bytes
 from zorder.parquet.safety import temporary_folder
 from zorder.parquet.sort import IN_MEMORY_PEAK
@@ -65,6 +65,8 @@ _SCAN_BATCH_ROWS = 1 << 17
 _MIN_BATCHES = 6
 #: ``progress(stage, done, total, unit)``, as the core reports its steps.
 Progress = Optional[Callable[[str, int, int, str], None]]
+#: At most this many ranges on a Dask cluster (as the core: one open spill file each).
+_MAX_RANGES = 512
 #: Curve values sampled per group to cut its ranges on a Dask cluster.
 _RANGE_SAMPLE = 65_536
 
@@ -407,6 +409,12 @@ def _sample_file(table_metadata: Any, io: Any, task: Any, names: List[str], orde
     return live, deleted, values
 
 
+def _keys(values: numpy.ndarray) -> numpy.ndarray:
+    """Curve values ``(N, size)`` as ``S{size}`` keys, as the core compares them."""
+    values = numpy.ascontiguousarray(values)
+    return values.view(f"S{values.shape[1]}").reshape(values.shape[0])
+
+
 def _spill_file(table_metadata: Any, io: Any, task: Any, index: int, names: List[str],
                 ordering: Ordering, splits: numpy.ndarray, folder: str, rows: int,
                 where: str) -> Dict[str, Any]:
@@ -451,13 +459,14 @@ def _value_size(ordering: Ordering, names: Sequence[str], schema: Any) -> int:
 
 
 def _write_range(table_metadata: Any, io: Any, group: FileGroup, names: List[str],
-                 ordering: Ordering, number: int, inputs: int, folder: str, rows: int,
+                 ordering: Ordering, number: int, inputs: int, folder: str, expected: int,
                  rows_per_file: int, sort_limit: int, write_uuid: Any,
                  journal: Optional[str], table_journal: Optional[JournalWriter]) -> Dict[str, Any]:
     """Stage 2, one range: its runs (one per input file, in file order) gathered into one
     run of this task's, sorted (split again if too large) and written as files of about
     ``rows_per_file`` rows. Returns the DataFiles, rows and written checksum, or the error
-    after deleting what it wrote."""
+    after deleting what it wrote. Fewer runs' rows than stage 1 spilled (``expected``)
+    is an error: a folder this worker does not see."""
     import pyarrow as pa
 
     where = f"{group_name(table_metadata, group)}, range {number}"
@@ -470,6 +479,7 @@ def _write_range(table_metadata: Any, io: Any, group: FileGroup, names: List[str
                                  for i in range(inputs)) if os.path.exists(p)]
             writer = _FileWriter(table_metadata, io, group, _output_key(table_metadata, group),
                                  write_uuid, written, where)
+            run, spill = None, None
             if paths:   # (none: no row of the group falls in this range)
                 with pa.OSFile(paths[0], "rb") as source:
                     spill = SpillFolder(own, pa.ipc.open_stream(source).schema)
@@ -479,6 +489,12 @@ def _write_range(table_metadata: Any, io: Any, group: FileGroup, names: List[str
                         for batch in pa.ipc.open_stream(source):
                             run.append(batch)
                 run.close()
+            if (0 if run is None else run.rows) != expected:
+                raise IcebergRewriteError(
+                    f"{where}: found {0 if run is None else run.rows} of the {expected} rows "
+                    f"spilled in {folder}; on a cluster of several machines give temp_dir / "
+                    f"--temp-dir, a folder every worker can read and write")
+            if run is not None and spill is not None:
                 files = max(1, round(run.rows / rows_per_file))
                 cut_files(sorted_ranges([run], spill, budget, keep_key=True), run.rows, files,
                           writer)
@@ -521,15 +537,17 @@ def run_group_on_dask(scheduler: Any, table_metadata: Any, io: Any, group: FileG
     report("sampling", files_in, files_in, "files")
     nrows = sum(n for n, _, _ in samples)
     deleted = sum(d for _, d, _ in samples)
-    values = numpy.concatenate([v for _, _, v in samples])
-    size = values.shape[1]
+    size = samples[0][2].shape[1]
     total = nrows * (row_bytes + size)
+    # A range a task, each about an output file (more where a file would not fit the
+    # limit), split on the curve's cells as files are cut (``cuts.choose_splits``): a
+    # range too large still (a heavy value) is split again in its task.
     ranges = max(-(-int(total * 1.25) // budget.range_bytes),
                  round(nrows / plan.rows_per_file))
-    splits = range_splits(values, max(1, min(512, ranges)))
-    if len(splits) == 0:   # (one range: its key width all the same)
-        splits = numpy.array([], dtype=f"S{size}")
-    del values, samples
+    splits = choose_splits([n for n, _, _ in samples], [_keys(v) for _, _, v in samples],
+                           max(1, min(_MAX_RANGES, ranges)))
+    splits = splits.astype(f"S{size}")
+    del samples
     with temporary_folder(os.path.join(plan.spill_base, "iceberg"), "spill",
                           plan.spill_base) as folder:
         spilled = on_dask(scheduler, _spill_file,
@@ -541,7 +559,7 @@ def run_group_on_dask(scheduler: Any, table_metadata: Any, io: Any, group: FileG
         base = uuid_module.uuid4()
         results = on_dask(scheduler, _write_range, [
             (table_metadata, io, group, names, ordering, r, len(group.tasks), folder,
-             batch_rows, plan.rows_per_file, plan.sort_limit,
+             sum(s["ranges"][r] for s in spilled), plan.rows_per_file, plan.sort_limit,
              uuid_module.uuid5(base, f"range-{r}"), journal, table_journal)
             for r in range(len(splits) + 1)])
         report("writing", len(results), len(results), "ranges")
