@@ -78,8 +78,9 @@ def rows_in_order(files):
 def test_out_of_core_group_is_row_for_row_the_in_memory_rewrite(catalog, spill):
     """Two copies of one table: in memory and out of core give the same rows in the same
     global order, checksums equal, files cut alike; no spill file is left."""
-    kept = make_table(catalog, name="mem", appends=4, rows=3000, properties=TARGET)
-    ooc = make_table(catalog, name="ooc", appends=4, rows=3000, properties=TARGET)
+    props = {**TARGET, "write.parquet.row-group-limit": "200"}
+    kept = make_table(catalog, name="mem", appends=4, rows=3000, properties=props)
+    ooc = make_table(catalog, name="ooc", appends=4, rows=3000, properties=props)
     before = multiset(ooc.scan().to_arrow())
     a = rewrite(kept, COLUMNS, memory_limit="100MB")
     calls = []
@@ -101,6 +102,14 @@ def test_out_of_core_group_is_row_for_row_the_in_memory_rewrite(catalog, spill):
     assert abs(len(files_a) - len(files_b)) <= 1
     assert os.listdir(spill) == []
     assert unreferenced_files(ooc) == set()
+    # row groups of the table's limit, as the in-memory writer cuts them
+    for _, path, _ in files_b:
+        md = pq.read_metadata(local(path))
+        sizes = [md.row_group(g).num_rows for g in range(md.num_row_groups)]
+        assert all(n == 200 for n in sizes[:-1]) and 0 < sizes[-1] <= 200
+    # the files record their clustering: a second run finds nothing to rewrite
+    again = rewrite(ooc, COLUMNS, memory_limit=LIMIT, temp_dir=str(spill))
+    assert again.snapshot_id is None and again.report["groups"] == []
 
 
 def test_position_deletes_are_applied_while_streaming(catalog, spill):
@@ -159,11 +168,11 @@ def test_a_failed_write_leaves_no_file_and_no_spill(catalog, spill, monkeypatch)
     calls = []
     real = iceberg_external._FileWriter.__call__
 
-    def third_fails(self, rows):
-        calls.append(1)
-        if len(calls) == 3:
+    def third_fails(self, rows, last):
+        calls.append(last)
+        if calls.count(True) == 3:   # (two files written, the third cut short)
             raise OSError(28, "No space left on device")
-        return real(self, rows)
+        return real(self, rows, last)
 
     monkeypatch.setattr(iceberg_external._FileWriter, "__call__", third_fails)
     with pytest.raises(OSError, match="No space left"):
@@ -182,8 +191,16 @@ def test_cut_files_cuts_on_coarse_cells_and_keeps_every_row():
                                                [None, pa.py_buffer(matrix.tobytes())])
     table = pa.table({"row": np.arange(1000), "k": key})
     pieces = [table.slice(i, 137) for i in range(0, 1000, 137)]
-    out = []
-    iceberg_external.cut_files(pieces, 1000, 4, out.append)
+    out, parts = [], []
+
+    def write(rows, last):
+        if rows is not None:
+            parts.append(rows)
+        if last:
+            out.append(pa.concat_tables(parts) if parts else None)
+            parts.clear()
+
+    iceberg_external.cut_files(pieces, 1000, 4, write)
     assert len(out) == 4
     assert [r for t in out for r in t.column("row").to_pylist()] == list(range(1000))
     ends = np.cumsum([t.num_rows for t in out])[:-1]

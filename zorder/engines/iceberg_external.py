@@ -6,7 +6,7 @@ written in memory as before (``iceberg_write.write_group``).
 
 - ``plan_out_of_core``: which groups go out of core (their Arrow size estimated from
   their files' footers), and a check, before anything is written, that the limit holds
-  what the path holds at once: one output file's rows and the core's share.
+  what the path holds at once: the window a file is cut in, a row group, the core's share.
 - ``write_group_out_of_core``: the group here, in one process: sample, spill, sort range
   by range, and files cut as the sorted rows come (``cut_files``).
 - ``run_group_on_dask``: the group on a Dask cluster, its ranges separate tasks, so one
@@ -41,7 +41,7 @@ from zorder.engines.iceberg_columns import curve_input_table
 from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, delete_files)
 from zorder.engines.iceberg_deletes import delete_positions, stream_live_rows
-from zorder.engines.iceberg_footer import footer_metadata
+from zorder.engines.iceberg_footer import add_footer_metadata
 from zorder.engines.iceberg_journal import JournalWriter
 from zorder.engines.iceberg_plan import FileGroup, entry_partition, group_name
 from zorder.engines.iceberg_select import file_metadata
@@ -113,9 +113,15 @@ def plan_out_of_core(table_metadata: Any, io: Any, groups: Sequence[FileGroup], 
     """Per group, its ``OutOfCore`` plan when its Arrow size times ``IN_MEMORY_PEAK``
     passes ``limit``, else None (written in memory, as before). ValueError naming
     ``memory_limit`` when the limit cannot hold what the out-of-core path holds at once
-    (one output file's rows, twice, as PyIceberg's writer encodes them, and a few input
-    batches), before anything is written."""
+    (the window a file is cut in, a row group, a few input batches), before anything is
+    written."""
+    from pyiceberg.table import TableProperties
+    from pyiceberg.utils.properties import property_as_int
+
     base = temp_dir if temp_dir is not None else tempfile.gettempdir()
+    row_group_rows = property_as_int(
+        table_metadata.properties, TableProperties.PARQUET_ROW_GROUP_LIMIT,
+        TableProperties.PARQUET_ROW_GROUP_LIMIT_DEFAULT) or (1 << 20)
     plans: List[Optional[OutOfCore]] = []
     for group in groups:
         where = group_name(table_metadata, group)
@@ -132,17 +138,20 @@ def plan_out_of_core(table_metadata: Any, io: Any, groups: Sequence[FileGroup], 
             continue
         row_bytes = size / group.rows
         rows_per_file = _rows_per_file(group, target)
-        file_bytes = int(rows_per_file * row_bytes)
+        # held beside the sort: the window a file's cut is chosen in (a quarter of a
+        # file) and the row group being gathered
+        held = int((rows_per_file // 4 + 1 + min(row_group_rows, rows_per_file)) * row_bytes)
         largest = max(t.file.record_count for t in group.tasks)
-        need = 2 * file_bytes + int(_MIN_BATCHES * row_bytes * min(largest, _SCAN_BATCH_ROWS))
+        need = 2 * held + int(_MIN_BATCHES * row_bytes * min(largest, _SCAN_BATCH_ROWS))
         if limit < need:
             raise ValueError(
                 f"memory_limit={limit} (--memory-limit) is too small for {where}: its rows "
                 f"take about {format_bytes(row_bytes)} each in Arrow, an output file of the "
-                f"target size holds {rows_per_file:,} of them ({format_bytes(file_bytes)}), "
-                f"and the rewrite holds one while it sorts the next rows; give at least "
-                f"{format_bytes(need)}, or a smaller target_file_size / --target-file-size")
-        plans.append(OutOfCore(size, rows_per_file, limit, limit - 2 * file_bytes, base))
+                f"target size holds {rows_per_file:,} of them, and the rewrite holds "
+                f"{format_bytes(held)} of them as it cuts files, beside a few input batches "
+                f"and the range it sorts; give at least {format_bytes(need)}, or a smaller "
+                f"target_file_size / --target-file-size")
+        plans.append(OutOfCore(size, rows_per_file, limit, limit - held, base))
     return plans
 
 
@@ -150,40 +159,46 @@ def plan_out_of_core(table_metadata: Any, io: Any, groups: Sequence[FileGroup], 
 # Files cut from sorted rows as they stream.
 
 def cut_files(tables: Iterable[Any], nrows: int, files: int,
-              write: Callable[[Any], None]) -> None:
+              write: Callable[[Any, bool], None]) -> None:
     """Cut curve-sorted ``tables`` (their curve value column last) into ``files`` files
-    of about equal rows out of ``nrows``, calling ``write(rows)`` for each, in order. Each
-    cut moves, within an eighth of a file either way, to the row where the curve value
-    changes at its most significant bit (nearest the even cut among equals), as
-    ``cuts.aligned_cuts`` places them; only the rows of the file being gathered and of
-    the window after it are held."""
+    of about equal rows out of ``nrows``: ``write(rows, last)`` appends rows to the
+    current file, which ``last`` ends. Each cut moves, within an eighth of a file either
+    way, to the row where the curve value changes at its most significant bit (nearest
+    the even cut among equals), as ``cuts.aligned_cuts`` places them. Rows are handed on
+    as soon as no cut can fall before them: only the window around the next cut is
+    held."""
     import pyarrow as pa
 
     files = max(1, min(files, nrows))
     ends = [round(i * nrows / files) for i in range(1, files)]
     slack = nrows // files // 8
     held: List[Any] = []
-    start = buffered = 0
+    start = buffered = 0   # (the first held row, and how many are held)
 
-    def emit(cut: int) -> None:
+    def whole() -> Any:
+        return pa.concat_tables(held) if len(held) > 1 else held[0]
+
+    def emit(upto: int, last: bool) -> None:
         nonlocal held, start, buffered
-        whole = pa.concat_tables(held) if len(held) > 1 else held[0]
+        if upto == start and not last:
+            return
+        rows = whole() if held else None
         held = []
-        write(whole.slice(0, cut - start))
-        rest = whole.slice(cut - start)
-        del whole
-        if rest.num_rows:
+        if rows is not None and upto - start < rows.num_rows:
+            rest = rows.slice(upto - start)
             held = [rest]
-        buffered -= cut - start
-        start = cut
+            rows = rows.slice(0, upto - start)
+        write(rows, last)
+        buffered -= upto - start
+        start = upto
 
     def choose(ideal: int) -> int:
         lo = max(start + 1, ideal - slack)
         hi = min(start + buffered, ideal + slack + 1)
         if hi <= lo:
             return min(max(ideal, start + 1), start + buffered)
-        whole = pa.concat_tables(held) if len(held) > 1 else held[0]
-        keys = whole.column(whole.num_columns - 1).slice(lo - 1 - start, hi - lo + 1)
+        rows = whole()
+        keys = rows.column(rows.num_columns - 1).slice(lo - 1 - start, hi - lo + 1)
         matrix = as_matrix(keys.combine_chunks())
         found = first_differing_bits(matrix[:-1], matrix[1:])
         coarsest = numpy.flatnonzero(found == found.min())
@@ -197,61 +212,134 @@ def cut_files(tables: Iterable[Any], nrows: int, files: int,
         buffered += table.num_rows
         while following < len(ends) and start + buffered > min(nrows - 1,
                                                                ends[following] + slack):
-            emit(choose(ends[following]))
+            emit(choose(ends[following]), True)
             following += 1
+        if following < len(ends):
+            # (the row before the window stays: the first cut compares with it)
+            emit(max(start, min(start + buffered, ends[following] - slack - 1)), False)
+        else:
+            emit(start + buffered, False)
     while following < len(ends) and buffered and start < ends[following]:
-        emit(choose(ends[following]))
+        emit(choose(ends[following]), True)
         following += 1
-    if buffered:
-        emit(start + buffered)
+    emit(start + buffered, True)
 
 
 class _FileWriter:
-    """Writes each cut of sorted rows (curve value column last) as one data file of a
-    group, named ``WriteTask``'s way from ``write_uuid`` and a running task id, journaled
-    (``written``) before it is written; keeps the DataFiles and the written checksum."""
+    """Writes the rows ``cut_files`` hands on (curve value column last) as the data files
+    of a group, one at a time, streamed: each named ``WriteTask``'s way from
+    ``write_uuid`` and a running task id, journaled (``written``) before it is written,
+    its rows converted and written as PyIceberg's ``write_file`` does, in row groups of
+    the table's ``write.parquet.row-group-limit`` rows (as its one write of a whole file
+    makes them), so only one row group is held here. Keeps the DataFiles, the rows and
+    the written checksum."""
 
     def __init__(self, table_metadata: Any, io: Any, group: FileGroup, key: Any,
                  write_uuid: Any, written: List[str], where: str) -> None:
+        from pyiceberg.io.fileformat import FileFormatFactory
+        from pyiceberg.manifest import FileFormat
+        from pyiceberg.schema import sanitize_column_names
+        from pyiceberg.table import TableProperties
         from pyiceberg.table.locations import load_location_provider
+        from pyiceberg.utils.properties import property_as_int
 
         self.table_metadata, self.io, self.group, self.key = table_metadata, io, group, key
         self.write_uuid, self.written, self.where = write_uuid, written, where
+        properties = table_metadata.properties
         self.schema = table_metadata.schema()
-        self.extension = str(table_metadata.properties.get("write.format.default",
-                                                           "parquet")).lower()
+        sanitized = sanitize_column_names(self.schema)
+        self.file_schema = sanitized if sanitized != self.schema else self.schema
+        self.format = FileFormat(properties.get(TableProperties.WRITE_FILE_FORMAT,
+                                                TableProperties.WRITE_FILE_FORMAT_DEFAULT))
+        self.model = FileFormatFactory.get(self.format)
+        self.group_rows = property_as_int(
+            properties, TableProperties.PARQUET_ROW_GROUP_LIMIT,
+            TableProperties.PARQUET_ROW_GROUP_LIMIT_DEFAULT) or (1 << 20)
         self.locations = load_location_provider(table_location=table_metadata.location,
-                                                table_properties=table_metadata.properties)
+                                                table_properties=properties)
         self.files: List[Any] = []
         self.checksum = 0
         self.rows = 0
         self.task_id = 0
         self.progress: Progress = None
         self.planned = 0
+        self._open: Any = None      # (output file, its format writer, path)
+        self._pending: List[Any] = []
+        self._pending_rows = 0
+        self._first: Optional[bytes] = None
+        self._last: Optional[bytes] = None
 
-    def __call__(self, rows: Any) -> None:
-        from pyiceberg.io.pyarrow import write_file
+    def __call__(self, rows: Any, last: bool) -> None:
+        if rows is not None and rows.num_rows:
+            keys = rows.column(rows.num_columns - 1)
+            if self._first is None:
+                self._first = keys[0].as_py()
+            self._last = keys[len(keys) - 1].as_py()
+            data = rows.select(list(range(rows.num_columns - 1)))
+            del rows, keys
+            self._pending.append(data)
+            self._pending_rows += data.num_rows
+            while self._pending_rows >= self.group_rows:
+                self._write_pending(self.group_rows)
+        if last:
+            if self._pending_rows:
+                self._write_pending(self._pending_rows)
+            self._close()
+
+    def _write_pending(self, rows: int) -> None:
+        import pyarrow as pa
+        from pyiceberg.io.pyarrow import _to_requested_schema
+
+        pending = pa.concat_tables(self._pending) if len(self._pending) > 1 \
+            else self._pending[0]
+        chunk, rest = pending.slice(0, rows), pending.slice(rows)
+        self._pending = [rest] if rest.num_rows else []
+        self._pending_rows = rest.num_rows
+        del pending, rest
+        if self._open is None:
+            self._start()
+        batches = [_to_requested_schema(requested_schema=self.file_schema,
+                                        file_schema=self.schema, batch=batch,
+                                        include_field_ids=True, format_model=self.model)
+                   for batch in chunk.to_batches()]
+        self._open[1].write(pa.Table.from_batches(batches))
+        self.checksum = (self.checksum + row_checksum(chunk)) % 2**64
+        self.rows += chunk.num_rows
+
+    def _start(self) -> None:
         from pyiceberg.table import WriteTask
 
         if interrupted():   # (a Dask thread pool an interrupt stopped: end now)
             raise Interrupted(f"{self.where}: interrupted")
-        keys = rows.column(rows.num_columns - 1)
-        first, last = keys[0].as_py(), keys[len(keys) - 1].as_py()
-        data = rows.select(list(range(rows.num_columns - 1)))
-        del rows, keys
         name = WriteTask(write_uuid=self.write_uuid, task_id=self.task_id, schema=self.schema,
                          record_batches=[], partition_key=self.key
-                         ).generate_data_file_filename(self.extension)
+                         ).generate_data_file_filename(self.model.file_extension())
         path = self.locations.new_data_location(data_file_name=name, partition_key=self.key)
         self.written.append(path)   # (journaled before the file exists)
-        footer = (None if self.group.clustering is None
-                  else file_metadata(self.group.clustering, first, last))
-        task = WriteTask(write_uuid=self.write_uuid, task_id=self.task_id, schema=self.schema,
-                         record_batches=data.to_batches(), partition_key=self.key)
-        with footer_metadata(path, footer):
-            self.files.extend(write_file(self.io, self.table_metadata, iter([task])))
-        self.checksum = (self.checksum + row_checksum(data)) % 2**64
-        self.rows += data.num_rows
+        output = self.io.new_output(path)
+        self._open = (output, self.model.create_writer(output, self.file_schema,
+                                                       self.table_metadata.properties), path)
+
+    def _close(self) -> None:
+        from pyiceberg.manifest import DataFile, DataFileContent
+        from pyiceberg.typedef import Record
+
+        if self._open is None:
+            return
+        output, writer, path = self._open
+        self._open = None
+        if self.group.clustering is not None and self._first is not None:
+            assert self._last is not None
+            add_footer_metadata(writer, file_metadata(self.group.clustering, self._first,
+                                                      self._last))
+        statistics = writer.close()
+        self._first = self._last = None
+        self.files.append(DataFile.from_args(
+            content=DataFileContent.DATA, file_path=path, file_format=self.format,
+            partition=self.key.partition if self.key else Record(),
+            file_size_in_bytes=len(output), sort_order_id=None,
+            spec_id=self.table_metadata.default_spec_id, equality_ids=None,
+            key_metadata=None, **statistics.to_serialized_dict()))
         self.task_id += 1
         if self.progress is not None:
             self.progress("writing", self.task_id, max(self.planned, self.task_id), "files")
