@@ -49,13 +49,13 @@ def spill(tmp_path):
     return folder
 
 
-def sorted_rows(table, columns=COLUMNS):
+def sorted_rows(table, columns=COLUMNS, **encoding):
     """The table's rows as its files hold them, the files in curve order (by their first
     row's value), and each file's curve values: the rewrite's global order."""
     files = []
     for task in table.scan().plan_files():
         path = task.file.file_path
-        z = zvalues_of_file(path, columns)
+        z = zvalues_of_file(path, columns, **encoding)
         files.append((bytes(z[0]) if len(z) else b"", path, z))
     files.sort()
     return files
@@ -110,6 +110,25 @@ def test_out_of_core_group_is_row_for_row_the_in_memory_rewrite(catalog, spill):
     # the files record their clustering: a second run finds nothing to rewrite
     again = rewrite(ooc, COLUMNS, memory_limit=LIMIT, temp_dir=str(spill))
     assert again.snapshot_id is None and again.report["groups"] == []
+
+
+def test_rank_encoding_out_of_core_learns_the_same_boundaries_and_order(catalog, spill):
+    """The rank sample of a group too large is streamed: the same rows, so the same
+    boundaries and the same order as in memory."""
+    from zorder.values.rank import RankBoundaries
+
+    kept = make_table(catalog, name="rmem", appends=4, rows=3000, properties=TARGET)
+    ooc = make_table(catalog, name="rooc", appends=4, rows=3000, properties=TARGET)
+    a = rewrite(kept, COLUMNS, encoding="rank", rank_bits=8, memory_limit="100MB")
+    b = rewrite(ooc, COLUMNS, encoding="rank", rank_bits=8, memory_limit=LIMIT,
+                temp_dir=str(spill))
+    assert b.report["groups"][0]["out_of_core"]
+    assert a.report["rank_boundaries"] == b.report["rank_boundaries"]
+    boundaries = RankBoundaries.from_dict(b.report["rank_boundaries"])
+    files = sorted_rows(ooc, encoding="rank", boundaries=boundaries)
+    assert_clustered(files)
+    assert rows_in_order(files) == rows_in_order(
+        sorted_rows(kept, encoding="rank", boundaries=boundaries))
 
 
 def test_position_deletes_are_applied_while_streaming(catalog, spill):

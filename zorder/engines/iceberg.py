@@ -310,15 +310,16 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         report["journal_cleaned"] = clean(table).deleted
     except Exception as exc:  # noqa: BLE001 - the rewrite does not depend on it
         report["journal_cleaned"] = f"not cleaned: {type(exc).__name__}: {exc}"
+    # Which groups go out of core, the limit checked before anything is written.
+    plans = plan_out_of_core(metadata, table.io, groups, target, limit, temp_dir)
     if ordering.encoding == "rank" and ordering.boundaries is None:
         with read_failure("the rank sampling"):
-            ordering = learn_group_boundaries(table, groups, names, ordering, scheduler)
+            ordering = learn_group_boundaries(table, groups, names, ordering, scheduler,
+                                              [p is not None for p in plans])
         record(ordering)
         clustering = clustering_record(ordering, names)
         for g in groups:
             g.clustering = clustering_text(clustering)
-    # Which groups go out of core, the limit checked before anything is written.
-    plans = plan_out_of_core(metadata, table.io, groups, target, limit, temp_dir)
     # (every batch's summary records the clustering, as its files do)
     extra_summary = {**extra_summary, CLUSTERING_KEY: clustering_text(clustering)}
     committer = _Committer(table, metadata, names, ordering, extra_summary, branch,
