@@ -249,6 +249,39 @@ def test_cli_flags(catalog, spill, capsys):
     assert os.listdir(spill) == []
 
 
+def test_cli_disk_full_while_spilling_is_one_line_and_the_table_as_it_was(
+        catalog, spill, capsys, monkeypatch):
+    from zorder.cli import main
+    from zorder.parquet import spill as spill_module
+
+    table = make_table(catalog, name="full", appends=4, rows=3000, properties=TARGET)
+    snapshot = table.current_snapshot().snapshot_id
+    on_disk = data_files_on_disk(table)
+    real = spill_module.SpillRun.append
+    calls = []
+
+    def fills_up(self, data):
+        calls.append(1)
+        if len(calls) == 20:
+            raise OSError(28, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(spill_module.SpillRun, "append", fills_up)
+    argv = ["iceberg", "rewrite", "db.full", "--columns", ",".join(COLUMNS),
+            "--uri", catalog.properties["uri"], "--warehouse", catalog.properties["warehouse"],
+            "--catalog", "test", "--no-report", "--quiet", "--memory-limit", LIMIT,
+            "--temp-dir", str(spill)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device" in err[0]
+    assert len(calls) == 20
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert data_files_on_disk(table) == on_disk
+    assert os.listdir(spill) == []
+    assert unreferenced_files(table) == set()
+
+
 # ---------------------------------------------------------------------------------------
 # A Dask cluster: ranges as tasks, a worker SIGKILLed mid-rewrite.
 
