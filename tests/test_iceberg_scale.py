@@ -131,6 +131,25 @@ def test_rank_encoding_out_of_core_learns_the_same_boundaries_and_order(catalog,
         sorted_rows(kept, encoding="rank", boundaries=boundaries))
 
 
+def test_ranges_as_tasks_on_a_local_scheduler(catalog, spill):
+    pytest.importorskip("dask")
+    kept = make_table(catalog, name="tmem", appends=4, rows=3000, properties=TARGET)
+    ooc = make_table(catalog, name="tooc", appends=4, rows=3000, properties=TARGET)
+    for table in (ooc, kept):   # the same rows of the same file (by its first row)
+        files = {pq.read_table(local(t.file.file_path)).column("l")[0].as_py(): t.file
+                 for t in table.scan().plan_files()}
+        add_position_deletes(table, files[min(files)], [1, 2, 3])
+    ooc.refresh()
+    kept.refresh()
+    rewrite(kept, COLUMNS, memory_limit="100MB")
+    result = rewrite(ooc, COLUMNS, memory_limit=LIMIT, temp_dir=str(spill), scheduler="threads")
+    [entry] = result.report["groups"]
+    assert entry["out_of_core"] and entry["ranges"] >= 2 and entry["deleted_rows"] == 3
+    assert rows_in_order(sorted_rows(ooc)) == rows_in_order(sorted_rows(kept))
+    assert os.listdir(spill) == []
+    assert unreferenced_files(ooc) == set()
+
+
 def test_position_deletes_are_applied_while_streaming(catalog, spill):
     table = make_table(catalog, name="dels", appends=4, rows=3000, properties=TARGET)
     first = next(iter(table.scan().plan_files())).file
