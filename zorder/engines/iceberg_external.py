@@ -65,6 +65,10 @@ _SCAN_BATCH_ROWS = 1 << 17
 _MIN_BATCHES = 6
 #: ``progress(stage, done, total, unit)``, as the core reports its steps.
 Progress = Optional[Callable[[str, int, int, str], None]]
+#: Arrow bytes a Parquet byte may become, at most, as far as choosing a path goes: a group
+#: whose files, times this, are far below the limit is written in memory without its
+#: footers being read.
+_MAX_EXPANSION = 64
 #: At most this many ranges on a Dask cluster (as the core: one open spill file each).
 _MAX_RANGES = 512
 #: Curve values sampled per group to cut its ranges on a Dask cluster.
@@ -125,6 +129,9 @@ def plan_out_of_core(table_metadata: Any, io: Any, groups: Sequence[FileGroup], 
     plans: List[Optional[OutOfCore]] = []
     for group in groups:
         where = group_name(table_metadata, group)
+        if group.input_bytes * _MAX_EXPANSION * IN_MEMORY_PEAK <= limit:
+            plans.append(None)   # (far below the limit: no footer read)
+            continue
         try:
             size = group_arrow_bytes(io, group)
         except Exception:  # noqa: BLE001 - the write reads it again and says what failed
