@@ -30,7 +30,9 @@ Beyond Spark: ``encoding="rank"`` (issue 16) with boundaries learned in one samp
 shared by every group and recorded for reuse; files cut on the curve's cells; the job
 checks each group's row count and an order-independent checksum of its rows
 (``zorder.parquet.checksum``) before anything is committed; ``skipping`` reports what
-the table's manifests let a reader skip, before and after.
+the table's manifests let a reader skip, before and after. A group larger than
+``memory_limit`` is rewritten out of core (``zorder.engines.iceberg_external``): the same
+rows in the same order, its ranges separate tasks on a Dask scheduler.
 
 Concurrent writers, as Iceberg's ``RewriteFiles`` validates them: the commit is checked
 against the snapshot the rewrite planned from; commits since that only append files, or
@@ -157,9 +159,11 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             ``spark`` (as for ``zorder.zorder_values``), not both; the timestamp kinds
             are the ones the Iceberg schema gives.
         scheduler: None (file groups run one after the other in this process, so the
-            largest group bounds memory), or a Dask scheduler: a ``distributed.Client``,
-            its address, ``"threads"``, ``"processes"`` or ``"sync"``; each file group
-            is then one task (read, sort, write), and the commit happens once, here.
+            largest group, up to ``memory_limit``, bounds memory), or a Dask scheduler: a
+            ``distributed.Client``, its address, ``"threads"``, ``"processes"`` or
+            ``"sync"``; each file group is then one task (read, sort, write), or, past
+            ``memory_limit``, a task per input file and per range, and the commit
+            happens once, here.
         dry_run: plan and report the groups, write and commit nothing.
         case_sensitive: resolve column names exactly (Spark's default is insensitive).
         max_file_group_size: the most input bytes in one group (Iceberg's
