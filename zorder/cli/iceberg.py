@@ -65,6 +65,13 @@ def _add_rewrite_arguments(parser: argparse.ArgumentParser) -> None:
                              "write.target-file-size-bytes, else 512MiB)")
     parser.add_argument("--max-file-group-size", default="100GiB", type=size_arg, metavar="SIZE",
                         help="most input bytes rewritten as one group (default 100GiB, as Iceberg)")
+    parser.add_argument("--memory-limit", type=size_arg, default=None, metavar="SIZE",
+                        help="memory one file group may hold, e.g. 2GB or 512MiB (default: "
+                             "half the available memory, as `zorder info` shows); a larger "
+                             "group is rewritten out of core, spilling to --temp-dir")
+    parser.add_argument("--temp-dir", default=None, metavar="DIR",
+                        help="an existing folder for the out-of-core spill files (default: "
+                             "the system's temporary folder); removed when done")
     parser.add_argument("--branch", default="main", metavar="NAME",
                         help="rewrite this branch's head and commit to it; no other branch "
                              "or tag moves (default: main)")
@@ -210,7 +217,8 @@ def no_table(catalog: Any, name: str) -> str:
 #: The rewrite's keywords that its messages name, as the shell's flags.
 _FLAGS = {"row_filter": "--where", "target_file_size": "--target-file-size",
           "max_file_group_size": "--max-file-group-size", "boundaries": "--boundaries",
-          "rank_bits": "--rank-bits"}
+          "rank_bits": "--rank-bits", "memory_limit": "--memory-limit",
+          "temp_dir": "--temp-dir"}
 
 
 def shell_flags(text: str) -> str:
@@ -218,6 +226,7 @@ def shell_flags(text: str) -> str:
     a keyword given with its flag (``target_file_size / --target-file-size``) once."""
     for keyword, flag in _FLAGS.items():
         text = text.replace(f"{keyword} / {flag}", flag).replace(f"{keyword}=True ({flag})", flag)
+        text = re.sub(rf"(?<![\w-]){keyword}=(\S+) \({flag}\)", rf"{flag} \1", text)
         text = re.sub(rf"(?<![\w-]){keyword}(?![\w-])", flag, text)
     return text
 
@@ -411,6 +420,10 @@ def run(args: argparse.Namespace) -> int:
     bar = Progress("zorder iceberg", enabled=not args.quiet)
 
     def progress(done: int, total: int, entry: Dict[str, Any]) -> None:
+        if "stage" in entry:   # (a step of a group written out of core)
+            bar.update(f"{entry['partition'] or 'unpartitioned'}: {entry['stage']}",
+                       entry["done"], entry["total"], entry["unit"])
+            return
         bar.update(f"file groups (last: {entry['partition'] or 'unpartitioned'})", done, total,
                    "groups", force=True)
 
@@ -423,6 +436,7 @@ def run(args: argparse.Namespace) -> int:
                              options=options, dry_run=args.dry_run,
                              case_sensitive=args.case_sensitive,
                              max_file_group_size=args.max_file_group_size, progress=progress,
+                             memory_limit=args.memory_limit, temp_dir=args.temp_dir,
                              **encoding, **selection_arguments(args))
         except (ValueError, TypeError) as exc:
             raise type(exc)(shell_flags(missing_column(str(exc), table))) from None

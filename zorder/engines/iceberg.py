@@ -30,7 +30,9 @@ Beyond Spark: ``encoding="rank"`` (issue 16) with boundaries learned in one samp
 shared by every group and recorded for reuse; files cut on the curve's cells; the job
 checks each group's row count and an order-independent checksum of its rows
 (``zorder.parquet.checksum``) before anything is committed; ``skipping`` reports what
-the table's manifests let a reader skip, before and after.
+the table's manifests let a reader skip, before and after. A group larger than
+``memory_limit`` is rewritten out of core (``zorder.engines.iceberg_external``): the same
+rows in the same order, its ranges separate tasks on a Dask scheduler.
 
 Concurrent writers, as Iceberg's ``RewriteFiles`` validates them: the commit is checked
 against the snapshot the rewrite planned from; commits since that only append files, or
@@ -62,6 +64,7 @@ Needs ``pyiceberg`` (``pip install 'zorder[iceberg]'``), imported when a functio
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -84,9 +87,12 @@ from zorder.engines.iceberg_journal import CleanResult, RunJournal, clean
 from zorder.engines.iceberg_manifests import ManifestEntries
 from zorder.engines.iceberg_tasks import (
     WrittenPaths, deleted_on_failure, read_failure, run_journal, written_journal)
+from zorder.engines.iceberg_external import (
+    OutOfCore, plan_out_of_core, run_group_on_dask, write_group_out_of_core)
 from zorder.engines.iceberg_write import run_on_dask, write_group
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT
+from zorder.parquet.memory import memory_limit_of
 from zorder.parquet.safety import sigterm_as_exception
 from zorder.parquet.sizes import parse_size
 from zorder.values.ordering import Ordering
@@ -130,7 +136,9 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             max_file_size: Union[None, int, str] = None, min_input_files: int = 5,
             rewrite_all: bool = False, delete_file_threshold: Optional[int] = None,
             max_files_to_rewrite: Optional[int] = None,
-            min_overlap_depth: Optional[int] = None) -> RewriteResult:
+            min_overlap_depth: Optional[int] = None,
+            memory_limit: Union[None, int, str] = None,
+            temp_dir: Optional[str] = None) -> RewriteResult:
     """Cluster an Iceberg table by the Z-order (or Hilbert) curve of ``columns``, as
     Spark's ``rewrite_data_files(strategy => 'sort', sort_order => 'zorder(...)')``
     does, in one REPLACE snapshot (one per batch with ``partial_progress``).
@@ -151,14 +159,19 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             ``spark`` (as for ``zorder.zorder_values``), not both; the timestamp kinds
             are the ones the Iceberg schema gives.
         scheduler: None (file groups run one after the other in this process, so the
-            largest group bounds memory), or a Dask scheduler: a ``distributed.Client``,
-            its address, ``"threads"``, ``"processes"`` or ``"sync"``; each file group
-            is then one task (read, sort, write), and the commit happens once, here.
+            largest group, up to ``memory_limit``, bounds memory), or a Dask scheduler: a
+            ``distributed.Client``, its address, ``"threads"``, ``"processes"`` or
+            ``"sync"``; each file group is then one task (read, sort, write), or, past
+            ``memory_limit``, a task per input file and per range, and the commit
+            happens once, here.
         dry_run: plan and report the groups, write and commit nothing.
         case_sensitive: resolve column names exactly (Spark's default is insensitive).
         max_file_group_size: the most input bytes in one group (Iceberg's
             ``max-file-group-size-bytes``, 100 GiB).
-        progress: called as ``progress(done_groups, total_groups, group_entry)``.
+        progress: called as ``progress(done_groups, total_groups, group_entry)`` as each
+            group is written; during a group written out of core also with an entry
+            ``{"partition", "stage", "done", "total", "unit"}`` (``stage``: sampling,
+            spilling, sorting, writing), ``done_groups`` not yet counting it.
         branch: the branch whose head is rewritten and committed to (Spark's
             ``branch``); no other ref moves.
         partial_progress: commit the file groups in up to ``max_commits`` batches as they
@@ -190,6 +203,16 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             clustered table commits nothing (``report["selection"]`` says why, per group).
         min_overlap_depth: also rewrite a group whose files' curve ranges overlap at
             least this deep (Iceberg PR 17504's ``min-overlap-depth``; off by default).
+        memory_limit: bytes one file group may hold (``2GB``, ``512MiB`` or an int;
+            default ``zorder.parquet.memory.DEFAULT_FRACTION`` of the available memory;
+            on a Dask cluster, each task's). A group whose Arrow size (from its files'
+            footers) times ``IN_MEMORY_PEAK`` is over it is rewritten out of core
+            (``zorder.engines.iceberg_external``): its rows streamed through range spill
+            runs, its files cut as the sorted rows come; with ``scheduler``, its ranges
+            are separate tasks. Other groups are written in memory as before.
+        temp_dir: an existing folder for the out-of-core spill runs (default the
+            system's temporary folder); on a Dask cluster of several machines, one every
+            worker can read and write.
 
     Returns:
         a ``RewriteResult``.
@@ -220,6 +243,9 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
     if not isinstance(case_sensitive, bool):
         raise TypeError(f"case_sensitive must be a bool, not {type(case_sensitive).__name__}")
     max_group = parse_size(max_file_group_size, "max_file_group_size")
+    limit = memory_limit_of(memory_limit)
+    if temp_dir is not None and not os.path.isdir(temp_dir):
+        raise FileNotFoundError(f"temp_dir={temp_dir!r} (--temp-dir) is not an existing folder")
     row_filter = row_filter_expression(row_filter)
     if not isinstance(dry_run, bool):
         raise TypeError(f"dry_run must be a bool, not {type(dry_run).__name__}")
@@ -288,9 +314,12 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         report["journal_cleaned"] = clean(table).deleted
     except Exception as exc:  # noqa: BLE001 - the rewrite does not depend on it
         report["journal_cleaned"] = f"not cleaned: {type(exc).__name__}: {exc}"
+    # Which groups go out of core, the limit checked before anything is written.
+    plans = plan_out_of_core(metadata, table.io, groups, target, limit, temp_dir)
     if ordering.encoding == "rank" and ordering.boundaries is None:
         with read_failure("the rank sampling"):
-            ordering = learn_group_boundaries(table, groups, names, ordering, scheduler)
+            ordering = learn_group_boundaries(table, groups, names, ordering, scheduler,
+                                              [p is not None for p in plans])
         record(ordering)
         clustering = clustering_record(ordering, names)
         for g in groups:
@@ -301,6 +330,7 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
                            partial_progress, result)
     committer.delete_references = references
     committer.entries = entries
+    committer.out_of_core = {id(g): p for g, p in zip(groups, plans) if p is not None}
     try:
         # One journal run for every batch (kept with the table's data, for a SIGKILL):
         # each file is journaled before it is written, each landed commit clears its own.
@@ -333,6 +363,8 @@ class _Committer:
     delete_references: Sequence[Any] = ()
     #: The manifests the plan read (``iceberg_manifests``), not read again to commit.
     entries: Optional[ManifestEntries] = None
+    #: The out-of-core plan of each group too large for the memory limit, by ``id``.
+    out_of_core: Dict[int, OutOfCore] = {}
 
     def __init__(self, table: Any, metadata: Any, names: List[str], ordering: Ordering,
                  extra_summary: Dict[str, str], branch: str, partial: bool,
@@ -382,6 +414,17 @@ class _Committer:
         entries: List[Dict[str, Any]] = []
         self.call = call = CommitCall()
 
+        def stages(group: Any) -> Optional[Callable[[str, int, int, str], None]]:
+            if progress is None:
+                return None
+            part = entry_partition(metadata, group)
+
+            def report(stage: str, done: int, of: int, unit: str) -> None:
+                assert progress is not None
+                progress(self.done, total, {"partition": part, "stage": stage, "done": done,
+                                            "total": of, "unit": unit})
+            return report
+
         def finished(group: Any, files: List[Any], entry: Dict[str, Any]) -> None:
             added.extend(files)
             kept.append(group)
@@ -398,9 +441,16 @@ class _Committer:
                     if scheduler is None:
                         for group in batch:
                             mark = len(written)
+                            plan = self.out_of_core.get(id(group))
                             try:
-                                files, entry = write_group(metadata, table.io, group, self.names,
-                                                           self.ordering, target, written)
+                                if plan is not None:
+                                    files, entry = write_group_out_of_core(
+                                        metadata, table.io, group, self.names, self.ordering,
+                                        plan, written, stages(group))
+                                else:
+                                    files, entry = write_group(metadata, table.io, group,
+                                                               self.names, self.ordering,
+                                                               target, written)
                             except Exception as exc:  # noqa: BLE001 - reported per group
                                 if not self.partial:
                                     raise
@@ -412,10 +462,8 @@ class _Committer:
                                 continue
                             finished(group, files, entry)
                     else:
-                        results = run_on_dask(scheduler, metadata, table.io, batch, self.names,
-                                              self.ordering, target, written, journal,
-                                              table_journal=run.writer,
-                                              keep_failures=self.partial)
+                        results = self._on_dask(scheduler, batch, target, written, journal,
+                                                stages)
                         for group, r in zip(batch, results):
                             if "error" in r:
                                 left = r.get("leftovers") or []
@@ -454,6 +502,41 @@ class _Committer:
                                        number)
             finally:
                 self.journaled.extend(written)
+
+    def _on_dask(self, scheduler: Any, batch: List[Any], target: int, written: List[str],
+                 journal: Optional[str], stages: Callable[[Any], Any]) -> List[Dict[str, Any]]:
+        """Each group of ``batch`` written on ``scheduler``: those in memory as one task
+        each, those out of core with their ranges as tasks, one group after the other;
+        the results in group order (a failed group fails them all without partial
+        progress, its files deleted)."""
+        assert self.journal is not None
+        table = self.table
+        small = [g for g in batch if id(g) not in self.out_of_core]
+        found: Dict[int, Dict[str, Any]] = {}
+        if small:
+            for g, r in zip(small, run_on_dask(scheduler, self.metadata, table.io, small,
+                                               self.names, self.ordering, target, written,
+                                               journal, table_journal=self.journal.writer,
+                                               keep_failures=self.partial)):
+                found[id(g)] = r
+        for g in batch:
+            plan = self.out_of_core.get(id(g))
+            if plan is None:
+                continue
+            try:
+                r = run_group_on_dask(scheduler, self.metadata, table.io, g, self.names,
+                                      self.ordering, plan, written, journal,
+                                      self.journal.writer, stages(g))
+            except IcebergRewriteError as exc:
+                if not self.partial:
+                    raise
+                r = {"error": f"{type(exc).__name__}: {exc}", "leftovers": exc.leftovers}
+            if "error" in r and not self.partial:
+                raise IcebergRewriteError(f"{entry_partition(self.metadata, g) or 'the table'}: "
+                                          f"{r['error']}; nothing was committed",
+                                          r.get("leftovers") or [])
+            found[id(g)] = r
+        return [found[id(g)] for g in batch]
 
     def _landed(self, number: int, snapshot_id: int, groups: List[Any], removed: List[Any],
                 added: List[Any], call: CommitCall) -> None:

@@ -214,6 +214,15 @@ def _curve_input(data: Any, names: Sequence[str], schema: Any) -> Tuple[Dict[str
     return columns, kinds
 
 
+def curve_input_table(data: Any, names: Sequence[str], schema: Any) -> Any:
+    """The curve's columns of ``data`` (a table or batch read from Iceberg) as an Arrow
+    table, converted as Spark reads them: what an ``Ordering`` reads, batch by batch."""
+    import pyarrow as pa
+
+    columns, _ = _curve_input(data, names, schema)
+    return pa.table([columns[n] for n in names], names=list(names))
+
+
 def curve_ordering(schema: Any, names: Sequence[str], ordering: Ordering) -> Ordering:
     """``ordering`` for a rewrite on ``names`` (resolved by ``curve_columns``), with each
     timestamp column's kind from the Iceberg schema. Checked here, before any file is

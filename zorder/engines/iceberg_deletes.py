@@ -21,7 +21,7 @@ holding removed files.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from zorder.engines.iceberg_manifests import ManifestEntries, in_blocks, plan_files
 
@@ -112,27 +112,23 @@ def read_live_rows(table_metadata: Any, io: Any, schema: Any,
     import numpy
     import pyarrow as pa
     from pyiceberg.expressions import AlwaysTrue
-    from pyiceberg.io.pyarrow import ArrowScan, _read_all_delete_files
+    from pyiceberg.io.pyarrow import ArrowScan
     from pyiceberg.table import FileScanTask
 
     scan = ArrowScan(table_metadata, io, schema, AlwaysTrue(), True)
     if not any(t.delete_files for t in tasks):
         return scan.to_table(tasks), 0
-    per_file = _read_all_delete_files(io, tasks)
+    per_file = delete_positions(io, tasks)
 
     def read(task: Any) -> Tuple[Any, int]:
         # the file read whole (no filter, so rows come in file order), then masked
         data = scan.to_table([FileScanTask(task.file, residual=task.residual)])
-        arrays = per_file.get(task.file.file_path)
-        if not arrays:
+        positions = per_file.get(task.file.file_path)
+        if positions is None:
             return data, 0
-        positions = numpy.unique(numpy.concatenate(
-            [c.to_numpy(zero_copy_only=False) for a in arrays for c in a.chunks]))
-        deleted = int(numpy.count_nonzero((positions >= 0)
-                                          & (positions < task.file.record_count)))
         keep = numpy.ones(data.num_rows, dtype=bool)
-        keep[positions[(positions >= 0) & (positions < data.num_rows)]] = False
-        return data.filter(pa.array(keep)), deleted
+        keep[positions[positions < data.num_rows]] = False
+        return data.filter(pa.array(keep)), len(positions)
 
     with ThreadPoolExecutor(2) as pool:
         parts = list(pool.map(read, tasks))
@@ -140,6 +136,59 @@ def read_live_rows(table_metadata: Any, io: Any, schema: Any,
         return scan.to_table([]), 0
     data = pa.concat_tables([p for p, _ in parts], promote_options="permissive")
     return data, sum(n for _, n in parts)
+
+
+def delete_positions(io: Any, tasks: Sequence[Any]) -> Dict[str, Any]:
+    """Per data file path of ``tasks`` with position deletes (or a deletion vector): the
+    sorted distinct positions they delete below its record count (int64 numpy), read once
+    by PyIceberg's reader."""
+    import numpy
+    from pyiceberg.io.pyarrow import _read_all_delete_files
+
+    if not any(t.delete_files for t in tasks):
+        return {}
+    per_file = _read_all_delete_files(io, tasks)
+    found: Dict[str, Any] = {}
+    for task in tasks:
+        arrays = per_file.get(task.file.file_path)
+        if not arrays:
+            continue
+        positions = numpy.unique(numpy.concatenate(
+            [c.to_numpy(zero_copy_only=False) for a in arrays for c in a.chunks]))
+        found[task.file.file_path] = positions[(positions >= 0)
+                                               & (positions < task.file.record_count)]
+    return found
+
+
+def stream_live_rows(table_metadata: Any, io: Any, schema: Any, tasks: Sequence[Any],
+                     positions: Dict[str, Any], rows: int = 1 << 17) -> Iterator[Any]:
+    """``read_live_rows``' rows streamed: record batches of at most ``rows`` rows, file by
+    file in file order, each file's ``positions`` (``delete_positions``) masked out, one
+    batch in memory at a time. ``schema``: an Iceberg schema (a projection reads only
+    those columns)."""
+    import numpy
+    import pyarrow as pa
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan
+    from pyiceberg.table import FileScanTask
+
+    scan = ArrowScan(table_metadata, io, schema, AlwaysTrue(), True)
+    for task in tasks:
+        deleted = positions.get(task.file.file_path)
+        seen = 0
+        # (one file, no deletes, no filter: a lazy stream of its rows in file order)
+        for batch in scan._record_batches_from_scan_tasks_and_deletes(
+                [FileScanTask(task.file, residual=task.residual)], {}):
+            n = batch.num_rows
+            if deleted is not None and len(deleted):
+                lo, hi = numpy.searchsorted(deleted, [seen, seen + n])
+                if hi > lo:
+                    keep = numpy.ones(n, dtype=bool)
+                    keep[deleted[lo:hi] - seen] = False
+                    batch = batch.filter(pa.array(keep))
+            seen += n
+            for start in range(0, batch.num_rows, rows):
+                yield batch.slice(start, rows)
 
 
 # ---------------------------------------------------------------------------------------

@@ -80,3 +80,14 @@ def footer_metadata(path: str, entries: Optional[Dict[str, str]]) -> Iterator[No
     finally:
         with _LOCK:
             _PENDING.pop(path, None)
+
+
+def add_footer_metadata(writer: Any, entries: Dict[str, str]) -> bool:
+    """Add ``entries`` to the key-value metadata of the Parquet file a PyIceberg format
+    writer (``FileFormatModel.create_writer``) is writing, before it is closed; whether
+    they could be (False: a writer of no Parquet file yet, or an older release)."""
+    parquet_writer = getattr(writer, "_writer", None)
+    if parquet_writer is None or not hasattr(parquet_writer, "add_key_value_metadata"):
+        return False
+    parquet_writer.add_key_value_metadata(entries)
+    return True

@@ -9,7 +9,7 @@ from typing import Any, List, Sequence, Tuple
 
 from zorder.engines.iceberg_columns import curve_parts
 from zorder.engines.iceberg_commit import IcebergRewriteError
-from zorder.engines.iceberg_deletes import read_live_rows
+from zorder.engines.iceberg_deletes import delete_positions, read_live_rows, stream_live_rows
 from zorder.engines.iceberg_plan import FileGroup, group_name
 from zorder.engines.iceberg_tasks import on_dask
 from zorder.values.ordering import Ordering
@@ -47,11 +47,58 @@ def _sample_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequenc
     return data.num_rows, sample_parts(curve_parts(data, names, schema, ordering), index, rows)
 
 
+def _sample_group_streamed(table_metadata: Any, io: Any, group: FileGroup,
+                           names: Sequence[str], ordering: Ordering, index: int,
+                           rows: int) -> Tuple[int, List[Any]]:
+    """``_sample_group`` for a group too large to read whole: the same rows (those
+    ``sample_parts`` draws), gathered from its curve columns streamed batch by batch."""
+    import numpy
+
+    from zorder.engines.dask_stages import SEED
+
+    where = group_name(table_metadata, group)
+    schema = table_metadata.schema()
+    positions = delete_positions(io, group.tasks)
+    n = group.rows - sum(len(p) for p in positions.values())
+    k = min(n, rows)
+    pick = None
+    if k < n:
+        pick = numpy.sort(numpy.random.default_rng([SEED, index]).choice(n, size=k,
+                                                                          replace=False))
+    projected = schema.select(*names, case_sensitive=True)
+    gathered: List[List[Any]] = []
+    seen = 0
+    for batch in stream_live_rows(table_metadata, io, projected, group.tasks, positions):
+        m = batch.num_rows
+        if pick is not None:
+            lo, hi = numpy.searchsorted(pick, [seen, seen + m])
+            batch = batch.take(pick[lo:hi] - seen) if hi > lo else None
+        if batch is not None:
+            gathered.append(curve_parts(batch, names, schema, ordering))
+        seen += m
+    if seen != n:
+        raise IcebergRewriteError(f"read {seen} rows from {where}, its manifests and delete "
+                                  f"files say {n}; nothing was committed")
+    if not gathered:
+        empty = projected.as_arrow().empty_table()
+        return n, [numpy.ascontiguousarray(p) for p in curve_parts(empty, names, schema,
+                                                                   ordering)]
+    return n, [numpy.ascontiguousarray(numpy.concatenate([g[j] for g in gathered]))
+               for j in range(len(names))]
+
+
+def _sample_either(streamed: bool, *call: Any) -> Tuple[int, List[Any]]:
+    return (_sample_group_streamed if streamed else _sample_group)(*call)
+
+
 def learn_group_boundaries(table: Any, groups: Sequence[FileGroup], names: Sequence[str],
-                           ordering: Ordering, scheduler: Any) -> Ordering:
+                           ordering: Ordering, scheduler: Any,
+                           streamed: Sequence[bool] = ()) -> Ordering:
     """``ordering`` with rank boundaries learned from one pass over the groups: each
     group's share of ``DEFAULT_SAMPLE`` rows (at least 2,000), pooled with each row
-    weighted by its group's size, as ``zorder cluster`` learns them from its partitions."""
+    weighted by its group's size, as ``zorder cluster`` learns them from its partitions.
+    A group ``streamed`` marks (one too large for the memory limit) is sampled from its
+    rows streamed, the same rows."""
     from zorder.engines.dask_stages import learn_boundaries
     from zorder.values.rank import DEFAULT_SAMPLE
 
@@ -59,6 +106,8 @@ def learn_group_boundaries(table: Any, groups: Sequence[FileGroup], names: Seque
     sizes = [min(g.rows, max(2_000, math.ceil(DEFAULT_SAMPLE * g.rows / total))) for g in groups]
     calls = [(table.metadata, table.io, g, list(names), ordering, i, k)
              for i, (g, k) in enumerate(zip(groups, sizes))]
-    samples = ([_sample_group(*c) for c in calls] if scheduler is None
-               else on_dask(scheduler, _sample_group, calls))
+    marks = list(streamed) + [False] * (len(calls) - len(streamed))
+    samples = ([(_sample_group_streamed if big else _sample_group)(*c)
+                for c, big in zip(calls, marks)] if scheduler is None
+               else on_dask(scheduler, _sample_either, [(big, *c) for c, big in zip(calls, marks)]))
     return learn_boundaries(ordering, [n for n, _ in samples], [p for _, p in samples], names)

@@ -263,10 +263,13 @@ def _partition(batch: Any, keys: numpy.ndarray, splits: numpy.ndarray,
 
 def spill_ranges(batches: Iterable[Any], ordering: Ordering, columns: Sequence[str],
                  splits: numpy.ndarray, spill: SpillFolder, *, nrows: Optional[int] = None,
-                 progress: Progress = None) -> List[SpillRun]:
+                 progress: Progress = None,
+                 curve_input: Optional[Callable[[Any], Any]] = None) -> List[SpillRun]:
     """Append every row of ``batches`` (in input order), with its curve value in
     ``KEY_COLUMN``, to the spill run of its range (``range_splits``); the runs in curve
-    order. ``spill``'s schema is the batches' with the key column last."""
+    order. ``spill``'s schema is the batches' with the key column last.
+    ``curve_input(batch)``: what the ordering reads the curve columns from, where an
+    engine converts them first (default the batch itself)."""
     import pyarrow as pa
 
     runs = [spill.new_run() for _ in range(len(splits) + 1)]
@@ -278,7 +281,8 @@ def spill_ranges(batches: Iterable[Any], ordering: Ordering, columns: Sequence[s
     # (closed on the way out, so an error here stops the reading thread at once)
     with contextlib.closing(prefetched(batches)) as stream:
         for batch in stream:
-            matrix = ordering.matrix(batch, list(columns))
+            matrix = ordering.matrix(batch if curve_input is None else curve_input(batch),
+                                     list(columns))
             batch = pa.RecordBatch.from_arrays([*batch.columns, _key_array(matrix)],
                                                schema=spill.schema)
             _partition(batch, _keys(matrix), splits, runs)
@@ -341,10 +345,14 @@ def _all_one_key(run: SpillRun) -> bool:
 
 
 def sorted_ranges(runs: Sequence[SpillRun], spill: SpillFolder, budget: Budget, *,
-                  progress: Progress = None) -> Iterator[Any]:
+                  progress: Progress = None, keep_key: bool = False) -> Iterator[Any]:
     """The rows of ``runs`` (in curve order of their ranges, each in input order) as
-    tables in curve order, ties in input order, without the key column. Each run is
+    tables in curve order, ties in input order, without the key column (with it last,
+    for ``keep_key``: a writer that cuts files on the curve's cells). Each run is
     removed once given."""
+    import pyarrow as pa
+
+    strip = (lambda batch: pa.Table.from_batches([batch])) if keep_key else _without_key
     pending = list(reversed(runs))
     done, total = 0, len(runs)
     _report(progress, "sorting", 0, total, "ranges")
@@ -361,11 +369,12 @@ def sorted_ranges(runs: Sequence[SpillRun], spill: SpillFolder, budget: Budget, 
         if run.single_key:
             # one value: its rows are already in order (input order)
             for batch in run.batches():
-                yield _without_key(batch)
+                yield strip(batch)
         elif run.rows:
             table = run.read()
             perm = argsort_zvalues(_run_keys(table))
-            table = table.select(list(range(table.num_columns - 1)))
+            if not keep_key:
+                table = table.select(list(range(table.num_columns - 1)))
             ordered = table.take(perm)
             del table, perm
             yield ordered
@@ -422,7 +431,8 @@ class Sorted(NamedTuple):
 def external_sort(sample_batches: Iterable[Any], batches: Callable[[int], Iterable[Any]],
                   nrows: int, ordering: Ordering, columns: Sequence[str], *,
                   schema: Any, budget: Budget, spill_folder: str, row_bytes: float,
-                  progress: Progress = None) -> Sorted:
+                  progress: Progress = None, curve_input: Optional[Callable[[Any], Any]] = None,
+                  keep_key: bool = False) -> Sorted:
     """The three steps above; the sort (and the spilling before it) runs as the tables
     are taken.
 
@@ -430,7 +440,9 @@ def external_sort(sample_batches: Iterable[Any], batches: Callable[[int], Iterab
     ``batches(rows)``: the whole input streamed again, in batches of about ``rows`` rows;
     ``nrows``: its row count; ``schema``: its Arrow schema; ``row_bytes``: its Arrow
     bytes a row (an estimate: ranges too large for the limit are split again). Spill runs
-    go to ``spill_folder``, which the caller removes."""
+    go to ``spill_folder``, which the caller removes. ``curve_input`` as for
+    ``spill_ranges`` (``sample_batches`` come converted already); ``keep_key`` as for
+    ``sorted_ranges``."""
     import pyarrow as pa
 
     sampler = Sampler(nrows, ordering, columns)
@@ -449,5 +461,7 @@ def external_sort(sample_batches: Iterable[Any], batches: Callable[[int], Iterab
     del sampled
     spill = SpillFolder(spill_folder, schema.append(pa.field(KEY_COLUMN, pa.binary(size))))
     runs = spill_ranges(batches(budget.batch_rows(row_bytes + size, len(splits) + 1)),
-                        ordering, columns, splits, spill, nrows=nrows, progress=progress)
-    return Sorted(ordering, size, sorted_ranges(runs, spill, budget, progress=progress))
+                        ordering, columns, splits, spill, nrows=nrows, progress=progress,
+                        curve_input=curve_input)
+    return Sorted(ordering, size, sorted_ranges(runs, spill, budget, progress=progress,
+                                                keep_key=keep_key))
