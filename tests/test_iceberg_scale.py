@@ -268,6 +268,32 @@ def test_cli_flags(catalog, spill, capsys):
     assert os.listdir(spill) == []
 
 
+def test_cli_scheduler_local_cluster_rewrites_and_stops(catalog, spill, capsys):
+    """--scheduler local:1 starts one LocalCluster for the rewrite (its group past the
+    limit runs as range tasks there), commits, and stops it; a bad value is one line."""
+    import multiprocessing
+
+    from zorder.cli import main
+
+    table = make_table(catalog, name="clisched", appends=4, rows=3000, properties=TARGET)
+    before = multiset(table.scan().to_arrow())
+    common = ["iceberg", "rewrite", "db.clisched", "--columns", ",".join(COLUMNS),
+              "--uri", catalog.properties["uri"], "--warehouse", catalog.properties["warehouse"],
+              "--catalog", "test", "--no-report", "--quiet"]
+    with pytest.raises(SystemExit) as exit_:
+        main(common + ["--scheduler", "local:x"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "--scheduler" in err[-1]
+    assert main(common + ["--scheduler", "local:1", "--memory-limit", LIMIT,
+                          "--temp-dir", str(spill)]) == 0
+    table.refresh()
+    assert multiset(table.scan().to_arrow()) == before
+    assert_clustered(sorted_rows(table))
+    assert os.listdir(spill) == []
+    assert multiprocessing.active_children() == []
+
+
 def test_cli_disk_full_while_spilling_is_one_line_and_the_table_as_it_was(
         catalog, spill, capsys, monkeypatch):
     from zorder.cli import main

@@ -15,7 +15,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from zorder.cli import FAILURE, INTERRUPTED, TERMINATED, first_line
 from zorder.cli.args import (
     add_boundaries_argument, add_columns_argument, add_curve_argument, add_encoding_arguments,
-    add_iceberg_arguments, encoding_arguments, iceberg_options, positive_int, size_arg,
+    add_iceberg_arguments, encoding_arguments, iceberg_options, positive_int, scheduler_arg,
+    SCHEDULER_HELP, size_arg,
     whole_number,
 )
 from zorder.cli.progress import Progress
@@ -72,6 +73,11 @@ def _add_rewrite_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temp-dir", default=None, metavar="DIR",
                         help="an existing folder for the out-of-core spill files (default: "
                              "the system's temporary folder); removed when done")
+    parser.add_argument("--scheduler", default=None, type=scheduler_arg,
+                        help="run the file groups (and the ranges of a group past "
+                             "--memory-limit) as Dask tasks: " + SCHEDULER_HELP.replace(
+                                 "threads (default)", "threads") + " (default: none, one "
+                             "group after the other in this process)")
     parser.add_argument("--branch", default="main", metavar="NAME",
                         help="rewrite this branch's head and commit to it; no other branch "
                              "or tag moves (default: main)")
@@ -437,7 +443,7 @@ def run(args: argparse.Namespace) -> int:
                              case_sensitive=args.case_sensitive,
                              max_file_group_size=args.max_file_group_size, progress=progress,
                              memory_limit=args.memory_limit, temp_dir=args.temp_dir,
-                             **encoding, **selection_arguments(args))
+                             scheduler=args.scheduler, **encoding, **selection_arguments(args))
         except (ValueError, TypeError) as exc:
             raise type(exc)(shell_flags(missing_column(str(exc), table))) from None
         except IcebergRewriteError as exc:

@@ -21,6 +21,7 @@ from typing import Any, Iterator, Optional, Tuple, Union
 
 from zorder.engines.interrupts import serve
 from zorder.parquet.memory import memory_limit_of
+from zorder.parquet.safety import temporary_folder
 
 __all__ = ["LOCAL_CLUSTER", "SCHEDULERS", "check_connect_timeout", "check_scheduler",
            "compute", "compute_options", "local_workers", "running_on", "worker_memory"]
@@ -168,8 +169,7 @@ def _local_cluster(workers: int, limit: int, local_directory: Optional[str]) -> 
     closed (its workers ended) on any exit: an error, Ctrl-C or SIGTERM (which
     ``sigterm_as_exception`` turns into an exception in the caller)."""
     try:
-        import dask
-        from distributed import Client, LocalCluster
+        import distributed  # noqa: F401
     except ImportError as exc:
         raise ImportError("scheduler='local:N' needs distributed: "
                           "pip install 'zorder[dask]'") from exc
@@ -179,11 +179,24 @@ def _local_cluster(workers: int, limit: int, local_directory: Optional[str]) -> 
     options: dict = {"n_workers": workers, "threads_per_worker": 1, "processes": True,
                      "memory_limit": per_worker, "dashboard_address": ":0",
                      "silence_logs": logging.ERROR}
+    scratch = contextlib.ExitStack()
     if local_directory is not None:
-        options["local_directory"] = local_directory
-    # The nannies and their workers inherit SIGINT blocked (see _process_pool): a
-    # Ctrl-C is the parent's to handle, which closes the cluster; workers that took it
-    # too printed their own tracebacks while shutting down.
+        # the workers' scratch space in a folder of its own there, removed however the
+        # block ends (Dask leaves its dask-scratch-space behind)
+        options["local_directory"] = scratch.enter_context(temporary_folder(
+            os.path.join(local_directory, "local-cluster"), "dask", inside=local_directory))
+    with scratch:
+        yield from _running_cluster(options)
+
+
+def _running_cluster(options: dict) -> Iterator[Any]:
+    """The body of ``_local_cluster``: start, yield a Client, always close. The nannies
+    and their workers inherit SIGINT blocked (see _process_pool): a Ctrl-C is the
+    parent's to handle, which closes the cluster; workers that took it too printed their
+    own tracebacks while shutting down."""
+    import dask
+    from distributed import Client, LocalCluster
+
     cluster = None
     try:
         # No pause: a paused worker runs nothing, and the job, whose tasks size their

@@ -64,6 +64,7 @@ Needs ``pyiceberg`` (``pip install 'zorder[iceberg]'``), imported when a functio
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
@@ -160,8 +161,9 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             are the ones the Iceberg schema gives.
         scheduler: None (file groups run one after the other in this process, so the
             largest group, up to ``memory_limit``, bounds memory), or a Dask scheduler: a
-            ``distributed.Client``, its address, ``"threads"``, ``"processes"`` or
-            ``"sync"``; each file group is then one task (read, sort, write), or, past
+            ``distributed.Client``, its address, ``"threads"``, ``"processes"``, ``"sync"``
+            or ``"local:N"`` (a LocalCluster of N worker processes sharing ``memory_limit``,
+            started for this rewrite and stopped after it); each file group is then one task (read, sort, write), or, past
             ``memory_limit``, a task per input file and per range, and the commit
             happens once, here.
         dry_run: plan and report the groups, write and commit nothing.
@@ -314,35 +316,46 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         report["journal_cleaned"] = clean(table).deleted
     except Exception as exc:  # noqa: BLE001 - the rewrite does not depend on it
         report["journal_cleaned"] = f"not cleaned: {type(exc).__name__}: {exc}"
-    # Which groups go out of core, the limit checked before anything is written.
-    plans = plan_out_of_core(metadata, table.io, groups, target, limit, temp_dir)
-    if ordering.encoding == "rank" and ordering.boundaries is None:
-        with read_failure("the rank sampling"):
-            ordering = learn_group_boundaries(table, groups, names, ordering, scheduler,
-                                              [p is not None for p in plans])
-        record(ordering)
-        clustering = clustering_record(ordering, names)
-        for g in groups:
-            g.clustering = clustering_text(clustering)
-    # (every batch's summary records the clustering, as its files do)
-    extra_summary = {**extra_summary, CLUSTERING_KEY: clustering_text(clustering)}
-    committer = _Committer(table, metadata, names, ordering, extra_summary, branch,
-                           partial_progress, result)
-    committer.delete_references = references
-    committer.entries = entries
-    committer.out_of_core = {id(g): p for g, p in zip(groups, plans) if p is not None}
-    try:
-        # One journal run for every batch (kept with the table's data, for a SIGKILL):
-        # each file is journaled before it is written, each landed commit clears its own.
-        with run_journal(table.io, metadata.location, committer.journaled) as run:
-            committer.journal = run
-            for batch in _batches(groups, max_commits if partial_progress else 1):
-                committer.run(batch, target, scheduler, progress, len(groups))
-    except BaseException as exc:
-        committer.stopped(exc)
-    committer.finish()
-    report["seconds"] = time.perf_counter() - start
-    return result
+    # local:N: one LocalCluster for the whole rewrite (each batch and out-of-core group
+    # would otherwise start its own), sharing the memory limit, always stopped.
+    with contextlib.ExitStack() as local:
+        if isinstance(scheduler, str) and scheduler.startswith("local:"):
+            from zorder.engines.dask_scheduler import running_on
+
+            workers = int(scheduler.split(":", 1)[1])
+            scheduler = local.enter_context(running_on(scheduler, 10.0, memory_limit=limit,
+                                                       local_directory=temp_dir))
+            # each worker holds its share of the limit, and so each of its tasks
+            limit = max(1, limit // workers)
+        # Which groups go out of core, the limit checked before anything is written.
+        plans = plan_out_of_core(metadata, table.io, groups, target, limit, temp_dir)
+        if ordering.encoding == "rank" and ordering.boundaries is None:
+            with read_failure("the rank sampling"):
+                ordering = learn_group_boundaries(table, groups, names, ordering, scheduler,
+                                                  [p is not None for p in plans])
+            record(ordering)
+            clustering = clustering_record(ordering, names)
+            for g in groups:
+                g.clustering = clustering_text(clustering)
+        # (every batch's summary records the clustering, as its files do)
+        extra_summary = {**extra_summary, CLUSTERING_KEY: clustering_text(clustering)}
+        committer = _Committer(table, metadata, names, ordering, extra_summary, branch,
+                               partial_progress, result)
+        committer.delete_references = references
+        committer.entries = entries
+        committer.out_of_core = {id(g): p for g, p in zip(groups, plans) if p is not None}
+        try:
+            # One journal run for every batch (kept with the table's data, for a SIGKILL):
+            # each file is journaled before it is written, each landed commit clears its own.
+            with run_journal(table.io, metadata.location, committer.journaled) as run:
+                committer.journal = run
+                for batch in _batches(groups, max_commits if partial_progress else 1):
+                    committer.run(batch, target, scheduler, progress, len(groups))
+        except BaseException as exc:
+            committer.stopped(exc)
+        committer.finish()
+        report["seconds"] = time.perf_counter() - start
+        return result
 
 
 def _batches(groups: List[Any], max_commits: int) -> List[List[Any]]:
