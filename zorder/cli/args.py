@@ -108,6 +108,19 @@ SCHEDULER_HELP = ("threads (default), processes, sync, local:N (a Dask LocalClus
                   "than memory), or a Dask scheduler address such as tcp://HOST:8786")
 
 
+def add_memory_arguments(parser: argparse.ArgumentParser, holds: str, larger: str,
+                         default_folder: str) -> None:
+    """--memory-limit and --temp-dir, the same in every command that can work out of core:
+    ``holds`` says what the limit bounds, ``larger`` what happens past it, and
+    ``default_folder`` where the spill folder goes by default."""
+    parser.add_argument("--memory-limit", type=size_arg, default=None, metavar="SIZE",
+                        help=f"memory {holds} may hold, e.g. 2GB or 512MiB (default: half the "
+                             f"available memory, as `zorder info` shows); {larger}")
+    parser.add_argument("--temp-dir", default=None, metavar="DIR",
+                        help=f"an existing folder for the out-of-core spill files (default: "
+                             f"{default_folder}); removed when done")
+
+
 def add_iceberg_arguments(parser: argparse.ArgumentParser, timestamp_applies: bool = True) -> None:
     """The flags of ``IcebergOptions``, the same in every command that computes Z-values.
 

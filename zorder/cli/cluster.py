@@ -8,6 +8,7 @@ import sys
 
 from zorder.cli import counted, first_line
 from zorder.cli.args import (
+    add_memory_arguments,
     add_boundaries_argument, add_columns_argument, add_curve_argument, add_encoding_arguments,
     SCHEDULER_HELP, add_iceberg_arguments, checked_by, encoding_arguments, iceberg_options,
     positive_int, scheduler_arg, size_arg,
@@ -39,14 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "given, e.g. 16MB (default 128MB)")
     parser.add_argument("--scheduler", default="threads", type=scheduler_arg,
                         help=SCHEDULER_HELP)
-    parser.add_argument("--memory-limit", type=size_arg, default=None, metavar="SIZE",
-                        help="memory the job may hold, e.g. 4GB or 512MiB (default: half the "
-                             "available memory, as `zorder info` shows; with local:N, shared "
-                             "by its workers); larger data is clustered out of core, through "
-                             "spill files in --temp-dir, each range sorted within its share")
-    parser.add_argument("--temp-dir", default=None, metavar="DIR",
-                        help="an existing folder for the out-of-core spill files (default: "
-                             "a hidden folder beside OUT_DIR); removed when done")
+    add_memory_arguments(parser, "the job", "with local:N, shared by its workers; larger data "
+                         "is clustered out of core, each range sorted within its share",
+                         "a hidden folder beside OUT_DIR")
     parser.add_argument("--connect-timeout", default=3.0, metavar="SECONDS",
                         type=checked_by(check_connect_timeout, "connect_timeout", float),
                         help="seconds to reach a scheduler address (default 3)")

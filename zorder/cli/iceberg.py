@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from zorder.cli import FAILURE, INTERRUPTED, TERMINATED, first_line
 from zorder.cli.args import (
+    add_memory_arguments,
     add_boundaries_argument, add_columns_argument, add_curve_argument, add_encoding_arguments,
     add_iceberg_arguments, encoding_arguments, iceberg_options, positive_int, scheduler_arg,
     SCHEDULER_HELP, size_arg,
@@ -66,13 +67,8 @@ def _add_rewrite_arguments(parser: argparse.ArgumentParser) -> None:
                              "write.target-file-size-bytes, else 512MiB)")
     parser.add_argument("--max-file-group-size", default="100GiB", type=size_arg, metavar="SIZE",
                         help="most input bytes rewritten as one group (default 100GiB, as Iceberg)")
-    parser.add_argument("--memory-limit", type=size_arg, default=None, metavar="SIZE",
-                        help="memory one file group may hold, e.g. 2GB or 512MiB (default: "
-                             "half the available memory, as `zorder info` shows); a larger "
-                             "group is rewritten out of core, spilling to --temp-dir")
-    parser.add_argument("--temp-dir", default=None, metavar="DIR",
-                        help="an existing folder for the out-of-core spill files (default: "
-                             "the system's temporary folder); removed when done")
+    add_memory_arguments(parser, "one file group", "a larger group is rewritten out of core, "
+                         "spilling to --temp-dir", "the system's temporary folder")
     parser.add_argument("--scheduler", default=None, type=scheduler_arg,
                         help="run the file groups (and the ranges of a group past "
                              "--memory-limit) as Dask tasks: " + SCHEDULER_HELP.replace(

@@ -8,8 +8,9 @@ import sys
 from typing import Optional
 
 from zorder.cli.args import (
+    add_memory_arguments,
     add_columns_argument, add_curve_argument, add_encoding_arguments, add_iceberg_arguments,
-    compare_arg, encoding_arguments, fraction, iceberg_options, positive_int, size_arg,
+    compare_arg, encoding_arguments, fraction, iceberg_options, positive_int,
 )
 from zorder.cli import counted
 from zorder.cli.progress import Progress
@@ -41,13 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compression", default=None, metavar="CODEC",
                         help="output compression, e.g. zstd, snappy, none "
                              "(default: the input's)")
-    parser.add_argument("--memory-limit", type=size_arg, default=None, metavar="SIZE",
-                        help="memory the rewrite may hold, e.g. 2GB or 512MiB (default: half "
-                             "the available memory, as `zorder info` shows); a larger file is "
-                             "sorted out of core, spilling to --temp-dir, with the same output")
-    parser.add_argument("--temp-dir", default=None, metavar="DIR",
-                        help="an existing folder for the out-of-core spill files (default: "
-                             "a hidden folder beside OUT.parquet); removed when done")
+    add_memory_arguments(parser, "the rewrite", "a larger file is sorted out of core, spilling "
+                         "to --temp-dir, with the same output", "a hidden folder beside OUT.parquet")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace OUT.parquet (and the --plot file) if it exists")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",

@@ -46,7 +46,7 @@ from zorder.engines.iceberg_journal import JournalWriter
 from zorder.engines.iceberg_plan import FileGroup, entry_partition, group_name
 from zorder.engines.iceberg_select import file_metadata
 from zorder.engines.iceberg_tasks import WrittenPaths, on_dask, read_failure
-from zorder.engines.iceberg_write import _partition_key
+from zorder.engines.iceberg_write import _partition_key, group_entry
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
 from zorder.parquet.external import (
@@ -415,21 +415,6 @@ def _live_batches(table_metadata: Any, io: Any, tasks: Sequence[Any], positions:
                                   f"files say {expected}; nothing was committed")
 
 
-def _entry(table_metadata: Any, group: FileGroup, rows: int, deleted: int, files: List[Any],
-           read_checksum: int, written_checksum: int, **extra: Any) -> Dict[str, Any]:
-    return {
-        "partition": entry_partition(table_metadata, group),
-        "input_files": len(group.tasks),
-        "input_bytes": group.input_bytes,
-        "rows": rows,
-        "deleted_rows": deleted,
-        "output_files": len(files),
-        "output_bytes": sum(f.file_size_in_bytes for f in files),
-        "checksum": f"{read_checksum:016x}",
-        "written_checksum": f"{written_checksum:016x}",
-        **extra,
-    }
-
 
 def _output_key(table_metadata: Any, group: FileGroup) -> Any:
     return None if group.repartition else _partition_key(table_metadata, group.partition)
@@ -476,8 +461,8 @@ def write_group_out_of_core(table_metadata: Any, io: Any, group: FileGroup,
         cut_files(done.tables, nrows, files, writer)
     check_checksums(counted.checksum, writer.checksum, where)
     check_counts([t.file for t in group.tasks], writer.files, where, deleted)
-    return writer.files, _entry(table_metadata, group, counted.rows, deleted, writer.files,
-                                counted.checksum, writer.checksum, out_of_core=True)
+    return writer.files, group_entry(table_metadata, group, counted.rows, deleted, writer.files,
+                                     counted.checksum, writer.checksum, out_of_core=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -670,5 +655,5 @@ def run_group_on_dask(scheduler: Any, table_metadata: Any, io: Any, group: FileG
     check_checksums(read_checksum, written_checksum, where)
     check_counts([t.file for t in group.tasks], files, where, deleted)
     return {"files": files, "written": [p for r in results for p in r["written"]],
-            "entry": _entry(table_metadata, group, read_rows, deleted, files, read_checksum,
-                            written_checksum, out_of_core=True, ranges=len(results))}
+            "entry": group_entry(table_metadata, group, read_rows, deleted, files, read_checksum,
+                                 written_checksum, out_of_core=True, ranges=len(results))}

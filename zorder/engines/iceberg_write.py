@@ -292,18 +292,8 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
         read_checksum = sum(job.result() for job in read_checksums) % 2**64
     check_checksums(read_checksum, written_checksum, where)
     check_counts([t.file for t in group.tasks], files, where, deleted)
-    entry = {
-        "partition": entry_partition(table_metadata, group),
-        "input_files": len(group.tasks),
-        "input_bytes": group.input_bytes,
-        "rows": rows,
-        "deleted_rows": deleted,
-        "output_files": len(files),
-        "output_bytes": sum(f.file_size_in_bytes for f in files),
-        "checksum": f"{read_checksum:016x}",
-        "written_checksum": f"{written_checksum:016x}",
-    }
-    return files, entry
+    return files, group_entry(table_metadata, group, rows, deleted, files, read_checksum,
+                              written_checksum)
 
 
 def _group_task(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[str],
@@ -347,3 +337,21 @@ def run_on_dask(scheduler: Any, table_metadata: Any, io: Any, groups: Sequence[F
         raise IcebergRewriteError(f"{len(errors)} of {len(groups)} file groups failed, the first "
                                   f"with {errors[0]['error']}; nothing was committed", left)
     return results
+
+
+def group_entry(table_metadata: Any, group: FileGroup, rows: int, deleted: int,
+                files: List[Any], read_checksum: int, written_checksum: int,
+                **extra: Any) -> Dict[str, Any]:
+    """A written group's line of the rewrite's report (in memory or out of core)."""
+    return {
+        "partition": entry_partition(table_metadata, group),
+        "input_files": len(group.tasks),
+        "input_bytes": group.input_bytes,
+        "rows": rows,
+        "deleted_rows": deleted,
+        "output_files": len(files),
+        "output_bytes": sum(f.file_size_in_bytes for f in files),
+        "checksum": f"{read_checksum:016x}",
+        "written_checksum": f"{written_checksum:016x}",
+        **extra,
+    }
