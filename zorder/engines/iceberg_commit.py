@@ -15,7 +15,7 @@ import threading
 from typing import Any, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from zorder.engines.iceberg_deletes import RemovesDeleteFiles
-from zorder.engines.iceberg_manifests import ManifestEntries
+from zorder.engines.iceberg_manifests import ManifestEntries, rewritten_entry
 
 
 class IcebergRewriteError(RuntimeError):
@@ -248,7 +248,7 @@ def _replace_producer_class() -> Any:
     entries, then the manifests kept as they are or written again without those files.
     """
     from pyiceberg.exceptions import ValidationException
-    from pyiceberg.manifest import DataFileContent, ManifestEntry, ManifestEntryStatus
+    from pyiceberg.manifest import DataFileContent
     from pyiceberg.table.snapshots import Operation, Summary
     from pyiceberg.table.update.snapshot import _OverwriteFiles
     from pyiceberg.typedef import KeyDefaultDict
@@ -289,11 +289,7 @@ def _replace_producer_class() -> Any:
                 if not gone:
                     kept.append((manifest, None))
                     continue
-                deleted.extend(ManifestEntry.from_args(
-                    status=ManifestEntryStatus.DELETED, snapshot_id=self._snapshot_id,
-                    sequence_number=e.sequence_number,
-                    file_sequence_number=e.file_sequence_number, data_file=e.data_file)
-                    for e in gone)
+                deleted.extend(rewritten_entry(e, self._snapshot_id) for e in gone)
                 left = [e for e in live if not is_removed(e)]
                 if left:
                     kept.append((manifest, left))
@@ -316,11 +312,7 @@ def _replace_producer_class() -> Any:
                     continue
                 with self.new_manifest_writer(self.spec(manifest.partition_spec_id)) as writer:
                     for e in left:
-                        writer.add_entry(ManifestEntry.from_args(
-                            status=ManifestEntryStatus.EXISTING, snapshot_id=e.snapshot_id,
-                            sequence_number=e.sequence_number,
-                            file_sequence_number=e.file_sequence_number,
-                            data_file=e.data_file))
+                        writer.add_entry(rewritten_entry(e))
                 out.append(writer.to_manifest_file())
             return out
 

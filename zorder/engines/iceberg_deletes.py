@@ -23,7 +23,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from zorder.engines.iceberg_manifests import ManifestEntries, in_blocks, plan_files
+from zorder.engines.iceberg_manifests import ManifestEntries, in_blocks, plan_files, rewritten_entry
 
 #: The field id of a position delete file's ``file_path`` column (Iceberg's spec).
 FILE_PATH_FIELD_ID = 2147483546
@@ -304,7 +304,7 @@ class RemovesDeleteFiles:
         manifests = super()._process_manifests(manifests)  # type: ignore[misc]
         if not self._removed_deletes:
             return manifests
-        from pyiceberg.manifest import ManifestContent, ManifestEntry, ManifestEntryStatus
+        from pyiceberg.manifest import ManifestContent
 
         removed = {delete_key(d) for d in self._removed_deletes}
         self._removed_found = []
@@ -327,12 +327,7 @@ class RemovesDeleteFiles:
                     gone = delete_key(e.data_file) in removed
                     if gone:
                         self._removed_found.append(e.data_file)
-                    writer.add_entry(ManifestEntry.from_args(
-                        status=ManifestEntryStatus.DELETED if gone else ManifestEntryStatus.EXISTING,
-                        snapshot_id=producer._snapshot_id if gone else e.snapshot_id,
-                        sequence_number=e.sequence_number,
-                        file_sequence_number=e.file_sequence_number,
-                        data_file=e.data_file))
+                    writer.add_entry(rewritten_entry(e, producer._snapshot_id if gone else None))
             out.append(writer.to_manifest_file())
         return out
 

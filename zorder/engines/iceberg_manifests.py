@@ -136,3 +136,17 @@ def plan_files(table_metadata: Any, entries: ManifestEntries, manifests: Any,
 
     planner = Planner(table_metadata, entries.io, row_filter, case_sensitive)
     return list(planner.plan_files(manifests, manifest_entry_filter=entry_filter))
+
+
+def rewritten_entry(entry: Any, removed_by: Any = None) -> Any:
+    """``entry`` as a manifest written again lists it: EXISTING with its own snapshot and
+    sequence numbers, or DELETED by snapshot ``removed_by`` (its sequence numbers kept,
+    as Iceberg's manifest rewrites keep them)."""
+    from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus
+
+    return ManifestEntry.from_args(
+        status=ManifestEntryStatus.EXISTING if removed_by is None else ManifestEntryStatus.DELETED,
+        snapshot_id=entry.snapshot_id if removed_by is None else removed_by,
+        sequence_number=entry.sequence_number,
+        file_sequence_number=entry.file_sequence_number,
+        data_file=entry.data_file)

@@ -94,6 +94,15 @@ def _input_compression(md) -> str:
     return "snappy"
 
 
+def _result(rows: int, md: Any, output: str, size: int) -> Dict[str, Any]:
+    """sort_parquet's result for a file written to ``output`` (its report still None)."""
+    import pyarrow.parquet as pq
+
+    return {"rows": rows, "row_groups_in": md.num_row_groups,
+            "row_groups_out": pq.ParquetFile(output).metadata.num_row_groups,
+            "zvalue_bytes": size, "report": None}
+
+
 def sort_parquet(input: str, output: str, columns: Sequence[str], *,
                  var_length_contribution: int = 8, max_output_size: Optional[int] = None,
                  iceberg: str = ICEBERG_DEFAULT, spark: str = "4", timestamp: TimestampOption = None,
@@ -249,13 +258,7 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
                 writer.write_table(table.take(rows), row_group_size=row_group_size)
     bar("writing", ngroups, ngroups, "row groups")
 
-    result: Dict[str, Any] = {
-        "rows": nrows,
-        "row_groups_in": md.num_row_groups,
-        "row_groups_out": pq.ParquetFile(output).metadata.num_row_groups,
-        "zvalue_bytes": size,
-        "report": None,
-    }
+    result = _result(nrows, md, output, size)
     if report:
         values = {c: table.column(c) for c in columns}
         written = {name: output if o == ordering else [_in_memory_layout(
@@ -397,13 +400,7 @@ def _sort_out_of_core(source: Any, input: str, output: str, columns: List[str],
     with sigterm_as_exception(), temporary_folder(output, "spill", temp_dir) as folder:
         with atomic_file(output) as tmp:
             size = sort_into(tmp, ordering, folder, wanted)
-        result: Dict[str, Any] = {
-            "rows": nrows,
-            "row_groups_in": md.num_row_groups,
-            "row_groups_out": pq.ParquetFile(output).metadata.num_row_groups,
-            "zvalue_bytes": size,
-            "report": None,
-        }
+        result = _result(nrows, md, output, size)
         if wanted is not None:
             written: Dict[str, Any] = {}
             for name, layout in layouts.items():
