@@ -11,12 +11,15 @@ every column then varies from its first bit.
   bytes (so every type works and nulls, zero bytes, sort first), at most
   ``2**rank_bits - 1`` of them, taken from a deterministic sample (``sample`` rows drawn
   with replacement by ``numpy.random.default_rng(seed)``). A column with at most
-  ``2**rank_bits`` distinct values gets those values as split points, so its ranks are
-  dense (0, 1, 2, ...), when every row was sampled or the sample has almost surely seen
+  ``2**rank_bits`` distinct values gets those values as split points (each value a
+  bucket of its own) when every row was sampled or the sample has almost surely seen
   every value (Good-Turing: few values seen once). Otherwise the split points are
-  quantiles of the sample (a heavy value gets a bucket of its own) and each bucket's
-  rank is the share of the sample below it, scaled to the rank range, so the leading
-  rank bits split the rows evenly. Serializable to and from JSON (hex).
+  quantiles of the sample (a heavy value gets a bucket of its own). Either way each
+  bucket's rank is the share of the sample below its middle, scaled to the rank range,
+  so the leading rank bits split the rows evenly: a column of k equally common values
+  varies in its first ceil(log2 k) rank bits, not its last. Serializable to and from
+  JSON (hex); boundaries without codes (written by zorder before the spread) keep their
+  dense ranks 0, 1, 2, ..., so they give the order they gave.
 - ``rank_columns``: ordered bytes to rank bytes, one vectorized search per column (a
   bucket table on the top bits of 8-byte keys, numpy ``searchsorted`` for crowded buckets
   and for wider keys, ``S`` dtype); the bucket of a value is the number of split points
@@ -29,7 +32,7 @@ This is not Iceberg's byte layout: Spark's rewrite will not reproduce it.
 >>> import numpy as np
 >>> b = rank_boundaries([np.array([10, 20, 20, 30])], rank_bits=8)
 >>> [r.ravel().tolist() for r in rank_columns([ordered_bytes(np.array([5, 20, 31]))], b)]
-[[0, 1, 2]]
+[[32, 128, 224]]
 """
 
 from __future__ import annotations
@@ -176,16 +179,19 @@ def _distinct_sorted(keys: numpy.ndarray) -> numpy.ndarray:
 def _split_points(sample: numpy.ndarray, rank_bits: int,
                   complete: bool = False) -> Tuple[numpy.ndarray, Optional[numpy.ndarray]]:
     """(split points: sorted distinct keys, of one column's sampled keys; the rank of
-    each bucket, or None for dense ranks). ``complete``: the sample is every row."""
+    each bucket, None only for an empty sample). ``complete``: the sample is every row."""
     if len(sample) == 0:
         return sample, None
     ordered = numpy.sort(sample)
     distinct = _distinct_sorted(ordered)
     buckets = 1 << rank_bits
     if len(distinct) <= buckets and (complete or _saw_every_value(ordered, buckets)):
-        # Dense: every distinct value is its own rank 0, 1, 2, ...
-        return distinct[1:], None
-    points = _quantile_points(ordered, distinct, min(buckets, len(ordered)))
+        points = distinct[1:]      # every distinct value a bucket of its own
+    else:
+        points = _quantile_points(ordered, distinct, min(buckets, len(ordered)))
+    # Either way the buckets' ranks spread over the whole field by their share of rows:
+    # ranks 0, 1, 2, ... of a few values would vary only in the lowest bits, which the
+    # curve reaches last.
     return points, _bucket_codes(ordered, points, rank_bits)
 
 
@@ -193,8 +199,8 @@ def _saw_every_value(ordered: numpy.ndarray, buckets: int) -> bool:
     """Whether a sample has (almost surely) seen every value of its column: the mass of
     the values it has not seen, estimated by Good and Turing as the share of values seen
     once, is below one bucket. Otherwise the column has more values than the sample
-    shows, and dense ranks of the sampled ones would split rows by value count, not by
-    row count, at the leading bits."""
+    shows, and a bucket per sampled value would give the unseen ones' rows to their
+    sampled neighbours: quantile split points weigh them."""
     n = len(ordered)
     starts = numpy.flatnonzero(numpy.concatenate(([True], ordered[1:] != ordered[:-1])))
     once = int(numpy.count_nonzero(numpy.diff(numpy.append(starts, n)) == 1))
@@ -344,11 +350,13 @@ class RankBoundaries:
             unsigned bytes, ``K <= 2**rank_bits - 1``; ``width`` is the column's ordered
             byte width (8, or ``var_length_contribution`` for strings and binary).
         names: the column names, or None (columns given as a list).
-        codes: per column, None (dense ranks: a value's rank is the number of split
-            points ``<=`` it) or a strictly increasing ``(K + 1,)`` uint64 array, the
-            rank of each bucket (quantile split points: the share of the sample below
-            the bucket, scaled to ``0 .. 2**rank_bits - 1``, so the leading rank bits
-            split the rows evenly); None for the whole means all dense.
+        codes: per column, a strictly increasing ``(K + 1,)`` uint64 array, the rank
+            of each bucket (the share of the sample below the middle of the bucket,
+            scaled to ``0 .. 2**rank_bits - 1``, so the leading rank bits split the
+            rows evenly), or None: dense ranks, a value's rank the number of split
+            points ``<=`` it, as zorder wrote every column of few values before the
+            spread (kept so saved boundaries give the order they gave); None for the
+            whole means all dense.
     """
 
     rank_bits: int
@@ -436,10 +444,11 @@ class RankBoundaries:
         column (the rows of a sample, e.g. gathered from every partition of a
         distributed table). All sampled rows count; nulls are zero bytes.
 
-        A column gets dense ranks (its distinct values as split points) when it has at
-        most ``2**rank_bits`` distinct values and ``complete`` (the rows are the whole
+        A column's distinct values are its split points (a bucket per value) when it
+        has at most ``2**rank_bits`` of them and ``complete`` (the rows are the whole
         data) or the sample has almost surely seen every value (few values seen only
-        once); otherwise quantile split points filling the whole rank range."""
+        once); otherwise quantile split points. Either way the buckets' ranks fill the
+        whole rank range by their share of the rows."""
         bits = check_rank_bits(rank_bits)
         parts = _check_ordered(ordered_columns)
         if parts[0].shape[0] > MAX_SAMPLE_ROWS:
@@ -638,7 +647,9 @@ def rank_boundaries(data: Any, columns: ColumnSelection = None, *,
     rows are drawn with replacement by ``numpy.random.default_rng(seed)`` (every row
     when there are no more than ``sample``), and each column gets ``2**rank_bits - 1``
     quantile split points of its sampled bytes, or, with fewer distinct sampled values
-    than ``2**rank_bits``, those values (dense ranks ``0, 1, 2, ...``).
+    than ``2**rank_bits``, those values; the buckets' ranks spread over the whole rank
+    range by their share of the rows (two equally common values: ranks 1/4 and 3/4 of
+    it).
 
     Pass the result as ``boundaries=`` to ``zorder_values``, ``sort_indices`` or
     ``sort`` (with ``encoding="rank"``), here or in a later run (``to_json``), so new
