@@ -604,3 +604,96 @@ def test_columns_of_2_and_200_values_and_a_double_all_skip_files(curve):
                              columns, values={c: table.column(c) for c in columns})
     skipped = {c: report["columns"][c]["after"]["files_skipped"] for c in columns}
     assert all(share >= 0.30 for share in skipped.values()), skipped
+
+
+def _numpy_rank_bytes(matrix, boundaries, column=0):
+    """The rank bytes by numpy alone: ``searchsorted`` over the split points as ``S``
+    keys, then the codes, as big-endian bytes."""
+    width = matrix.shape[1]
+    points = np.ascontiguousarray(boundaries.splits[column]).view(f"S{width}").ravel()
+    keys = np.ascontiguousarray(matrix).view(f"S{width}").ravel()
+    ranks = np.searchsorted(points, keys, side="right").astype(np.uint64)
+    codes = boundaries.codes[column]
+    if codes is not None:
+        ranks = codes[ranks]
+    nbytes = boundaries.rank_bits // 8
+    return ranks.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - nbytes:]
+
+
+@pytest.mark.parametrize("width", [1, 3, 8])
+@pytest.mark.parametrize("rank_bits", [8, 16, 24, 64])
+@pytest.mark.parametrize("codes", [True, False])
+def test_the_c_search_gives_the_numpy_ranks(width, rank_bits, codes):
+    """Issue 39: rank_rows (the bucket table, four comparisons, a search in crowded
+    buckets) gives, byte for byte, the ranks of numpy's binary search, including keys
+    below the first point, at or past the last (all 0xFF), and in crowded buckets."""
+    rng = np.random.default_rng(width * 100 + rank_bits)
+    n = 20_000
+    spread = rng.integers(0, 256, (n, width), dtype=np.uint8)
+    # A cluster of close values: many split points in one bucket of the table.
+    cluster = np.tile(spread[:1], (n, 1))
+    cluster[:, -1] = rng.integers(0, 256, n, dtype=np.uint8)
+    heavy = np.tile(spread[1:2], (n, 1))                 # a heavy value
+    sample = np.where(rng.random((n, 1)) < 0.3, cluster,
+                      np.where(rng.random((n, 1)) < 0.2, heavy, spread))
+    b = RankBoundaries.from_ordered([sample], rank_bits)
+    if not codes:
+        b = RankBoundaries(rank_bits, b.splits)
+    table = b._keys[0][1]
+    if width > 1 and b.counts[0] > 64:
+        assert np.any(table.entries[:-1] >= 2**31)      # a crowded bucket is searched
+    keys = np.concatenate([sample[:5000], rng.integers(0, 256, (5000, width), dtype=np.uint8),
+                           np.zeros((1, width), np.uint8), np.full((1, width), 255, np.uint8),
+                           b.splits[0][:1], b.splits[0][-1:]])
+    got = rank_columns([keys], b)[0]
+    assert np.array_equal(got, _numpy_rank_bytes(keys, b))
+    # Any row stride: a column taken from a wider block.
+    block = np.zeros((len(keys), width + 5), np.uint8)
+    block[:, 2:2 + width] = keys
+    assert np.array_equal(rank_columns([block[:, 2:2 + width]], b)[0], got)
+
+
+def test_rank_rows_refuses_a_table_that_does_not_fit_and_never_reads_past_it():
+    from zorder.values._rank import rank_rows
+
+    b = RankBoundaries.from_ordered([np.arange(64, dtype=np.uint8).reshape(-1, 1)], 8)
+    table = b._keys[0][1]
+    keys = np.arange(256, dtype=np.uint8).reshape(-1, 1)
+    out = np.empty((256, 1), np.uint8)
+    rank_rows(keys, table.pairs, table.entries, table.lo, table.shift, out)
+    assert np.array_equal(out, _numpy_rank_bytes(keys, b))
+    unpadded = np.ascontiguousarray(table.pairs[:-1])
+    for args, message in [
+        ((keys, unpadded, table.entries, table.lo, table.shift, out), "then 4 points"),
+        ((keys, table.pairs, table.entries[:1], table.lo, table.shift, out), "does not fit"),
+        ((keys, table.pairs, table.entries, table.lo, 64, out), "does not fit"),
+        ((keys, table.pairs, table.entries, table.lo, table.shift, out[:5]), "out has 5 rows"),
+        ((np.zeros((3, 9), np.uint8), table.pairs, table.entries, 0, 0, np.empty((3, 1), np.uint8)),
+         "widths 1 to 8"),
+        ((np.zeros((3, 2), np.uint8)[:, ::-1], table.pairs, table.entries, 0, 0,
+          np.empty((3, 1), np.uint8)), "adjacent"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            rank_rows(*args)
+    # Nonsense bucket entries (past the points, decreasing, crowded everywhere) give
+    # codes of the table, never a read outside it.
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        junk = rng.integers(0, 2**32, len(table.entries), dtype=np.uint64).astype(np.uint32)
+        rank_rows(keys, table.pairs, junk, table.lo, int(rng.integers(0, 64)), out)
+        assert set(out.ravel().tolist()) <= set(table.pairs[:, 1].tolist())
+
+
+@pytest.mark.parametrize("width", [1, 2, 5, 8])
+def test_sorted_keys_is_numpy_sort_of_the_search_keys(width):
+    from zorder.values._rank import sorted_keys
+
+    rng = np.random.default_rng(width)
+    rows = rng.integers(0, 256, (3000, width), dtype=np.uint8)
+    rows[:, 0] = 7        # a byte every key shares: its pass is skipped
+    expected = np.sort(rank_mod._search_keys(rows))
+    assert np.array_equal(sorted_keys(rows), expected)
+    assert np.array_equal(sorted_keys(np.asfortranarray(rows)[:0]), expected[:0])
+    wide = np.zeros((3000, width + 3), np.uint8)
+    wide[:, 1:1 + width] = rows
+    assert np.array_equal(sorted_keys(wide[:, 1:1 + width]), expected)
