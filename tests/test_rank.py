@@ -697,3 +697,13 @@ def test_sorted_keys_is_numpy_sort_of_the_search_keys(width):
     wide = np.zeros((3000, width + 3), np.uint8)
     wide[:, 1:1 + width] = rows
     assert np.array_equal(sorted_keys(wide[:, 1:1 + width]), expected)
+
+
+def test_a_table_too_large_for_the_cache_gives_the_same_ranks():
+    """Past 256 KB of split points the search fetches the points of rows ahead first."""
+    rng = np.random.default_rng(12)
+    values = rng.permutation(np.arange(40_000) * 1_000_003)
+    b = rank_boundaries([values], rank_bits=16)
+    assert b.counts == (39_999,) and 16 * (b.counts[0] + 4) > 2**18
+    keys = zorder.ordered_bytes(np.concatenate([values[:30_000], rng.integers(-2**63, 2**63 - 1, 5_000)]))
+    assert np.array_equal(rank_columns([keys], b)[0], _numpy_rank_bytes(keys, b))

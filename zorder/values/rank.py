@@ -313,11 +313,18 @@ def _build_table(points: numpy.ndarray, codes: Optional[numpy.ndarray]) -> Optio
         return None
     lo, hi = int(points[0]), int(points[-1])
     span = hi - lo
+    # A bucket per point; up to four per point while some bucket holds more than _PEEK
+    # (points packed close together, as around heavy values, are searched otherwise).
     table_bits = min(_TABLE_BITS_MAX, k.bit_length())
-    shift = max(0, span.bit_length() - table_bits)
-    last = span >> shift                      # the bucket of hi
-    buckets = ((points - numpy.uint64(lo)) >> numpy.uint64(shift)).astype(numpy.intp)
-    count = numpy.bincount(buckets, minlength=last + 1)
+    while True:
+        shift = max(0, span.bit_length() - table_bits)
+        last = span >> shift                      # the bucket of hi
+        buckets = ((points - numpy.uint64(lo)) >> numpy.uint64(shift)).astype(numpy.intp)
+        count = numpy.bincount(buckets, minlength=last + 1)
+        if (shift == 0 or table_bits >= min(_TABLE_BITS_MAX, k.bit_length() + 2)
+                or not bool(numpy.any(count > _PEEK))):
+            break
+        table_bits += 1
     entries = numpy.zeros(last + 2, numpy.uint32)
     numpy.cumsum(count, out=entries[1:])
     entries[:-1] |= (count > _PEEK).astype(numpy.uint32) << numpy.uint32(31)
