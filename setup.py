@@ -123,6 +123,7 @@ extensions += [
     # Iceberg's Hilbert index; AVX2/AVX-512 code behind target attributes, plain C elsewhere.
     extension("hilbert._transform", ["hilbert/_transform.pyx", "hilbert/csrc/hilbert_kernel.c"]),
     extension("values._radix", ["values/_radix.pyx"]),
+    extension("values._rank", ["values/_rank.pyx"]),
 ]
 if IS_X86_64:
     # A compiler without the AVX-512 intrinsics compiles csrc/avx512/ to a stub and the

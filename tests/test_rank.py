@@ -1,7 +1,8 @@
 """The rank encoding (encoding="rank", issue 16): rank order is value order for every
 type, equal values share a rank, nulls come first, sampling is deterministic, boundaries
-survive JSON, few distinct values give dense ranks, and two columns of very different
-magnitudes both reach the leading bits of the output."""
+survive JSON, few distinct values spread over the whole rank field (issue 39), saved
+boundaries of dense ranks keep their order, and columns of very different magnitudes or
+cardinalities all reach the leading bits of the output."""
 
 import json
 
@@ -125,8 +126,9 @@ def test_duplicates_and_nulls():
     for v, k in zip(values, r):
         by_value.setdefault(v, set()).add(k)
     assert all(len(s) == 1 for s in by_value.values())      # equal values, equal ranks
-    assert by_value[None] == {0}                              # nulls first
-    assert [by_value[v].pop() for v in (None, -7, 3, 5, 2**40)] == [0, 1, 2, 3, 4]
+    # Nulls first; each value's rank the share of rows below its middle (9 rows, 16 bits).
+    got = [by_value[v].pop() for v in (None, -7, 3, 5, 2**40)]
+    assert got == [(a + b) * 2**15 // 9 for a, b in ((0, 2), (2, 3), (3, 5), (5, 8), (8, 9))]
 
 
 def test_heavy_value_never_straddles_ranks():
@@ -252,15 +254,54 @@ def test_boundaries_keep_their_own_copy_of_the_split_points():
     assert ranks.ravel().tolist() == [0, 1, 2, 2]
 
 
-def test_few_distinct_values_give_dense_ranks():
+def test_few_distinct_values_spread_over_the_whole_field():
     values = np.array([30, 10, 20, 10, 50, 40, 30] * 100)
     for bits in (8, 16, 32):
         b = rank_boundaries([values], rank_bits=bits)
-        assert b.counts == (4,)
+        assert b.counts == (4,)                       # a bucket per value
         z = zorder.zorder_values([values], encoding="rank", boundaries=b)
         assert z.shape == (700, bits // 8)
         got = as_ints(z)
-        assert got[:7] == [2, 0, 1, 0, 4, 3, 2]
+        # 10, 20, 30, 40, 50 hold 2, 1, 2, 1, 1 of every 7 rows: each rank the share of
+        # rows below the middle of its value, so the top 3 bits tell the 5 values apart.
+        rank = {v: (a + c) * 2**(bits - 1) // 7
+                for v, (a, c) in zip((10, 20, 30, 40, 50), ((0, 2), (2, 3), (3, 5), (5, 6), (6, 7)))}
+        assert got[:7] == [rank[v] for v in (30, 10, 20, 10, 50, 40, 30)]
+        assert len({r >> (bits - 3) for r in rank.values()}) == 5
+
+
+@pytest.mark.parametrize("k", [2, 3, 8, 200, 4096])
+def test_a_column_of_k_values_varies_in_its_leading_bits(k):
+    """Issue 39: dense ranks 0 .. k-1 of a 16-bit field varied only in the low bits,
+    which the curve reaches last. k equally common values now differ in their first
+    ceil(log2 k) bits, and the first bit splits the rows in half."""
+    values = np.repeat(np.arange(k) * 1000 - 7, 8)
+    ranks = as_ints(zorder.zorder_values([values], encoding="rank", rank_bits=16))
+    lead = (k - 1).bit_length()
+    assert len({r >> (16 - lead) for r in ranks}) == k
+    assert abs(np.mean(np.array(ranks) >= 2**15) - 0.5) <= 0.5 / k
+    check_monotone(values.tolist(), ranks)
+
+
+def test_saved_boundaries_without_codes_keep_their_dense_ranks():
+    """Boundaries as zorder wrote them before the spread (a column of few values has no
+    codes) load and give the order they gave: ranks 0, 1, 2, ..."""
+    saved = ('{"format": "zorder.rank-boundaries", "version": 1, "rank_bits": 8, "columns": ['
+             '{"name": "flag", "width": 8, "count": 2, "splits": '
+             '"80000000000000028000000000000003", "codes": null}, '
+             '{"name": "x", "width": 8, "count": 5, "splits": "800000000000000a80000000000000'
+             '14800000000000001e80000000000000288000000000000032", "codes": null}]}')
+    b = RankBoundaries.from_json(saved)
+    assert b.codes == (None, None)
+    data = {"flag": np.array([1, 2, 3, 0, 4]), "x": np.array([0, 25, 50, 7, 99])}
+    z = zorder.zorder_values(data, encoding="rank", boundaries=b)
+    assert z.tolist() == [[0, 0], [0, 6], [0, 25], [0, 0], [0, 25]]   # as the old release
+    assert json.loads(b.to_json())["columns"][0]["codes"] is None
+    # Learned again, the same columns spread over the field.
+    again = rank_boundaries({"flag": np.array([3, 1, 2, 2, 1, 3]), "x": np.arange(6) * 10},
+                            rank_bits=8)
+    assert all(c is not None for c in again.codes)
+    assert np.asarray(zorder.zorder_values(data, encoding="rank", boundaries=again))[:, 0].max() >= 0x80
 
 
 @pytest.mark.parametrize("rank_bits", [8, 64])
@@ -278,10 +319,11 @@ def test_dense_only_when_the_sample_saw_every_value():
     few = rng.integers(0, 100, 500_000)                 # every value seen ~2,600 times
     many = rng.integers(0, 2**40, 500_000)              # nearly every value seen once
     b = rank_boundaries([few, many], sample=100_000)    # a sample, not every row
-    assert b.counts[0] == 99 and b.codes[0] is None     # dense: ranks 0 .. 99
-    assert b.codes[1] is not None                       # quantiles over the whole range
-    # Every row (no sampling) with few enough distinct values: dense, whatever their counts.
-    assert rank_boundaries([np.arange(1000)], rank_bits=16).codes[0] is None
+    assert b.counts[0] == 99                            # a bucket per value
+    assert b.counts[1] > 60_000                         # quantiles
+    # Every row (no sampling) with few enough distinct values: a bucket per value,
+    # whatever their counts.
+    assert rank_boundaries([np.arange(1000)], rank_bits=16).counts[0] == 999
 
 
 def test_quantile_ranks_split_the_rows_evenly():
@@ -332,7 +374,8 @@ def test_rank_widths_and_big_endian_output():
     for bits in (8, 24, 40, 64):
         z = zorder.zorder_values([values], encoding="rank", rank_bits=bits)
         assert z.shape == (1000, bits // 8)
-        assert as_ints(z) == list(range(1000)) if bits > 8 else True
+        if bits > 8:   # a bucket per value: the middle of each value's share of rows
+            assert as_ints(z) == [(2 * i + 1) * 2**(bits - 1) // 1000 for i in range(1000)]
     z = zorder.zorder_values([values, values], encoding="rank", rank_bits=16, max_output_size=3)
     assert z.shape == (1000, 3)
 
@@ -363,12 +406,10 @@ def test_columns_of_very_different_magnitudes_share_the_leading_bits():
     assert ranked.shape == (n, 4)
     ts_first, user_first = first_varying_output_bits(ranked, [2, 2])
     # The timestamp's 65,536 quantile ranks vary from the first bit; user_id has fewer
-    # distinct values than that, so its ranks are dense and its top bits may be constant,
-    # but it starts within the first byte, not after ~90 bits.
-    assert ts_first == 0
-    distinct = len(np.unique(user_id))
-    assert distinct < 2**16
-    assert user_first == 2 * (16 - (distinct - 1).bit_length()) + 1 <= 7
+    # distinct values than that, a bucket each, spread over the field: from its first bit
+    # too, not after ~90 bits.
+    assert len(np.unique(user_id)) < 2**16
+    assert (ts_first, user_first) == (0, 1)
 
 
 def test_sort_and_sort_indices_take_the_encoding():
@@ -527,3 +568,142 @@ def test_a_sample_past_the_split_points_arithmetic_is_refused_before_any_work():
     huge = np.broadcast_to(np.zeros((1, 1), np.uint8), (2**31, 1))   # (no memory)
     with pytest.raises(ValueError, match="at most 2,147,483,647 sampled rows, got 2,147,483,648"):
         RankBoundaries.from_ordered([huge], 16)
+
+
+def _parquet_footers(table, files):
+    """``table`` cut into ``files`` Parquet files of equal row counts, written to memory:
+    their footers, as ``skipping_report`` reads them."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    n = table.num_rows
+    cuts = [n * i // files for i in range(files + 1)]
+    footers = []
+    for a, b in zip(cuts, cuts[1:]):
+        sink = pa.BufferOutputStream()
+        pq.write_table(table.slice(a, b - a), sink)
+        footers.append(pq.ParquetFile(pa.BufferReader(sink.getvalue())).metadata)
+    return footers
+
+
+@pytest.mark.parametrize("curve", ["zorder", "hilbert"])
+def test_columns_of_2_and_200_values_and_a_double_all_skip_files(curve):
+    """Issue 39's test: with dense ranks the 2- and 200-value columns varied only in their
+    low rank bits and no file could be skipped on them; spread, each column skips at least
+    30% of 16 files (1% range predicates, the report's default)."""
+    pa = pytest.importorskip("pyarrow")
+    from zorder.parquet.skipping import skipping_report
+
+    rng = np.random.default_rng(11)
+    n = 64_000
+    table = pa.table({"flag": rng.integers(0, 2, n), "city": rng.integers(0, 200, n) * 7,
+                      "x": rng.normal(size=n)})
+    columns = table.column_names
+    order = zorder.sort_indices(table, columns=columns, encoding="rank", curve=curve)
+    report = skipping_report(_parquet_footers(table, 16), _parquet_footers(table.take(order), 16),
+                             columns, values={c: table.column(c) for c in columns})
+    skipped = {c: report["columns"][c]["after"]["files_skipped"] for c in columns}
+    assert all(share >= 0.30 for share in skipped.values()), skipped
+
+
+def _numpy_rank_bytes(matrix, boundaries, column=0):
+    """The rank bytes by numpy alone: ``searchsorted`` over the split points as ``S``
+    keys, then the codes, as big-endian bytes."""
+    width = matrix.shape[1]
+    points = np.ascontiguousarray(boundaries.splits[column]).view(f"S{width}").ravel()
+    keys = np.ascontiguousarray(matrix).view(f"S{width}").ravel()
+    ranks = np.searchsorted(points, keys, side="right").astype(np.uint64)
+    codes = boundaries.codes[column]
+    if codes is not None:
+        ranks = codes[ranks]
+    nbytes = boundaries.rank_bits // 8
+    return ranks.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - nbytes:]
+
+
+@pytest.mark.parametrize("width", [1, 3, 8])
+@pytest.mark.parametrize("rank_bits", [8, 16, 24, 64])
+@pytest.mark.parametrize("codes", [True, False])
+def test_the_c_search_gives_the_numpy_ranks(width, rank_bits, codes):
+    """Issue 39: rank_rows (the bucket table, four comparisons, a search in crowded
+    buckets) gives, byte for byte, the ranks of numpy's binary search, including keys
+    below the first point, at or past the last (all 0xFF), and in crowded buckets."""
+    rng = np.random.default_rng(width * 100 + rank_bits)
+    n = 20_000
+    spread = rng.integers(0, 256, (n, width), dtype=np.uint8)
+    # A cluster of close values: many split points in one bucket of the table.
+    cluster = np.tile(spread[:1], (n, 1))
+    cluster[:, -1] = rng.integers(0, 256, n, dtype=np.uint8)
+    heavy = np.tile(spread[1:2], (n, 1))                 # a heavy value
+    sample = np.where(rng.random((n, 1)) < 0.3, cluster,
+                      np.where(rng.random((n, 1)) < 0.2, heavy, spread))
+    b = RankBoundaries.from_ordered([sample], rank_bits)
+    if not codes:
+        b = RankBoundaries(rank_bits, b.splits)
+    table = b._keys[0][1]
+    if width > 1 and b.counts[0] > 64:
+        assert np.any(table.entries[:-1] >= 2**31)      # a crowded bucket is searched
+    keys = np.concatenate([sample[:5000], rng.integers(0, 256, (5000, width), dtype=np.uint8),
+                           np.zeros((1, width), np.uint8), np.full((1, width), 255, np.uint8),
+                           b.splits[0][:1], b.splits[0][-1:]])
+    got = rank_columns([keys], b)[0]
+    assert np.array_equal(got, _numpy_rank_bytes(keys, b))
+    # Any row stride: a column taken from a wider block.
+    block = np.zeros((len(keys), width + 5), np.uint8)
+    block[:, 2:2 + width] = keys
+    assert np.array_equal(rank_columns([block[:, 2:2 + width]], b)[0], got)
+
+
+def test_rank_rows_refuses_a_table_that_does_not_fit_and_never_reads_past_it():
+    from zorder.values._rank import rank_rows
+
+    b = RankBoundaries.from_ordered([np.arange(64, dtype=np.uint8).reshape(-1, 1)], 8)
+    table = b._keys[0][1]
+    keys = np.arange(256, dtype=np.uint8).reshape(-1, 1)
+    out = np.empty((256, 1), np.uint8)
+    rank_rows(keys, table.pairs, table.entries, table.lo, table.shift, out)
+    assert np.array_equal(out, _numpy_rank_bytes(keys, b))
+    unpadded = np.ascontiguousarray(table.pairs[:-1])
+    for args, message in [
+        ((keys, unpadded, table.entries, table.lo, table.shift, out), "then 4 points"),
+        ((keys, table.pairs, table.entries[:1], table.lo, table.shift, out), "does not fit"),
+        ((keys, table.pairs, table.entries, table.lo, 64, out), "does not fit"),
+        ((keys, table.pairs, table.entries, table.lo, table.shift, out[:5]), "out has 5 rows"),
+        ((np.zeros((3, 9), np.uint8), table.pairs, table.entries, 0, 0, np.empty((3, 1), np.uint8)),
+         "widths 1 to 8"),
+        ((np.zeros((3, 2), np.uint8)[:, ::-1], table.pairs, table.entries, 0, 0,
+          np.empty((3, 1), np.uint8)), "adjacent"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            rank_rows(*args)
+    # Nonsense bucket entries (past the points, decreasing, crowded everywhere) give
+    # codes of the table, never a read outside it.
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        junk = rng.integers(0, 2**32, len(table.entries), dtype=np.uint64).astype(np.uint32)
+        rank_rows(keys, table.pairs, junk, table.lo, int(rng.integers(0, 64)), out)
+        assert set(out.ravel().tolist()) <= set(table.pairs[:, 1].tolist())
+
+
+@pytest.mark.parametrize("width", [1, 2, 5, 8])
+def test_sorted_keys_is_numpy_sort_of_the_search_keys(width):
+    from zorder.values._rank import sorted_keys
+
+    rng = np.random.default_rng(width)
+    rows = rng.integers(0, 256, (3000, width), dtype=np.uint8)
+    rows[:, 0] = 7        # a byte every key shares: its pass is skipped
+    expected = np.sort(rank_mod._search_keys(rows))
+    assert np.array_equal(sorted_keys(rows), expected)
+    assert np.array_equal(sorted_keys(np.asfortranarray(rows)[:0]), expected[:0])
+    wide = np.zeros((3000, width + 3), np.uint8)
+    wide[:, 1:1 + width] = rows
+    assert np.array_equal(sorted_keys(wide[:, 1:1 + width]), expected)
+
+
+def test_a_table_too_large_for_the_cache_gives_the_same_ranks():
+    """Past 256 KB of split points the search fetches the points of rows ahead first."""
+    rng = np.random.default_rng(12)
+    values = rng.permutation(np.arange(40_000) * 1_000_003)
+    b = rank_boundaries([values], rank_bits=16)
+    assert b.counts == (39_999,) and 16 * (b.counts[0] + 4) > 2**18
+    keys = zorder.ordered_bytes(np.concatenate([values[:30_000], rng.integers(-2**63, 2**63 - 1, 5_000)]))
+    assert np.array_equal(rank_columns([keys], b)[0], _numpy_rank_bytes(keys, b))

@@ -11,16 +11,21 @@ every column then varies from its first bit.
   bytes (so every type works and nulls, zero bytes, sort first), at most
   ``2**rank_bits - 1`` of them, taken from a deterministic sample (``sample`` rows drawn
   with replacement by ``numpy.random.default_rng(seed)``). A column with at most
-  ``2**rank_bits`` distinct values gets those values as split points, so its ranks are
-  dense (0, 1, 2, ...), when every row was sampled or the sample has almost surely seen
+  ``2**rank_bits`` distinct values gets those values as split points (each value a
+  bucket of its own) when every row was sampled or the sample has almost surely seen
   every value (Good-Turing: few values seen once). Otherwise the split points are
-  quantiles of the sample (a heavy value gets a bucket of its own) and each bucket's
-  rank is the share of the sample below it, scaled to the rank range, so the leading
-  rank bits split the rows evenly. Serializable to and from JSON (hex).
-- ``rank_columns``: ordered bytes to rank bytes, one vectorized search per column (a
-  bucket table on the top bits of 8-byte keys, numpy ``searchsorted`` for crowded buckets
-  and for wider keys, ``S`` dtype); the bucket of a value is the number of split points
-  ``<=`` it, so equal values always get equal ranks and rank order is byte order.
+  quantiles of the sample (a heavy value gets a bucket of its own). Either way each
+  bucket's rank is the share of the sample below its middle, scaled to the rank range,
+  so the leading rank bits split the rows evenly: a column of k equally common values
+  varies in its first ceil(log2 k) rank bits, not its last. Serializable to and from
+  JSON (hex); boundaries without codes (written by zorder before the spread) keep their
+  dense ranks 0, 1, 2, ..., so they give the order they gave.
+- ``rank_columns``: ordered bytes to rank bytes, one search per column: for keys of up
+  to 8 bytes in C (``_rank.rank_rows``: a bucket table on the key, four comparisons,
+  the code beside the point, written as the bytes the interleave reads), numpy
+  ``searchsorted`` for wider keys (``S`` dtype); the bucket of a value is the number of
+  split points ``<=`` it, so equal values always get equal ranks and rank order is
+  byte order.
 - ``rank_boundaries``: the split points of a table's columns; ``Ordering``
   (``zorder.values.ordering``) gives their ranks to a curve.
 
@@ -29,7 +34,7 @@ This is not Iceberg's byte layout: Spark's rewrite will not reproduce it.
 >>> import numpy as np
 >>> b = rank_boundaries([np.array([10, 20, 20, 30])], rank_bits=8)
 >>> [r.ravel().tolist() for r in rank_columns([ordered_bytes(np.array([5, 20, 31]))], b)]
-[[0, 1, 2]]
+[[32, 128, 224]]
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import numpy
 
 from zorder.ordered import IcebergOptions, ordered_bytes  # noqa: F401  (the doctest)
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
+from zorder.values._rank import rank_rows, sorted_keys
 from zorder.values.table import ColumnSelection, columns_bytes
 
 __all__ = ["ENCODINGS", "RankBoundaries", "rank_boundaries", "rank_columns", "sample_indices"]
@@ -59,8 +65,11 @@ DEFAULT_SEED = 0
 FORMAT = "zorder.rank-boundaries"
 FORMAT_VERSION = 1
 
-#: Largest bucket table of the 8-byte search (2**20 entries): a few MB, built in ms.
+#: The bucket table of the 8-byte search: about a bucket per split point, at most
+#: 2**_TABLE_BITS_MAX (finer tables measured slower: they leave the cache).
 _TABLE_BITS_MAX = 20
+#: Split points ``rank_rows`` compares every key with (a bucket with more is searched).
+_PEEK = 4
 
 
 def check_encoding(encoding: Any) -> str:
@@ -173,19 +182,36 @@ def _distinct_sorted(keys: numpy.ndarray) -> numpy.ndarray:
     return keys[keep]
 
 
-def _split_points(sample: numpy.ndarray, rank_bits: int,
+def _sorted_keys(sample: numpy.ndarray) -> numpy.ndarray:
+    """A column's sampled ``(S, width)`` ordered bytes as sorted keys (``_search_keys``)."""
+    if sample.shape[1] <= 8:
+        if sample.shape[1] > 1 and sample.strides[1] != 1:
+            sample = numpy.ascontiguousarray(sample)
+        return sorted_keys(sample)
+    return numpy.sort(_search_keys(sample))
+
+
+def _sorted_union(*arrays: numpy.ndarray) -> numpy.ndarray:
+    """The distinct values of sorted int arrays, sorted (a stable sort merges the runs)."""
+    return _distinct_sorted(numpy.sort(numpy.concatenate(arrays), kind="stable"))
+
+
+def _split_points(ordered: numpy.ndarray, rank_bits: int,
                   complete: bool = False) -> Tuple[numpy.ndarray, Optional[numpy.ndarray]]:
-    """(split points: sorted distinct keys, of one column's sampled keys; the rank of
-    each bucket, or None for dense ranks). ``complete``: the sample is every row."""
-    if len(sample) == 0:
-        return sample, None
-    ordered = numpy.sort(sample)
+    """(split points: sorted distinct keys, of one column's sorted sampled keys; the rank
+    of each bucket, None only for an empty sample). ``complete``: the sample is every
+    row."""
+    if len(ordered) == 0:
+        return ordered, None
     distinct = _distinct_sorted(ordered)
     buckets = 1 << rank_bits
     if len(distinct) <= buckets and (complete or _saw_every_value(ordered, buckets)):
-        # Dense: every distinct value is its own rank 0, 1, 2, ...
-        return distinct[1:], None
-    points = _quantile_points(ordered, distinct, min(buckets, len(ordered)))
+        points = distinct[1:]      # every distinct value a bucket of its own
+    else:
+        points = _quantile_points(ordered, distinct, min(buckets, len(ordered)))
+    # Either way the buckets' ranks spread over the whole field by their share of rows:
+    # ranks 0, 1, 2, ... of a few values would vary only in the lowest bits, which the
+    # curve reaches last.
     return points, _bucket_codes(ordered, points, rank_bits)
 
 
@@ -193,8 +219,8 @@ def _saw_every_value(ordered: numpy.ndarray, buckets: int) -> bool:
     """Whether a sample has (almost surely) seen every value of its column: the mass of
     the values it has not seen, estimated by Good and Turing as the share of values seen
     once, is below one bucket. Otherwise the column has more values than the sample
-    shows, and dense ranks of the sampled ones would split rows by value count, not by
-    row count, at the leading bits."""
+    shows, and a bucket per sampled value would give the unseen ones' rows to their
+    sampled neighbours: quantile split points weigh them."""
     n = len(ordered)
     starts = numpy.flatnonzero(numpy.concatenate(([True], ordered[1:] != ordered[:-1])))
     once = int(numpy.count_nonzero(numpy.diff(numpy.append(starts, n)) == 1))
@@ -213,7 +239,7 @@ def _quantile_points(ordered: numpy.ndarray, distinct: numpy.ndarray,
     starts = numpy.flatnonzero(numpy.concatenate(([True], ordered[1:] != ordered[:-1])))
     counts = numpy.diff(numpy.append(starts, n))
     heavy = numpy.flatnonzero(counts * slots > n)
-    own = numpy.unique(numpy.concatenate((heavy, heavy + 1)))
+    own = _sorted_union(heavy, heavy + 1)
     own = own[own < len(distinct)]
     # The light values' ranks span their share of the codes (_bucket_codes: the share of
     # rows below), so no more of them than that share of the slots: more would be squeezed
@@ -231,7 +257,7 @@ def _quantile_points(ordered: numpy.ndarray, distinct: numpy.ndarray,
         targets = (numpy.arange(1, budget + 1, dtype=numpy.int64) * int(mass[-1])) // (budget + 1)
         chosen = numpy.searchsorted(mass, targets, side="right")
         chosen = chosen[chosen < len(distinct)]
-        points = distinct[numpy.unique(numpy.concatenate((own, chosen)))]
+        points = distinct[_sorted_union(own, chosen)]
     return points[points > ordered[0]]
 
 
@@ -268,54 +294,54 @@ def _bucket_codes(ordered: numpy.ndarray, points: numpy.ndarray, rank_bits: int)
 
 @dataclass(frozen=True)
 class _Table:
-    """Bucket table over ``[lo, hi]`` of sorted uint64 split points: bucket ``h`` covers
-    keys ``lo + (h << shift)`` up to the next bucket; ``first[h]`` is the number of split
-    points before it and ``crowded[h]`` whether more than one falls inside it."""
+    """What ``rank_rows`` searches sorted uint64 split points with: bucket ``h`` holds
+    the keys ``lo + (h << shift)`` up to the next bucket (``lo`` the first point), and
+    ``entries[h]`` is the number of points below it, plus ``2**31`` when it holds more
+    than ``_PEEK`` (``entries[-1]``: all of them); ``pairs`` holds each point beside the
+    code of its rank (the last code after the points), then ``_PEEK`` words
+    ``2**64 - 1``, so a search reads the code it finds from the same cache lines."""
 
-    lo: numpy.uint64
-    hi: numpy.uint64
-    shift: numpy.uint64
-    first: numpy.ndarray
-    crowded: numpy.ndarray
+    lo: int
+    shift: int
+    entries: numpy.ndarray
+    pairs: numpy.ndarray
 
 
-def _build_table(points: numpy.ndarray) -> Optional[_Table]:
+def _build_table(points: numpy.ndarray, codes: Optional[numpy.ndarray]) -> Optional[_Table]:
     k = len(points)
     if k == 0:
         return None
     lo, hi = int(points[0]), int(points[-1])
     span = hi - lo
-    table_bits = min(_TABLE_BITS_MAX, k.bit_length() + 4)
-    shift = max(0, span.bit_length() - table_bits)
-    last = span >> shift                      # the bucket of hi
-    buckets = ((points - numpy.uint64(lo)) >> numpy.uint64(shift)).astype(numpy.intp)
-    count = numpy.bincount(buckets, minlength=last + 1)
-    first = numpy.cumsum(count) - count
-    index_type = numpy.int32 if k < 2**31 else numpy.int64
-    return _Table(numpy.uint64(lo), numpy.uint64(hi), numpy.uint64(shift),
-                  first.astype(index_type), count > 1)
+    # A bucket per point; up to four per point while some bucket holds more than _PEEK
+    # (points packed close together, as around heavy values, are searched otherwise).
+    table_bits = min(_TABLE_BITS_MAX, k.bit_length())
+    while True:
+        shift = max(0, span.bit_length() - table_bits)
+        last = span >> shift                      # the bucket of hi
+        buckets = ((points - numpy.uint64(lo)) >> numpy.uint64(shift)).astype(numpy.intp)
+        count = numpy.bincount(buckets, minlength=last + 1)
+        if (shift == 0 or table_bits >= min(_TABLE_BITS_MAX, k.bit_length() + 2)
+                or not bool(numpy.any(count > _PEEK))):
+            break
+        table_bits += 1
+    entries = numpy.zeros(last + 2, numpy.uint32)
+    numpy.cumsum(count, out=entries[1:])
+    entries[:-1] |= (count > _PEEK).astype(numpy.uint32) << numpy.uint32(31)
+    pairs = numpy.full((k + _PEEK, 2), 2**64 - 1, numpy.uint64)
+    pairs[:k, 0] = points
+    pairs[:k + 1, 1] = numpy.arange(k + 1, dtype=numpy.uint64) if codes is None else codes
+    for array in (entries, pairs):
+        array.setflags(write=False)
+    return _Table(lo, shift, entries, pairs)
 
 
-def _ranks(keys: numpy.ndarray, points: numpy.ndarray, table: Optional[_Table]) -> numpy.ndarray:
-    """For each key, the number of split points ``<=`` it (int32 or int64)."""
+def _ranks(keys: numpy.ndarray, points: numpy.ndarray) -> numpy.ndarray:
+    """For each key (wider than 8 bytes: ``S`` dtype), the number of split points ``<=``
+    it (int64), by numpy's binary search."""
     if len(points) == 0:
         return numpy.zeros(len(keys), numpy.int64)
-    if table is None:  # wide keys (S dtype): numpy's binary search
-        return numpy.searchsorted(points, keys, side="right").astype(numpy.int64, copy=False)
-    # 8-byte keys: the bucket of each key gives the split points before it; a bucket with
-    # one split point needs one comparison, a rare bucket with more a binary search. A key
-    # in a bucket with none compares with the first point of a later bucket, which is
-    # larger, and the last bucket holds the last point, so the index stays in range.
-    bucket = numpy.clip(keys, table.lo, table.hi)
-    bucket -= table.lo
-    bucket >>= table.shift
-    index = bucket.view(numpy.int64)          # < 2**_TABLE_BITS_MAX
-    ranks = table.first[index]
-    ranks += points[ranks] <= keys
-    crowded = numpy.flatnonzero(table.crowded[index])
-    if crowded.size:
-        ranks[crowded] = numpy.searchsorted(points, keys[crowded], side="right")
-    return ranks
+    return numpy.searchsorted(points, keys, side="right").astype(numpy.int64, copy=False)
 
 
 def _rank_bytes(ranks: numpy.ndarray, nbytes: int) -> numpy.ndarray:
@@ -344,11 +370,13 @@ class RankBoundaries:
             unsigned bytes, ``K <= 2**rank_bits - 1``; ``width`` is the column's ordered
             byte width (8, or ``var_length_contribution`` for strings and binary).
         names: the column names, or None (columns given as a list).
-        codes: per column, None (dense ranks: a value's rank is the number of split
-            points ``<=`` it) or a strictly increasing ``(K + 1,)`` uint64 array, the
-            rank of each bucket (quantile split points: the share of the sample below
-            the bucket, scaled to ``0 .. 2**rank_bits - 1``, so the leading rank bits
-            split the rows evenly); None for the whole means all dense.
+        codes: per column, a strictly increasing ``(K + 1,)`` uint64 array, the rank
+            of each bucket (the share of the sample below the middle of the bucket,
+            scaled to ``0 .. 2**rank_bits - 1``, so the leading rank bits split the
+            rows evenly), or None: dense ranks, a value's rank the number of split
+            points ``<=`` it, as zorder wrote every column of few values before the
+            spread (kept so saved boundaries give the order they gave); None for the
+            whole means all dense.
     """
 
     rank_bits: int
@@ -380,7 +408,7 @@ class RankBoundaries:
                 raise ValueError(f"splits[{i}] must be strictly increasing as unsigned bytes")
             m.setflags(write=False)
             checked.append(m)
-            self._keys.append((keys, _build_table(keys) if keys.dtype == numpy.uint64 else None))
+            self._keys.append(keys)
         object.__setattr__(self, "splits", tuple(checked))
         object.__setattr__(self, "names", _checked_names(self.names, len(checked)))
         codes = (None,) * len(checked) if self.codes is None else self.codes
@@ -401,6 +429,8 @@ class RankBoundaries:
                 c.setflags(write=False)
             checked_codes.append(c)
         object.__setattr__(self, "codes", tuple(checked_codes))
+        self._keys[:] = [(keys, _build_table(keys, c) if keys.dtype == numpy.uint64 else None)
+                         for keys, c in zip(self._keys, checked_codes)]
 
     @property
     def widths(self) -> Tuple[int, ...]:
@@ -436,10 +466,11 @@ class RankBoundaries:
         column (the rows of a sample, e.g. gathered from every partition of a
         distributed table). All sampled rows count; nulls are zero bytes.
 
-        A column gets dense ranks (its distinct values as split points) when it has at
-        most ``2**rank_bits`` distinct values and ``complete`` (the rows are the whole
+        A column's distinct values are its split points (a bucket per value) when it
+        has at most ``2**rank_bits`` of them and ``complete`` (the rows are the whole
         data) or the sample has almost surely seen every value (few values seen only
-        once); otherwise quantile split points filling the whole rank range."""
+        once); otherwise quantile split points. Either way the buckets' ranks fill the
+        whole rank range by their share of the rows."""
         bits = check_rank_bits(rank_bits)
         parts = _check_ordered(ordered_columns)
         if parts[0].shape[0] > MAX_SAMPLE_ROWS:
@@ -448,10 +479,9 @@ class RankBoundaries:
                              f"{parts[0].shape[0]:,}; sample them first (rank_boundaries' "
                              f"sample=)")
         names = _checked_names(names, len(parts))   # (before the work, not after it)
-        found = [_split_points(_search_keys(p), bits, bool(complete)) for p in parts]
+        found = [_split_points(_sorted_keys(p), bits, bool(complete)) for p in parts]
         splits = [_key_matrix(points, p.shape[1]) for (points, _), p in zip(found, parts)]
-        return cls(bits, tuple(splits), names,
-                   tuple(codes for _, codes in found))
+        return cls(bits, tuple(splits), names, tuple(codes for _, codes in found))
 
     def to_dict(self) -> Dict[str, Any]:
         """A JSON-ready dict: split points as one hex string per column."""
@@ -574,7 +604,14 @@ def rank_columns(ordered_columns: Sequence[Any], boundaries: RankBoundaries,
     nbytes = boundaries.rank_bits // 8
     out = []
     for i, (part, (points, table)) in enumerate(zip(parts, boundaries._keys)):
-        ranks = _ranks(_search_keys(part), points, table)
+        if table is not None:   # 8 bytes or fewer: the C search writes the rank bytes
+            if part.shape[1] > 1 and part.strides[1] != 1:
+                part = numpy.ascontiguousarray(part)
+            ranked = numpy.empty((part.shape[0], nbytes), numpy.uint8)
+            rank_rows(part, table.pairs, table.entries, table.lo, table.shift, ranked)
+            out.append(ranked)
+            continue
+        ranks = _ranks(_search_keys(part), points)
         codes = boundaries.codes[i] if boundaries.codes else None
         if codes is not None:
             ranks = codes[ranks]
@@ -638,7 +675,9 @@ def rank_boundaries(data: Any, columns: ColumnSelection = None, *,
     rows are drawn with replacement by ``numpy.random.default_rng(seed)`` (every row
     when there are no more than ``sample``), and each column gets ``2**rank_bits - 1``
     quantile split points of its sampled bytes, or, with fewer distinct sampled values
-    than ``2**rank_bits``, those values (dense ranks ``0, 1, 2, ...``).
+    than ``2**rank_bits``, those values; the buckets' ranks spread over the whole rank
+    range by their share of the rows (two equally common values: ranks 1/4 and 3/4 of
+    it).
 
     Pass the result as ``boundaries=`` to ``zorder_values``, ``sort_indices`` or
     ``sort`` (with ``encoding="rank"``), here or in a later run (``to_json``), so new

@@ -1,0 +1,135 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""The rank encoding's kernels (``zorder.values.rank``): ordered bytes of at most 8 bytes
+to rank bytes, and a sample's keys sorted.
+
+- ``rank_rows``: the code of each row's rank among a column's sorted split points,
+  written as the big-endian bytes the interleave kernel reads (``rank_kernel.h``: a
+  bucket table on the key, then four comparisons without a branch).
+- ``sorted_keys``: the rows of a sample as big-endian words (zero-padded on the right),
+  sorted: a least-significant-digit radix sort that skips the digits every key shares
+  (the high bytes of a timestamp of one year, of small ids).
+
+Both check their arguments once and run without the GIL.
+"""
+
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+import numpy
+
+cdef extern from "rank_kernel.h":
+    enum:
+        ZRANK_PEEK
+        ZRANK_START
+    ctypedef struct zrank_table:
+        const uint64_t* pair
+        const uint32_t* entries
+        int64_t k
+        uint64_t lo
+        uint64_t last
+        int shift
+    uint64_t zrank_load(const uint8_t* row, Py_ssize_t width) noexcept nogil
+    void zrank_rows(const zrank_table* t, const uint8_t* row, Py_ssize_t stride,
+                    Py_ssize_t width, uint8_t* out, Py_ssize_t nbytes, Py_ssize_t n) noexcept nogil
+
+
+def rank_rows(const uint8_t[:, :] ordered, const uint64_t[:, ::1] pairs,
+              const uint32_t[::1] table, uint64_t lo, int shift, uint8_t[:, ::1] out):
+    """Fill ``out`` (``(N, nbytes)``, nbytes 1 to 8) with each row's rank code bytes.
+
+    Args:
+        ordered: ``(N, width)`` ordered bytes, width 1 to 8, each row's bytes adjacent.
+        pairs: ``(K + 4, 2)``: the column's K >= 1 sorted distinct split points as
+            big-endian words (zero-padded on the right), each beside the code of its
+            rank (the number of points <= a key); then 4 words ``2**64 - 1``, the first
+            beside the code of rank K.
+        table: ``(T + 1,)``: for bucket ``h`` (the keys ``lo + (h << shift)`` up to the
+            next bucket), the number of points below it, plus ``2**31`` when it holds
+            more than 4; ``table[T]`` is K.
+        lo: the first split point.
+        shift: the bucket width in bits, 0 to 63.
+    """
+    cdef Py_ssize_t n = ordered.shape[0], width = ordered.shape[1]
+    cdef Py_ssize_t nbytes = out.shape[1]
+    cdef int64_t k = pairs.shape[0] - ZRANK_PEEK
+    cdef Py_ssize_t buckets = table.shape[0] - 1
+    cdef Py_ssize_t j
+    if not 1 <= width <= 8 or not 1 <= nbytes <= 8:
+        raise ValueError(f"rank_rows: widths 1 to 8 bytes, got {width} in, {nbytes} out")
+    if n and ordered.strides[1] != 1:
+        raise ValueError("rank_rows: each row's bytes must be adjacent")
+    if out.shape[0] != n:
+        raise ValueError(f"rank_rows: out has {out.shape[0]} rows for {n}")
+    padded = k >= 1 and pairs.shape[1] == 2
+    for j in range(ZRANK_PEEK if padded else 0):
+        padded = padded and pairs[k + j, 0] == 0xFFFFFFFFFFFFFFFF
+    if not padded or k > ZRANK_START:
+        raise ValueError("rank_rows: pairs must be 1 to 2**31 - 1 (point, code) pairs, "
+                         "then 4 points 2**64 - 1")
+    if buckets < 1 or not 0 <= shift <= 63:
+        raise ValueError("rank_rows: the bucket table does not fit the split points")
+    if n == 0:
+        return
+    cdef zrank_table table_of
+    table_of.pair = &pairs[0, 0]
+    table_of.entries = &table[0]
+    table_of.k = k
+    table_of.lo = lo
+    table_of.shift = shift
+    table_of.last = <uint64_t>(buckets - 1)
+    cdef const uint8_t* row = &ordered[0, 0]
+    cdef Py_ssize_t stride = ordered.strides[0]
+    cdef uint8_t* dest = &out[0, 0]
+    with nogil:
+        zrank_rows(&table_of, row, stride, width, dest, nbytes, n)
+
+
+def sorted_keys(const uint8_t[:, :] ordered):
+    """The rows of ``(N, width)`` ordered bytes (width 1 to 8) as big-endian uint64 words,
+    zero-padded on the right, sorted: a radix sort on bytes, skipping those every key
+    shares."""
+    cdef Py_ssize_t n = ordered.shape[0], width = ordered.shape[1]
+    if not 1 <= width <= 8:
+        raise ValueError(f"sorted_keys: widths 1 to 8 bytes, got {width}")
+    if n and ordered.strides[1] != 1:
+        raise ValueError("sorted_keys: each row's bytes must be adjacent")
+    keys = numpy.empty(n, numpy.uint64)
+    if n == 0:
+        return keys
+    other = numpy.empty(n, numpy.uint64)
+    counts = numpy.zeros((8, 256), numpy.int64)
+    cdef uint64_t[::1] a = keys, b = other
+    cdef int64_t* tally = <int64_t*>(<uint64_t>counts.ctypes.data)
+    cdef const uint8_t* row = &ordered[0, 0]
+    cdef Py_ssize_t stride = ordered.strides[0]
+    cdef Py_ssize_t i, d
+    cdef uint64_t key
+    cdef int64_t total, c
+    cdef uint64_t* src
+    cdef uint64_t* dst
+    cdef uint64_t* swap
+    cdef bint in_keys = True
+    with nogil:
+        for i in range(n):
+            key = zrank_load(row + i * stride, width)
+            a[i] = key
+            for d in range(8):
+                tally[256 * d + ((key >> (8 * d)) & 0xFF)] += 1
+        src, dst = &a[0], &b[0]
+        for d in range(8):
+            if tally[256 * d + ((src[0] >> (8 * d)) & 0xFF)] == n:
+                continue          # every key has this byte: the pass would move nothing
+            total = 0
+            for c in range(256):  # counts to the first position of each byte value
+                total += tally[256 * d + c]
+                tally[256 * d + c] = total - tally[256 * d + c]
+            for i in range(n):
+                key = src[i]
+                c = 256 * d + ((key >> (8 * d)) & 0xFF)
+                dst[tally[c]] = key
+                tally[c] += 1
+            swap = src
+            src = dst
+            dst = swap
+            in_keys = not in_keys
+    return keys if in_keys else other
