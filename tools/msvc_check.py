@@ -48,6 +48,7 @@ static inline void __cpuidex(int r[4], int leaf, int sub) { (void)leaf; (void)su
 FLAGS = ["-std=c11", "-pedantic-errors", "-Werror=vla", "-Werror=implicit-function-declaration",
          "-Wno-unused-function", "-D_MSC_VER=1930", "-D_M_X64=100",
          "-mavx2", "-mbmi2", "-mavx512f", "-mavx512bw", "-mavx512vbmi", "-mgfni", "-mxsave"]
+HEADER = re.compile(r'cdef extern from "([^"]+\.h)"')
 VERBATIM = re.compile(r'cdef extern from \*:\s*\n\s*"""(.*?)"""', re.DOTALL)
 
 
@@ -55,11 +56,18 @@ def units():
     """(name, C text) of each unit to compile."""
     for rel in C_FILES:
         yield rel, f'#include "{ROOT / rel}"\n'
+    headers = set()
     for pyx in sorted(PKG.rglob("*.pyx")):
-        for k, block in enumerate(VERBATIM.findall(pyx.read_text(encoding="utf-8"))):
+        text = pyx.read_text(encoding="utf-8")
+        # headers a module names in `cdef extern from "x.h"`, found beside it or on the path
+        for name in HEADER.findall(text):
+            beside = pyx.parent / name
+            headers.add(str(beside.relative_to(ROOT)) if beside.exists() else name)
+        for k, block in enumerate(VERBATIM.findall(text)):
             # the block is a Python string literal: its escapes are Cython's to decode
             yield f"{pyx.relative_to(ROOT)} (C block {k + 1})", ast.literal_eval(f'"""{block}"""')
-    yield "zorder/cpu/x86_cpuid.h", '#include "x86_cpuid.h"\n'
+    for name in sorted(headers - {"Python.h"}):
+        yield name, f'#include "{ROOT / name if (ROOT / name).exists() else name}"\n'
 
 
 def main() -> int:

@@ -19,18 +19,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(_MSC_VER) && !defined(__clang__)
-#include <stdlib.h>
-#define ZRANK_INLINE static __forceinline
-#define ZRANK_BSWAP64(x) _byteswap_uint64(x)
-#define ZRANK_LITTLE_ENDIAN 1
-#define ZRANK_PREFETCH(p) ((void)(p))
-#else
-#define ZRANK_INLINE static inline __attribute__((always_inline))
-#define ZRANK_BSWAP64(x) __builtin_bswap64(x)
-#define ZRANK_LITTLE_ENDIAN (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-#define ZRANK_PREFETCH(p) __builtin_prefetch(p)
-#endif
+#include "compiler.h"
+
+#define ZRANK_INLINE ZORDER_ALWAYS_INLINE
+#define ZRANK_BSWAP64(x) ZORDER_BSWAP64(x)
+#define ZRANK_LITTLE_ENDIAN ZORDER_LITTLE_ENDIAN
+#define ZRANK_PREFETCH(p) ZORDER_PREFETCH(p)
 
 #define ZRANK_PEEK 4                  /* points compared with every key */
 #define ZRANK_AHEAD 8                 /* rows ahead whose points are fetched early */
