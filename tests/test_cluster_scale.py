@@ -132,7 +132,8 @@ def test_sigterm_stops_the_local_cluster(dataset, tmp_path):
     child = subprocess.Popen(
         [sys.executable, "-m", "zorder", "cluster", dataset, str(tmp_path / "z"),
          "--columns", "a,b", "--scheduler", "local:2", "--memory-limit", "2MB",
-         "--quiet", "--no-report"], env=env, stderr=subprocess.PIPE, text=True)
+         "--quiet", "--no-report"], env=env, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path)   # (`-m` puts its folder first on sys.path: never the source folder)
     deadline = time.monotonic() + 60
     while len(_workers_of(child.pid)) < 2 and child.poll() is None \
             and time.monotonic() < deadline:

@@ -305,8 +305,11 @@ def test_memory_is_bounded_by_the_limit(tmp_path, limit):
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(zorder.__file__))}
 
     def peak(limit):
+        # (run from tmp_path: `python -c` puts its folder first on sys.path, and in a
+        # checkout that would be the uncompiled source folder)
         run = subprocess.run([sys.executable, "-c", BOUNDED, str(tmp_path), limit],
-                             capture_output=True, text=True, timeout=120, env=env)
+                             capture_output=True, text=True, timeout=120, env=env,
+                             cwd=tmp_path)
         assert run.returncode == 0, run.stderr
         return int(run.stdout)
     in_memory, bounded = peak("none"), peak(limit)
