@@ -6,6 +6,7 @@
 #   tools/wheel.sh --out DIR       # keep the sdist and the repaired wheel in DIR
 #   tools/wheel.sh --cc clang      # built by clang (as on macOS), not the default gcc
 #   tools/wheel.sh -- -k table     # extra arguments after -- go to pytest
+#   ZORDER_TEST_SITE=DIR tools/wheel.sh   # the test tools from that site-packages (CI)
 #
 # 1. The sdist, from a clean copy of the tree (tracked and new files: nothing a build left).
 # 2. The wheel, built by pip from that sdist (so the sdist is proved to build), then
@@ -41,6 +42,8 @@ while [ $# -gt 0 ]; do
 done
 fail() { echo "wheel.sh: $*" >&2; exit 1; }
 step() { printf '[wheel %4ds] %s\n' "$SECONDS" "$*"; }
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || fail "needs Python 3.11 or later (its tests run as python -P -m pytest)"
 
 BUILD_ENV=()
 if [ -n "$BUILD_CC" ]; then
@@ -121,19 +124,31 @@ start=$(date +%s%N)
 env PATH="$NOCC_PATH" CC=false CXX=false "$WORK/venv/bin/python" -m pip install -q --disable-pip-version-check \
     "$WHEEL" || fail "the wheel did not install without a compiler"
 step "installed in $(( ($(date +%s%N) - start) / 1000000 )) ms"
-env PATH="$NOCC_PATH" CC=false CXX=false "$WORK/venv/bin/python" -m pip install -q --disable-pip-version-check \
-    "$WHEEL[test]" || fail "the test extra did not install without a compiler"
+if [ -n "${ZORDER_TEST_SITE:-}" ]; then
+    # The test tools from a venv that already has the test extra (CI's), appended after
+    # this venv's own site-packages, so the wheel's zorder and numpy come first: the test
+    # extra is not installed twice in one CI run.
+    [ -d "$ZORDER_TEST_SITE" ] || fail "ZORDER_TEST_SITE=$ZORDER_TEST_SITE is not a folder"
+    site="$("$WORK/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+    echo "$ZORDER_TEST_SITE" >"$site/zorder-test-tools.pth"
+    step "test tools from $ZORDER_TEST_SITE"
+    "$WORK/venv/bin/python" -c 'import zorder, numpy, sys; p = zorder.__file__; sys.exit(None if p.startswith(sys.prefix) else f"zorder imported from {p}")' \
+        || fail "the wheel's zorder is not the one the venv imports"
+else
+    env PATH="$NOCC_PATH" CC=false CXX=false "$WORK/venv/bin/python" -m pip install -q --disable-pip-version-check \
+        "$WHEEL[test]" || fail "the test extra did not install without a compiler"
+fi
 
-# The tests as the sdist ships them, against the installed wheel: the pytest script (not
-# `python -m`, which would put the unpacked sources first on sys.path) with pyproject.toml's
-# --import-mode=importlib imports the installed package; the tests still read the sources
-# (tests/test_layout.py, the docs).
+# The tests as the sdist ships them, against the installed wheel: this venv's Python with
+# -P (`python -m` would otherwise put the unpacked sources first on sys.path) and
+# pyproject.toml's --import-mode=importlib import the installed package; the tests still
+# read the sources (tests/test_layout.py, the docs).
 mkdir -p "$WORK/sdist"
 tar -xzf "$SDIST" -C "$WORK/sdist"
 TESTS_DIR="$(ls -d "$WORK"/sdist/zorder-*)"
 (cd "$WORK" && env PATH="$NOCC_PATH" python -c \
     'import zorder; print("zorder", zorder.__version__, "from", zorder.__file__, "picks", zorder.backend)')
 step "the whole suite against the wheel"
-(cd "$TESTS_DIR" && env PATH="$NOCC_PATH" CC=false CXX=false pytest -q -p no:cacheprovider \
-    -n auto --durations=10 "${PYTEST_EXTRA[@]}")
+(cd "$TESTS_DIR" && env PATH="$NOCC_PATH" CC=false CXX=false "$WORK/venv/bin/python" -P -m pytest \
+    -q -p no:cacheprovider -n auto --durations=10 "${PYTEST_EXTRA[@]}")
 step "done"
