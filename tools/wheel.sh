@@ -132,7 +132,7 @@ if [ -n "${ZORDER_TEST_SITE:-}" ]; then
     site="$("$WORK/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
     echo "$ZORDER_TEST_SITE" >"$site/zorder-test-tools.pth"
     step "test tools from $ZORDER_TEST_SITE"
-    "$WORK/venv/bin/python" -c 'import zorder, numpy, sys; p = zorder.__file__; sys.exit(None if p.startswith(sys.prefix) else f"zorder imported from {p}")' \
+    (cd "$WORK" && "$WORK/venv/bin/python" -c 'import zorder, numpy, sys; p = zorder.__file__; sys.exit(None if p.startswith(sys.prefix) else f"zorder imported from {p}")') \
         || fail "the wheel's zorder is not the one the venv imports"
 else
     env PATH="$NOCC_PATH" CC=false CXX=false "$WORK/venv/bin/python" -m pip install -q --disable-pip-version-check \
