@@ -311,11 +311,9 @@ def test_files_after_the_first_correct_a_wrong_size_estimate(catalog, monkeypatc
     assert sizes[1.4][0] < 0.85 * 40000, sizes
 
 
-def test_size_profiles_encode_each_row_of_a_group_at_most_once(catalog, monkeypatch):
-    # 16 slices of 8,192 rows laid over 20,000 rows overlap: each profile would encode
-    # the group 6.5 times over (the first rewrite of 365 partitions of 11,000 rows each
-    # spent most of its time so).
-    table = make_table(catalog, name="prof", appends=1, rows=20000, with_nulls=False)
+def rows_encoded(monkeypatch):
+    """A list that gets the row count of every table pyarrow encodes from now on (the
+    size profiles encode theirs with ``pq.write_table``)."""
     encoded = []
     real = pq.write_table
 
@@ -324,6 +322,15 @@ def test_size_profiles_encode_each_row_of_a_group_at_most_once(catalog, monkeypa
         return real(data, where, **kwargs)
 
     monkeypatch.setattr(pq, "write_table", counting)
+    return encoded
+
+
+def test_size_profiles_encode_each_row_of_a_group_at_most_once(catalog, monkeypatch):
+    # 16 slices of 8,192 rows laid over 20,000 rows overlap: each profile would encode
+    # the group 6.5 times over (the first rewrite of 365 partitions of 11,000 rows each
+    # spent most of its time so).
+    table = make_table(catalog, name="prof", appends=1, rows=20000, with_nulls=False)
+    encoded = rows_encoded(monkeypatch)
     result = rewrite(table, ["l", "d"], target_file_size="40KB")
     assert result.added_files >= 4   # cut by the profiles, so they were made
     # two profiles (the rows read, the sorted rows), each slice with and without dictionaries
@@ -332,14 +339,7 @@ def test_size_profiles_encode_each_row_of_a_group_at_most_once(catalog, monkeypa
 
 def test_groups_far_below_the_target_are_one_file_without_size_profiles(catalog, monkeypatch):
     table = make_table(catalog, name="small", spec="identity", appends=2, rows=400)
-    encoded = []
-    real = pq.write_table
-
-    def counting(data, where, **kwargs):
-        encoded.append(data.num_rows)
-        return real(data, where, **kwargs)
-
-    monkeypatch.setattr(pq, "write_table", counting)
+    encoded = rows_encoded(monkeypatch)
     result = rewrite(table, ["l", "d"], target_file_size="8MB")
     assert [g["output_files"] for g in result.report["groups"]] == [1, 1, 1]
     assert encoded == []
