@@ -294,6 +294,32 @@ def test_clean_leaves_a_run_in_progress_alone(catalog, tmp_path):
     assert os.path.exists(local(orphans[0]))
 
 
+def test_clean_takes_the_spill_runs_a_lost_client_left(catalog):
+    """A Dask group whose workers shared no folder spills through the table's FileIO into
+    its run's journal folder; a lost client leaves them there, and clean deletes them
+    (without reading them as entries) with the run."""
+    table = make_table(catalog, name="spilled", appends=1, rows=50)
+    data = pathlib.Path(local(table.location())) / "data"
+    (data / "orphan.parquet").write_bytes(b"x")
+    orphan = f"file://{data}/orphan.parquet"
+    folder = fake_run(table, "lost", [orphan], host="another-host", pid=1,
+                      renewed=time.time() - 2 * 3600, state="running")
+    spill = iceberg_journal.spill_folder(folder)
+    runs = [f"{spill}/in-000000.a1/run-000000.arrows", f"{spill}/in-000001.b2/run-000003.arrows"]
+    for run in runs:
+        with table.io.new_output(run).create() as out:
+            out.write(b"ARROW1" + bytes(1000))   # (not JSON: never read as an entry)
+        old = time.time() - 2 * 3600   # (written as long ago as the run's last heartbeat)
+        os.utime(local(run), (old, old))
+    result = clean(table, dry_run=True)
+    assert result.deleted == [orphan] and sorted(result.spill_files) == runs
+    assert all(os.path.exists(local(r)) for r in runs)
+    result = clean(table)
+    assert result.deleted == [orphan] and sorted(result.spill_files) == runs
+    assert result.runs == ["lost"] and result.left == []
+    assert journal_files(table) == set()
+
+
 def test_clean_keeps_journaled_files_a_snapshot_references(catalog):
     """A run killed after its commit: its files are the table's now; only the entries go."""
     table = make_table(catalog, name="landed", appends=2, rows=100)

@@ -150,6 +150,41 @@ def test_ranges_as_tasks_on_a_local_scheduler(catalog, spill):
     assert unreferenced_files(ooc) == set()
 
 
+def test_workers_without_a_shared_folder_spill_through_the_tables_fileio(catalog,
+                                                                        monkeypatch):
+    """No temp_dir, and workers that do not see the client's spill folder (other
+    machines): the runs go through the table's FileIO into the rewrite's journal folder,
+    and are gone afterwards; the rows are the in-memory rewrite's, in its order."""
+    import pickle
+
+    pytest.importorskip("dask")
+    kept = make_table(catalog, name="fmem", appends=4, rows=3000, properties=TARGET)
+    ooc = make_table(catalog, name="fooc", appends=4, rows=3000, properties=TARGET)
+    rewrite(kept, COLUMNS, memory_limit="100MB")
+    monkeypatch.setattr(iceberg_external, "_workers_see", lambda scheduler, folder: False)
+    opened = []
+    storage_class = iceberg_external.TableSpillStorage
+    real_open = storage_class.open_output
+
+    def recording(self, location):
+        opened.append(location)
+        return real_open(self, location)
+
+    monkeypatch.setattr(storage_class, "open_output", recording)
+    result = rewrite(ooc, COLUMNS, memory_limit=LIMIT, scheduler="threads")
+    [entry] = result.report["groups"]
+    assert entry["out_of_core"] and entry["ranges"] >= 2
+    journal = local(ooc.location()) + "/zorder-journal/"
+    assert opened and all(local(p).startswith(journal) and "/spill-" in p for p in opened)
+    # the spill runs, then the run's journal folder: gone
+    assert [f for _, folders, files in os.walk(journal) for f in folders + files] == []
+    assert rows_in_order(sorted_rows(ooc)) == rows_in_order(sorted_rows(kept))
+    assert unreferenced_files(ooc) == set()
+    # the workers get the storage by pickle, the table's FileIO with it
+    copy = pickle.loads(pickle.dumps(storage_class(ooc.io)))
+    assert isinstance(copy.io, PyArrowFileIO) and not copy.exists(opened[0])
+
+
 def test_position_deletes_are_applied_while_streaming(catalog, spill):
     table = make_table(catalog, name="dels", appends=4, rows=3000, properties=TARGET)
     first = next(iter(table.scan().plan_files())).file
@@ -396,6 +431,9 @@ def test_ranges_run_as_tasks_and_a_killed_worker_writes_nothing_twice(tmp_path):
             n_workers=2, threads_per_worker=1, processes=True,
             dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         pids = set(client.run(os.getpid).values())
+        # (spill runs stay local only where every worker sees the folder)
+        assert iceberg_external._workers_see(client, str(spill))
+        assert not iceberg_external._workers_see(client, str(tmp_path / "absent"))
         thread = threading.Thread(target=killer, daemon=True)
         thread.start()
         result = rewrite(table, COLUMNS, memory_limit=LIMIT, temp_dir=str(spill),

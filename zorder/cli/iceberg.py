@@ -375,6 +375,9 @@ def _clean(args: argparse.Namespace) -> int:
     verb = "would delete" if args.dry_run else "deleted"
     for path in result.deleted:
         print(f"{verb} {path}", file=out)
+    if result.spill_files:
+        print(f"{verb} {len(result.spill_files)} spill file(s) of out-of-core groups",
+              file=out)
     print(f"{'dry run: ' if args.dry_run else ''}{verb} {len(result.deleted)} unreferenced "
           f"file(s) and {result.entries} journal entr{'y' if result.entries == 1 else 'ies'} "
           f"of {len(result.runs)} ended run(s); {len(result.referenced)} journaled file(s) "

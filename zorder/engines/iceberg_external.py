@@ -14,10 +14,15 @@ written in memory as before (``iceberg_write.write_group``).
   values and appends its rows to per-range runs in a folder every worker can read;
   stage 2 (a task per range) sorts its range and writes its files, returning them with
   their rows and checksum; the client checks counts and checksums and commits once, as
-  for any group. Stage 1's runs are written under a name of their own, then renamed
-  into place, and stage 2's files have names fixed by (rewrite, group, range, file), so a
-  task that Dask retries after its worker died writes the same files again, never a
-  second set; the client takes one result per range.
+  for any group. Stage 1's runs are written in a folder of the attempt's own, which its
+  result names (a retried task never mixes with a dead one's runs), and stage 2's files
+  have names fixed by (rewrite, group, range, file), so a task that Dask retries after
+  its worker died writes the same files again, never a second set; the client takes one
+  result per range. The runs go in a local folder when every worker sees it (the
+  machine's temporary folder, or ``temp_dir``); on workers of other machines, and no
+  ``temp_dir`` given, through the table's own FileIO, in the rewrite's journal folder
+  (``spill_place``), so that a cluster needs no shared folder and ``clean`` removes what
+  a lost client left.
 
 Position deletes are applied while the rows stream (``iceberg_deletes.stream_live_rows``),
 and the rows read and written are counted and checksummed as on the in-memory path.
@@ -25,6 +30,7 @@ and the rows read and written are counted and checksummed as on the in-memory pa
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shutil
@@ -42,7 +48,7 @@ from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, delete_files)
 from zorder.engines.iceberg_deletes import delete_positions, stream_live_rows
 from zorder.engines.iceberg_footer import add_footer_metadata
-from zorder.engines.iceberg_journal import JournalWriter
+from zorder.engines.iceberg_journal import JournalWriter, remove_spill, spill_folder
 from zorder.engines.iceberg_plan import FileGroup, entry_partition, group_name
 from zorder.engines.iceberg_select import file_metadata
 from zorder.engines.iceberg_tasks import WrittenPaths, on_dask, read_failure
@@ -54,7 +60,7 @@ from zorder.parquet.external import (
 from zorder.parquet.memory import arrow_bytes, format_bytes
 from zorder.parquet.safety import temporary_folder
 from zorder.parquet.sort import IN_MEMORY_PEAK
-from zorder.parquet.spill import SpillFolder
+from zorder.parquet.spill import LOCAL, SpillFolder, SpillStorage, run_location
 from zorder.values.codec import as_matrix
 from zorder.values.ordering import Ordering
 
@@ -85,6 +91,7 @@ class OutOfCore:
     limit: int
     sort_limit: int
     spill_base: str
+    spill_given: bool = False   # spill_base is the user's temp_dir
 
     @property
     def budget(self) -> Budget:
@@ -158,7 +165,8 @@ def plan_out_of_core(table_metadata: Any, io: Any, groups: Sequence[FileGroup], 
                 f"{format_bytes(held)} of them as it cuts files, beside a few input batches "
                 f"and the range it sorts; give at least {format_bytes(need)}, or a smaller "
                 f"target_file_size / --target-file-size")
-        plans.append(OutOfCore(size, rows_per_file, limit, limit - held, base))
+        plans.append(OutOfCore(size, rows_per_file, limit, limit - held, base,
+                               temp_dir is not None))
     return plans
 
 
@@ -495,13 +503,69 @@ def _keys(values: numpy.ndarray) -> numpy.ndarray:
     return values.view(f"S{values.shape[1]}").reshape(values.shape[0])
 
 
+class TableSpillStorage(SpillStorage):
+    """Spill runs through a table's FileIO (any storage the table is on: every worker
+    that can write the table can read them). Picklable, as the FileIO is."""
+
+    local = False
+
+    def __init__(self, io: Any) -> None:
+        self.io = io
+
+    def open_output(self, location: str) -> Any:
+        return self.io.new_output(location).create(overwrite=True)
+
+    def open_input(self, location: str) -> Any:
+        return self.io.new_input(location).open(seekable=False)
+
+    def exists(self, location: str) -> bool:
+        return bool(self.io.new_input(location).exists())
+
+    def delete(self, location: str) -> None:
+        try:
+            self.io.delete(location)
+        except FileNotFoundError:
+            pass
+
+
+def _workers_see(scheduler: Any, folder: str) -> bool:
+    """Whether every worker of ``scheduler`` sees the local ``folder`` (threads,
+    processes and sync run on this machine)."""
+    from zorder.engines.dask_scheduler import running_on
+
+    with running_on(scheduler, 10.0) as client:
+        if client is None:
+            return True
+        return all(client.run(os.path.isdir, folder).values())
+
+
+@contextlib.contextmanager
+def spill_place(scheduler: Any, io: Any, plan: OutOfCore,
+                table_journal: Optional[JournalWriter]) -> Iterator[Tuple[str, SpillStorage]]:
+    """The folder (and its storage) for one group's spill runs on ``scheduler``, removed
+    however the block ends: a local folder when every worker sees it (or ``temp_dir``,
+    which the user vouches for), else a folder in the rewrite's journal folder through
+    the table's FileIO (``clean`` takes it after a lost client)."""
+    with contextlib.ExitStack() as local:
+        folder = local.enter_context(temporary_folder(
+            os.path.join(plan.spill_base, "iceberg"), "spill", plan.spill_base))
+        if plan.spill_given or table_journal is None or _workers_see(scheduler, folder):
+            yield folder, LOCAL
+            return
+    place = spill_folder(table_journal.folder)
+    try:
+        yield place, TableSpillStorage(io)
+    finally:
+        remove_spill(io, place)
+
+
 def _spill_file(table_metadata: Any, io: Any, task: Any, index: int, names: List[str],
                 ordering: Ordering, splits: numpy.ndarray, folder: str, rows: int,
-                where: str) -> Dict[str, Any]:
+                where: str, storage: SpillStorage = LOCAL) -> Dict[str, Any]:
     """Stage 1, one input file: its live rows, with their curve values, appended to one
-    run per range in ``folder/in-INDEX`` (written under a name of this attempt's, then
-    renamed: a retried task never mixes with a dead one's runs). Returns its rows, the
-    checksum of its rows and the rows of each range."""
+    run per range in a folder of this attempt's own under ``folder`` (a retried task never
+    mixes with a dead one's runs). Returns the folder, its rows, the checksum of its rows
+    and the rows of each range."""
     import pyarrow as pa
 
     positions = delete_positions(io, [task])
@@ -509,27 +573,25 @@ def _spill_file(table_metadata: Any, io: Any, task: Any, index: int, names: List
     schema = _arrow_schema(table_metadata, io)
     iceberg_schema = table_metadata.schema()
     counted = _Counted()
-    final = os.path.join(folder, f"in-{index:06d}")
-    attempt = f"{final}.{uuid_module.uuid4().hex}.part"
-    os.mkdir(attempt)
+    attempt = f"{folder}/in-{index:06d}.{uuid_module.uuid4().hex}"
+    if storage.local:
+        os.mkdir(attempt)
     try:
         spill = SpillFolder(attempt, schema.append(pa.field(KEY_COLUMN,
-                                                            pa.binary(splits.dtype.itemsize))))
+                                                            pa.binary(splits.dtype.itemsize))),
+                            storage=storage)
         runs = spill_ranges(
             _live_batches(table_metadata, io, [task], positions, rows, where, schema, counted,
                           expected=task.file.record_count - deleted),
             ordering, names, splits, spill,
             curve_input=lambda b: curve_input_table(b, names, iceberg_schema))
         ranges = [r.rows for r in runs]
-        try:
-            os.rename(attempt, final)
-        except OSError:
-            if not os.path.isdir(final):   # (else: an earlier attempt finished first)
-                raise
-    finally:
-        shutil.rmtree(attempt, ignore_errors=True)
-    return {"rows": counted.rows, "deleted": deleted, "checksum": counted.checksum,
-            "ranges": ranges}
+    except BaseException:
+        if storage.local:   # (elsewhere: the whole spill folder goes with the group)
+            shutil.rmtree(attempt, ignore_errors=True)
+        raise
+    return {"folder": attempt, "rows": counted.rows, "deleted": deleted,
+            "checksum": counted.checksum, "ranges": ranges}
 
 
 def _value_size(ordering: Ordering, names: Sequence[str], schema: Any) -> int:
@@ -539,33 +601,37 @@ def _value_size(ordering: Ordering, names: Sequence[str], schema: Any) -> int:
 
 
 def _write_range(table_metadata: Any, io: Any, group: FileGroup, names: List[str],
-                 ordering: Ordering, number: int, inputs: int, folder: str, expected: int,
-                 rows_per_file: int, sort_limit: int, write_uuid: Any,
-                 journal: Optional[str], table_journal: Optional[JournalWriter]) -> Dict[str, Any]:
-    """Stage 2, one range: its runs (one per input file, in file order) gathered into one
-    run of this task's, sorted (split again if too large) and written as files of about
-    ``rows_per_file`` rows. Returns the DataFiles, rows and written checksum, or the error
-    after deleting what it wrote. Fewer runs' rows than stage 1 spilled (``expected``)
-    is an error: a folder this worker does not see."""
+                 ordering: Ordering, number: int, sources: List[str], folder: str,
+                 expected: int, rows_per_file: int, sort_limit: int, write_uuid: Any,
+                 journal: Optional[str], table_journal: Optional[JournalWriter],
+                 storage: SpillStorage = LOCAL) -> Dict[str, Any]:
+    """Stage 2, one range: its runs (one in each of stage 1's ``sources`` folders, in file
+    order) gathered into one run of this task's, sorted (split again if too large) and
+    written as files of about ``rows_per_file`` rows. Returns the DataFiles, rows and
+    written checksum, or the error after deleting what it wrote. Fewer runs' rows than
+    stage 1 spilled (``expected``) is an error: a folder this worker does not see."""
     import pyarrow as pa
 
     where = f"{group_name(table_metadata, group)}, range {number}"
     written = WrittenPaths(journal, table_journal)
+    # (this task's own run beside the shared ones, or in its machine's temporary folder
+    # when they are kept through the table's FileIO)
+    scratch = folder if storage.local else tempfile.gettempdir()
     try:
         budget = Budget(sort_limit)
-        with temporary_folder(os.path.join(folder, f"range-{number:06d}"), "sort",
-                              folder) as own:
-            paths = [p for p in (os.path.join(folder, f"in-{i:06d}", f"run-{number:06d}.arrows")
-                                 for i in range(inputs)) if os.path.exists(p)]
+        with temporary_folder(os.path.join(scratch, f"range-{number:06d}"), "sort",
+                              scratch) as own:
+            paths = [p for p in (run_location(source, number) for source in sources)
+                     if storage.exists(p)]
             writer = _FileWriter(table_metadata, io, group, _output_key(table_metadata, group),
                                  write_uuid, written, where)
             run, spill = None, None
             if paths:   # (none: no row of the group falls in this range)
-                with pa.OSFile(paths[0], "rb") as source:
+                with storage.open_input(paths[0]) as source:
                     spill = SpillFolder(own, pa.ipc.open_stream(source).schema)
                 run = spill.new_run()
                 for path in paths:   # in file order: ties keep the input order
-                    with pa.OSFile(path, "rb") as source:
+                    with storage.open_input(path) as source:
                         for batch in pa.ipc.open_stream(source):
                             run.append(batch)
                 run.close()
@@ -628,19 +694,19 @@ def run_group_on_dask(scheduler: Any, table_metadata: Any, io: Any, group: FileG
                            max(1, min(_MAX_RANGES, ranges)))
     splits = splits.astype(f"S{size}")
     del samples
-    with temporary_folder(os.path.join(plan.spill_base, "iceberg"), "spill",
-                          plan.spill_base) as folder:
+    with spill_place(scheduler, io, plan, table_journal) as (folder, storage):
         spilled = on_dask(scheduler, _spill_file,
                           [(table_metadata, io, t, i, names, ordering, splits, folder,
-                            batch_rows, where) for i, t in enumerate(group.tasks)])
+                            batch_rows, where, storage) for i, t in enumerate(group.tasks)])
         report("spilling", files_in, files_in, "files")
         read_rows = sum(s["rows"] for s in spilled)
         read_checksum = sum(s["checksum"] for s in spilled) % 2**64
+        sources = [s["folder"] for s in spilled]
         base = uuid_module.uuid4()
         results = on_dask(scheduler, _write_range, [
-            (table_metadata, io, group, names, ordering, r, len(group.tasks), folder,
+            (table_metadata, io, group, names, ordering, r, sources, folder,
              sum(s["ranges"][r] for s in spilled), plan.rows_per_file, plan.sort_limit,
-             uuid_module.uuid5(base, f"range-{r}"), journal, table_journal)
+             uuid_module.uuid5(base, f"range-{r}"), journal, table_journal, storage)
             for r in range(len(splits) + 1)])
         report("writing", len(results), len(results), "ranges")
     for r in results:

@@ -8,6 +8,9 @@ object stores, which cannot append)::
 
     <location>/zorder-journal/<run id>/run.json          the run's heartbeat and state
     <location>/zorder-journal/<run id>/<hash>.json       one entry per data file: its path
+    <location>/zorder-journal/<run id>/spill-<id>/...    spill runs of a Dask cluster whose
+                                                         workers share no folder (removed
+                                                         by the run; else by ``clean``)
 
 Each entry is written whole, once, *before* its data file is opened, so a run killed at any
 point has journaled every file it started; an entry cut short by the kill belongs to a
@@ -43,6 +46,8 @@ HEARTBEAT = "run.json"
 HEARTBEAT_SECONDS = 60.0
 #: A run silent this long (seconds) is over, as ``clean`` judges by default.
 DEFAULT_OLDER_THAN = 3600.0
+#: The start of the name of a spill folder in a run's folder.
+SPILL_PREFIX = "spill-"
 
 
 def journal_root(table_location: str) -> str:
@@ -101,6 +106,27 @@ def _listing(io: Any, folder: str) -> List[Tuple[str, Optional[float]]]:
     raise TypeError(f"the table's FileIO ({type(io).__name__}) cannot list files, so its "
                     f"rewrite journal cannot be read; zorder reads it through PyArrowFileIO "
                     f"or FsspecFileIO (py-io-impl)")
+
+
+def spill_folder(run_folder: str) -> str:
+    """A new spill folder's location in a run's journal folder."""
+    return f"{run_folder}/{SPILL_PREFIX}{uuid.uuid4().hex[:12]}"
+
+
+def _is_spill(run_folder: str, location: str) -> bool:
+    return location.startswith(f"{run_folder}/{SPILL_PREFIX}")
+
+
+def remove_spill(io: Any, folder: str) -> None:
+    """Delete every file under a spill folder (``spill_folder``). A file that cannot be
+    deleted stays for ``clean``, which takes the run's spill folders with the run."""
+    try:
+        files = _listing(io, folder)
+    except TypeError:   # (a FileIO that cannot list: clean cannot either; nothing known)
+        return
+    for location, _ in files:
+        _delete(io, location)
+    _remove_empty_folder(io, folder)
 
 
 def entry_name(path: str) -> str:
@@ -202,6 +228,9 @@ class RunJournal:
         for location in entries:
             if location == heartbeat:
                 continue
+            if _is_spill(self.folder, location):   # (not removed by its group: for clean)
+                kept += 1
+                continue
             entry = _read_json(self.io, location)
             path = entry.get("path") if entry else None
             if path not in self.committed and (
@@ -217,8 +246,9 @@ class RunJournal:
 
 
 def _remove_empty_folder(io: Any, folder: str) -> None:
-    """Remove a run's folder once empty, where folders exist (a local or HDFS file system
-    behind PyArrowFileIO; object stores have none)."""
+    """Remove a run's (or spill) folder once it holds no file, with its empty folders,
+    where folders exist (a local or HDFS file system behind PyArrowFileIO; object stores
+    have none)."""
     if not (hasattr(io, "fs_by_scheme") and hasattr(io, "parse_location")):
         return
     try:
@@ -226,7 +256,9 @@ def _remove_empty_folder(io: Any, folder: str) -> None:
 
         scheme, netloc, path = io.parse_location(folder, io.properties)
         filesystem = io.fs_by_scheme(scheme, netloc)
-        if not filesystem.get_file_info(pafs.FileSelector(path, allow_not_found=True)):
+        infos = filesystem.get_file_info(pafs.FileSelector(path, allow_not_found=True,
+                                                           recursive=True))
+        if not any(info.type == pafs.FileType.File for info in infos):
             filesystem.delete_dir(path)
     except Exception:  # noqa: BLE001 - an empty folder left costs nothing
         pass
@@ -269,6 +301,7 @@ class CleanResult:
         referenced: journaled files that a snapshot references (kept; their entries go).
         left: files that could not be deleted (their entries stay).
         entries: journal entries deleted (would be, with ``dry_run``).
+        spill_files: spill runs of a lost client's Dask group, deleted.
         runs: the runs whose journal was cleaned.
         live_runs: runs still in progress (or not silent for ``older_than``), left alone.
         dry_run: nothing was deleted.
@@ -278,6 +311,7 @@ class CleanResult:
     referenced: List[str] = dataclasses.field(default_factory=list)
     left: List[str] = dataclasses.field(default_factory=list)
     entries: int = 0
+    spill_files: List[str] = dataclasses.field(default_factory=list)
     runs: List[str] = dataclasses.field(default_factory=list)
     live_runs: List[str] = dataclasses.field(default_factory=list)
     dry_run: bool = False
@@ -338,6 +372,7 @@ def clean(table: Any, dry_run: bool = False,
     result = CleanResult(dry_run=dry_run)
     now = time.time()
     over: Dict[str, List[Tuple[str, Optional[str]]]] = {}
+    spilled: Dict[str, List[str]] = {}   # a run's spill files (never data: just deleted)
     for run, files in sorted(_runs(io, root).items()):
         if not _run_is_over(io, root, run, files, float(older_than), now):
             result.live_runs.append(run)
@@ -346,6 +381,9 @@ def clean(table: Any, dry_run: bool = False,
         entries = []
         for location, _ in files:
             if location == heartbeat:
+                continue
+            if _is_spill(f"{root}/{run}", location):
+                spilled.setdefault(run, []).append(location)
                 continue
             entry = _read_json(io, location)
             path = entry.get("path") if entry else None
@@ -361,6 +399,12 @@ def clean(table: Any, dry_run: bool = False,
     for run, entries in over.items():
         result.runs.append(run)
         kept = 0
+        for location in spilled.get(run, []):
+            if dry_run or _delete(io, location):
+                result.spill_files.append(location)
+            else:
+                result.left.append(location)
+                kept += 1
         for location, path in entries:
             if path is not None and path in referenced:
                 result.referenced.append(path)

@@ -5,6 +5,11 @@ removes it however the work ends): tables appended in order, read back in the sa
 whole or batch by batch. Its Arrow bytes and rows are counted as they are appended, so
 the reader knows what loading it will take before it does.
 
+Runs are local files by default. A ``SpillStorage`` puts them elsewhere (the Iceberg
+rewrite's Dask path spills through the table's own FileIO when the workers share no
+folder with the client): it only has to open a location for writing and for reading,
+and delete it.
+
 Buffers are not compressed by default (``SPILL_COMPRESSION``): the runs are written once
 and read once, and LZ4 cost more time than it saved on the README's table (random
 values compress little). A run takes about its rows' Arrow size on disk, curve values
@@ -17,10 +22,43 @@ import itertools
 import os
 from typing import Any, Iterator, Optional
 
-__all__ = ["SPILL_COMPRESSION", "SpillFolder", "SpillRun"]
+__all__ = ["SPILL_COMPRESSION", "SpillFolder", "SpillRun", "SpillStorage", "LOCAL"]
 
 #: IPC buffer compression of spill runs ("lz4", "zstd" or None).
 SPILL_COMPRESSION: Optional[str] = None
+
+
+class SpillStorage:
+    """Where spill runs are kept: local files (``LOCAL``); subclasses keep them elsewhere."""
+
+    #: Local files, in folders that must be made before and removed after.
+    local = True
+
+    def open_output(self, location: str) -> Any:
+        """A new writable Arrow stream at ``location`` (its folder made if need be)."""
+        import pyarrow as pa
+
+        return pa.OSFile(location, "wb")
+
+    def open_input(self, location: str) -> Any:
+        """A readable Arrow stream of ``location``."""
+        import pyarrow as pa
+
+        return pa.OSFile(location, "rb")
+
+    def exists(self, location: str) -> bool:
+        return os.path.exists(location)
+
+    def delete(self, location: str) -> None:
+        """Delete ``location`` if it exists."""
+        try:
+            os.remove(location)
+        except FileNotFoundError:
+            pass
+
+
+#: Local files.
+LOCAL = SpillStorage()
 
 
 class SpillRun:
@@ -29,10 +67,12 @@ class SpillRun:
     ``rows`` and ``nbytes`` (Arrow bytes) count what was appended; ``single_key`` is set
     by the maker when every row of the run shares one curve value."""
 
-    def __init__(self, path: str, schema: Any, compression: Optional[str]) -> None:
+    def __init__(self, path: str, schema: Any, compression: Optional[str],
+                 storage: SpillStorage = LOCAL) -> None:
         self.path = path
         self.schema = schema
         self.compression = compression
+        self.storage = storage
         self.rows = 0
         self.nbytes = 0
         self.single_key = False
@@ -46,7 +86,7 @@ class SpillRun:
         if data.num_rows == 0:
             return
         if self._writer is None:
-            self._sink = pa.OSFile(self.path, "wb")
+            self._sink = self.storage.open_output(self.path)
             options = pa.ipc.IpcWriteOptions(compression=self.compression)
             self._writer = pa.ipc.new_stream(self._sink, self.schema, options=options)
         if isinstance(data, pa.RecordBatch):
@@ -70,7 +110,7 @@ class SpillRun:
         self.close()
         if self.rows == 0:
             return
-        with pa.OSFile(self.path, "rb") as source:
+        with self.storage.open_input(self.path) as source:
             reader = pa.ipc.open_stream(source)
             for batch in reader:
                 yield batch
@@ -87,22 +127,26 @@ class SpillRun:
     def remove(self) -> None:
         """Delete the run's file (the folder's removal would too; this frees disk early)."""
         self.close()
-        try:
-            os.remove(self.path)
-        except FileNotFoundError:
-            pass
+        self.storage.delete(self.path)
 
 
 class SpillFolder:
-    """Makes runs of one schema in ``folder`` (which its maker removes)."""
+    """Makes runs of one schema in ``folder`` (which its maker removes), in ``storage``."""
 
     def __init__(self, folder: str, schema: Any,
-                 compression: Optional[str] = SPILL_COMPRESSION) -> None:
+                 compression: Optional[str] = SPILL_COMPRESSION,
+                 storage: SpillStorage = LOCAL) -> None:
         self.folder = folder
         self.schema = schema
         self.compression = compression
+        self.storage = storage
         self._names = itertools.count()
 
     def new_run(self) -> SpillRun:
-        return SpillRun(os.path.join(self.folder, f"run-{next(self._names):06d}.arrows"),
-                        self.schema, self.compression)
+        return SpillRun(run_location(self.folder, next(self._names)), self.schema,
+                        self.compression, self.storage)
+
+
+def run_location(folder: str, number: int) -> str:
+    """The location of run ``number`` in ``folder`` (a local path or a URI)."""
+    return f"{folder.rstrip('/')}/run-{number:06d}.arrows"
