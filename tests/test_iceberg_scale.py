@@ -28,7 +28,7 @@ from test_iceberg import (  # noqa: E402
 )
 from test_iceberg_live_commit import add_position_deletes  # noqa: E402
 
-from zorder.engines import iceberg_external, iceberg_write  # noqa: E402
+from zorder.engines import cuts, iceberg_external, iceberg_write  # noqa: E402
 from zorder.engines.iceberg_journal import clean  # noqa: E402
 from zorder.iceberg import IcebergRewriteError, rewrite  # noqa: E402
 
@@ -238,15 +238,15 @@ def test_cut_files_cuts_on_coarse_cells_and_keeps_every_row():
             out.append(pa.concat_tables(parts) if parts else None)
             parts.clear()
 
-    iceberg_external.cut_files(pieces, 1000, 4, write)
+    cuts.cut_files(pieces, 1000, 4, write)
     assert len(out) == 4
     assert [r for t in out for r in t.column("row").to_pylist()] == list(range(1000))
     ends = np.cumsum([t.num_rows for t in out])[:-1]
     # each cut within an eighth of a file of the even cut
     assert np.all(np.abs(ends - np.array([250, 500, 750])) <= 250 // 8)
     # where the value changes at a coarser bit than most neighbours
-    bits = iceberg_external.first_differing_bits(matrix[ends - 1], matrix[ends])
-    assert np.all(bits <= np.median(iceberg_external.first_differing_bits(matrix[:-1],
+    bits = cuts.first_differing_bits(matrix[ends - 1], matrix[ends])
+    assert np.all(bits <= np.median(cuts.first_differing_bits(matrix[:-1],
                                                                           matrix[1:])))
 
 
