@@ -336,13 +336,23 @@ def cluster(
             arrow_total = float(sum(s[3] for s in stats))
             bytes_per_row = est_bytes / total_rows if total_rows else 1.0
             nranges = max(1, min(math.ceil(est_bytes / target), max(1, total_rows)))
+            rows_per_file = max(1, int(target / max(bytes_per_row, 1e-9)))
+            group_rows = row_group_size or max(1, int(group_bytes / max(bytes_per_row, 1e-9)))
+            group_rows = int(min(group_rows, rows_per_file))
             task_bytes, slots = _task_memory(client, scheduler, limit)
             out_of_core = arrow_total * IN_MEMORY_PEAK > task_bytes * slots
+            sort_bytes = task_bytes
             if out_of_core or client is not None:
                 # every range, with its curve values, sorted within one task's share
                 if out_of_core:
-                    _check_partitions(stats, task_bytes, slots, limit, client is not None)
-                range_bytes = stages.range_budget(task_bytes)
+                    # beside the sort, a range's task holds the window its next file cut
+                    # is chosen in and the row group being gathered
+                    row_bytes = arrow_total / max(1, total_rows) + size
+                    held = int((rows_per_file // 4 + 1 + group_rows) * row_bytes)
+                    _check_partitions(stats, task_bytes, slots, limit, client is not None,
+                                      held)
+                    sort_bytes = task_bytes - held
+                range_bytes = stages.range_budget(sort_bytes)
                 fit = math.ceil((arrow_total + total_rows * size) * 1.25 / range_bytes)
                 nranges = max(1, min(max(nranges, fit), max(1, total_rows)))
             keys = [stages.sample_keys(ordering, s[1]) for s in stats]
@@ -350,9 +360,6 @@ def cluster(
             if len(splits) == 0:
                 splits = np.array([], dtype=f"S{size}")
             nranges = len(splits) + 1
-            rows_per_file = max(1, int(target / max(bytes_per_row, 1e-9)))
-            group_rows = row_group_size or max(1, int(group_bytes / max(bytes_per_row, 1e-9)))
-            group_rows = int(min(group_rows, rows_per_file))
             name_width = max(5, len(str(nranges - 1)))
 
             if out_of_core:
@@ -363,7 +370,7 @@ def cluster(
                     info = _spilled(parts, client, progress, columns, ordering, splits,
                                     folder, tmp, schema, metadata, size, keep_zvalue,
                                     zvalue_column, rows_per_file, group_rows, compression,
-                                    name_width, task_bytes, total_rows)
+                                    name_width, task_bytes, sort_bytes, total_rows)
             else:
                 meta = ddf._meta.copy()
                 for j in range(nwords):
@@ -436,24 +443,29 @@ def _task_memory(client, scheduler, limit: int) -> Tuple[int, int]:
 _PARTITION_PEAK = 2
 
 
-def _check_partitions(stats, task_bytes: int, slots: int, limit: int, cluster: bool) -> None:
+def _check_partitions(stats, task_bytes: int, slots: int, limit: int, cluster: bool,
+                      held: int) -> None:
     """ValueError naming ``memory_limit`` (on a cluster: the workers' limits) when one
-    task's share cannot hold the largest partition the input comes in."""
+    task's share cannot hold the largest partition the input comes in, or the rows a
+    range's task ``held`` as it cuts files twice over (as much again for the sort)."""
     largest = max((float(s[3]) for s in stats), default=0.0)
-    need = int(_PARTITION_PEAK * largest) + 1
+    need = max(int(_PARTITION_PEAK * largest), 2 * held) + 1
     if task_bytes >= need:
         return
+    what = (f"a partition of up to {format_bytes(largest)} in Arrow, about "
+            f"{_PARTITION_PEAK} times, and {format_bytes(held)} of rows as it cuts an "
+            "output file (a quarter of a file and a row group)")
     if cluster:
         raise ValueError(
             f"the Dask workers' memory limits leave {format_bytes(task_bytes)} to each task, "
-            f"too little for the input's largest partition ({format_bytes(largest)} in "
-            f"Arrow, held about {_PARTITION_PEAK} times): give the workers more memory "
-            "(local:N: --memory-limit) or the input smaller partitions")
+            f"too little for {what}: give the workers more memory (local:N: "
+            "--memory-limit), or the input smaller partitions, or a smaller "
+            "target_file_size (--target-file-size)")
     raise ValueError(
         f"memory_limit={limit} (--memory-limit) is too small for this input: "
-        f"{slots} tasks run at once and each holds a partition of up to "
-        f"{format_bytes(largest)} in Arrow, about {_PARTITION_PEAK} times; give at least "
-        f"{format_bytes(need * slots)}, or the input smaller partitions (files or row groups)")
+        f"{slots} tasks run at once and each holds {what}; give at least "
+        f"{format_bytes(need * slots)}, or the input smaller partitions (files or row "
+        "groups), or a smaller target_file_size (--target-file-size)")
 
 
 def _check_seen(client, folder: str, what: str) -> None:
@@ -467,9 +479,10 @@ def _check_seen(client, folder: str, what: str) -> None:
 def _spilled(parts, client, progress: bool, columns, ordering, splits, folder: str, tmp: str,
              schema, metadata, size: int, keep_zvalue: bool, zvalue_column: str,
              rows_per_file: int, group_rows: int, compression: str, name_width: int,
-             task_bytes: int, total_rows: int):
+             task_bytes: int, sort_bytes: int, total_rows: int):
     """The ranges through spill runs instead of a shuffle: one task per partition spills
-    its rows to one run per range, then one task per range sorts and writes it."""
+    its rows to one run per range, then one task per range sorts it within
+    ``sort_bytes`` and writes it."""
     import dask
     import pandas as pd
 
@@ -489,9 +502,9 @@ def _spilled(parts, client, progress: bool, columns, ordering, splits, folder: s
     # A task retried on a distributed worker must find its runs again: there they go
     # with the spill folder.
     remove = client is None
-    frames = compute([sort(r, [part[r] for part in runs], tmp, metadata, size, keep_zvalue,
-                           zvalue_column, rows_per_file, group_rows, compression, name_width,
-                           remove)
+    frames = compute([sort(r, [part[r] for part in runs], folder, tmp, metadata, size,
+                           keep_zvalue, zvalue_column, rows_per_file, group_rows, compression,
+                           name_width, sort_bytes, remove)
                       for r in range(nranges)], client, progress,
                      f"sorting and writing {nranges} ranges")
     return pd.concat(frames, ignore_index=True) if frames else stages.info_frame([])

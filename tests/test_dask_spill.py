@@ -1,0 +1,180 @@
+"""zorder cluster out of core (issue 38): a range too large for its task's share (a heavy
+curve value) is sorted through the core and its files cut as the rows stream; the survey
+reads a partition in bounded slices; a worker SIGKILLed on the spill path loses and
+doubles nothing.
+
+A few thousand rows and a limit of a megabyte or two make the out-of-core path run."""
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pd = pytest.importorskip("pandas")
+
+import dask  # noqa: E402
+
+from zorder import dask as zd  # noqa: E402
+from zorder.engines import dask_stages  # noqa: E402
+from zorder.engines.dask_scheduler import WORKER_OVERHEAD  # noqa: E402
+from zorder.parquet import spill as spill_module  # noqa: E402
+from zorder.values import codec  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_dask import CLUSTER_CONFIG  # noqa: E402
+
+ROWS = 24_000
+HEAVY = 9_000       # rows of one curve value: more than a range task may hold
+COLUMNS = ["a", "b"]
+OPTIONS = dict(target_file_size="100kB", keep_zvalue=True)
+
+
+@pytest.fixture(scope="module")
+def heavy(tmp_path_factory):
+    """4 files; ``HEAVY`` rows, spread over all of them, share a = 0, b = 0."""
+    path = tmp_path_factory.mktemp("in") / "table"
+    path.mkdir()
+    rng = np.random.default_rng(11)
+    a = rng.integers(1, 500, ROWS)
+    b = rng.normal(0.0, 10.0, ROWS)
+    at = rng.choice(ROWS, HEAVY, replace=False)
+    a[at], b[at] = 0, 0.0
+    per = ROWS // 4
+    for f in range(4):
+        part = slice(f * per, (f + 1) * per)
+        pq.write_table(pa.table({
+            "id": np.arange(f * per, (f + 1) * per, dtype=np.int64), "a": a[part],
+            "b": b[part], "s": pa.array([f"w{x}" for x in rng.integers(0, 40, per)]),
+        }), str(path / f"in-{f}.parquet"), row_group_size=2_000)
+    return str(path)
+
+
+def checksum(table):
+    """Order-independent: the wrapping sum of per-row hashes of the input's columns."""
+    frame = table.select(["id", "a", "b", "s"]).to_pandas()
+    return int(pd.util.hash_pandas_object(frame, index=False).to_numpy().sum(dtype=np.uint64))
+
+
+def rows_in_order(result):
+    """The files' rows in file order; each file sorted, files strictly apart."""
+    tables = [pq.read_table(f.path) for f in result.files]
+    previous = None
+    for table in tables:
+        keys = codec.sort_keys(codec.as_matrix(table.column(zd.ZVALUE_COLUMN)))
+        assert np.all(keys[:-1] <= keys[1:])
+        if previous is not None:
+            assert previous < keys[0], "equal curve values in two files"
+        previous = keys[-1]
+    return pa.concat_tables(tables)
+
+
+@pytest.fixture(scope="module")
+def reference(heavy, tmp_path_factory):
+    """The rows in the in-memory path's order."""
+    return rows_in_order(zd.cluster(heavy, str(tmp_path_factory.mktemp("mem") / "z"),
+                                    COLUMNS, scheduler="threads", **OPTIONS))
+
+
+def test_a_heavy_value_streams_through_its_range_task(heavy, reference, tmp_path,
+                                                      monkeypatch):
+    given, loaded = [], []
+    sorted_ranges, read = dask_stages.sorted_ranges, spill_module.SpillRun.read
+
+    def counted(*args, **kwargs):
+        for table in sorted_ranges(*args, **kwargs):
+            given.append(table.num_rows)
+            yield table
+
+    def counted_read(run):
+        table = read(run)
+        loaded.append(table.num_rows)
+        return table
+
+    monkeypatch.setattr(dask_stages, "sorted_ranges", counted)
+    monkeypatch.setattr(spill_module.SpillRun, "read", counted_read)
+    result = zd.cluster(heavy, str(tmp_path / "z"), COLUMNS, scheduler="sync",
+                        memory_limit="1MB", **OPTIONS)
+    table = rows_in_order(result)
+    assert result.rows == ROWS and sum(given) == ROWS
+    # rows, and ties (the heavy value's rows above all), in the in-memory order
+    assert table.column("id").equals(reference.column("id"))
+    assert checksum(table) == checksum(reference)
+    # the heavy value's range was never held whole: split again, then given in pieces
+    assert len(given) > result.ranges
+    assert max(loaded + given) < HEAVY // 3
+    # its rows share one file (equal values never straddle two), as in memory
+    zero = [f for f in result.files if f.zmin == f.zmax]
+    assert len(zero) == 1 and zero[0].rows == HEAVY
+    assert os.listdir(tmp_path) == ["z"]
+
+
+# ---------------------------------------------------------------------------------------
+# A worker SIGKILLed while a range task writes its files.
+
+def pause_after_a_file(folder):
+    """Run on each worker: the first range task (of any worker) to finish a file writes
+    its PID to ``folder/pid`` and waits there, for the test to SIGKILL it. A worker that
+    replaces the killed one never pauses (it is not patched)."""
+    close = dask_stages._RangeWriter._close
+
+    def paused(self):
+        close(self)
+        try:
+            fd = os.open(os.path.join(folder, "paused"), os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            return
+        os.close(fd)
+        with open(os.path.join(folder, "pid.tmp"), "w") as f:
+            f.write(str(os.getpid()))
+        os.rename(os.path.join(folder, "pid.tmp"), os.path.join(folder, "pid"))
+        time.sleep(60)
+
+    dask_stages._RangeWriter._close = paused
+
+
+def test_a_killed_worker_on_the_spill_path_loses_and_doubles_nothing(heavy, reference,
+                                                                      tmp_path):
+    """Killed after a range task renamed one file into place: the retried task writes
+    the same files again from the same runs, none twice."""
+    pause = tmp_path / "pause"
+    pause.mkdir()
+    killed = []
+
+    def killer():
+        deadline = time.time() + 120
+        while time.time() < deadline and not (pause / "pid").exists():
+            time.sleep(0.05)
+        if (pause / "pid").exists():
+            os.kill(int((pause / "pid").read_text()), signal.SIGKILL)
+            killed.append(int((pause / "pid").read_text()))
+
+    # workers whose limits leave each task about a megabyte: out of core (no pause, as
+    # local:N starts them)
+    config = {**CLUSTER_CONFIG, "distributed.scheduler.allowed-failures": 3,
+              "distributed.worker.memory.pause": False}
+    with dask.config.set(config), distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True,
+            memory_limit=WORKER_OVERHEAD + 1_500_000,
+            dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        pids = set(client.run(os.getpid).values())
+        client.run(pause_after_a_file, str(pause))
+        thread = threading.Thread(target=killer, daemon=True)
+        thread.start()
+        result = zd.cluster(heavy, str(tmp_path / "z"), COLUMNS, scheduler=client,
+                            **OPTIONS)
+        thread.join()
+    assert killed and killed[0] in pids   # (so the spill path ran: _RangeWriter is its)
+    table = rows_in_order(result)
+    assert table.num_rows == ROWS and checksum(table) == checksum(reference)
+    assert table.column("id").equals(reference.column("id"))
+    names = sorted(os.listdir(tmp_path / "z"))
+    assert names == sorted([os.path.basename(f.path) for f in result.files] + [zd.MANIFEST])
+    assert sorted(os.listdir(tmp_path)) == ["pause", "z"]
