@@ -60,6 +60,7 @@ from zorder.engines.dask_scheduler import (
 )
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
+from zorder.parquet.external import Budget
 from zorder.parquet.files import dataset_schema, parquet_files
 from zorder.parquet.memory import format_bytes, memory_limit_of
 from zorder.parquet.metadata import without_range_index
@@ -323,9 +324,12 @@ def cluster(
             parts = ddf.to_delayed()
             # At most ~1M sampled keys reach the client, however many partitions there are.
             per_part = int(max(50, min(sample_rows, stages.MAX_SAMPLE // max(1, len(parts)))))
+            task_bytes, slots = _task_memory(client, scheduler, limit)
             survey = dask.delayed(stages.survey, pure=True)
+            batch_bytes = Budget(task_bytes).batch_bytes
             stats = compute(
-                [survey(p, i, columns, ordering, per_part, compression, keep_zvalue)
+                [survey(p, i, columns, ordering, per_part, compression, keep_zvalue,
+                        batch_bytes)
                  for i, p in enumerate(parts)],
                 client, progress, f"sampling Z-values of {len(parts)} partitions",
             )
@@ -339,7 +343,6 @@ def cluster(
             rows_per_file = max(1, int(target / max(bytes_per_row, 1e-9)))
             group_rows = row_group_size or max(1, int(group_bytes / max(bytes_per_row, 1e-9)))
             group_rows = int(min(group_rows, rows_per_file))
-            task_bytes, slots = _task_memory(client, scheduler, limit)
             out_of_core = arrow_total * IN_MEMORY_PEAK > task_bytes * slots
             sort_bytes = task_bytes
             if out_of_core or client is not None:
@@ -485,8 +488,6 @@ def _spilled(parts, client, progress: bool, columns, ordering, splits, folder: s
     ``sort_bytes`` and writes it."""
     import dask
     import pandas as pd
-
-    from zorder.parquet.external import Budget
 
     nranges = len(splits) + 1
     spill = dask.delayed(stages.spill_partition, pure=True)

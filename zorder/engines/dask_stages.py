@@ -82,20 +82,37 @@ def _encoded_size(pdf, compression: str, head_rows: int = 50_000,
 
 
 def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compression: str,
-           keep_zvalue: bool = False):
+           keep_zvalue: bool = False, batch_bytes: Optional[int] = None):
     """(rows, a sample of each column's ordered bytes, estimated Parquet bytes, estimated
     Arrow bytes) of one partition: the one sampling pass, from which the client learns
     rank boundaries (for encoding="rank") and cuts the ranges, and chooses between the
     shuffle and the spill runs. ``keep_zvalue``: the output keeps the curve values, so
-    they count in its Parquet size."""
+    they count in its Parquet size. The partition is read in slices of its curve
+    columns of about ``batch_bytes`` (every value checked, the sampled rows' ordered
+    bytes kept), and the sizes are estimated from a head of at most that size: beside
+    the partition Dask hands over, the survey holds one slice, not a copy of it all."""
     n = len(pdf)
-    try:
-        encoded = ordering.parts(_arrow_of(pdf, columns), list(columns))
-    except ColumnError as exc:
-        # (its row index is the partition's: say which partition)
-        exc.where = f"partition {index}'s {exc.where}"
-        raise
-    parts = sample_parts(encoded, index, sample_rows)
+    rows = _slice_rows(pdf, columns, batch_bytes)
+    pick = sample_picks(n, index, sample_rows)
+    gathered = []
+    for lo in range(0, max(n, 1), rows):
+        try:
+            encoded = ordering.parts(_arrow_of(pdf.iloc[lo:lo + rows], columns),
+                                     list(columns))
+        except ColumnError as exc:
+            # (its row index is the slice's: say which partition, and which row of it)
+            exc.where = f"partition {index}'s {exc.where}"
+            if exc.first is not None:
+                exc.first += lo
+            raise
+        if pick is not None:
+            at = pick[np.searchsorted(pick, lo):np.searchsorted(pick, lo + rows)] - lo
+            encoded = [p[at] for p in encoded]
+        gathered.append(encoded)
+        del encoded
+    parts = [np.ascontiguousarray(np.concatenate([g[j] for g in gathered]))
+             for j in range(len(gathered[0]))]
+    del gathered
     zvalues_of = None
     if keep_zvalue:
         def zvalues_of(head: Any) -> np.ndarray:
@@ -107,17 +124,41 @@ def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compr
                     ordering, [len(head)],
                     [ordering.parts(_arrow_of(head, columns), list(columns))], columns)
             return zvalue_matrix_of(head, columns, local)
-    return (n, parts, *_encoded_size(pdf, compression, zvalues_of=zvalues_of))
+    head_rows = 50_000 if batch_bytes is None else max(1_000, min(50_000, rows))
+    return (n, parts, *_encoded_size(pdf, compression, head_rows, zvalues_of=zvalues_of))
+
+
+#: Rows of a partition measured for the Arrow bytes a row of its curve columns takes.
+_PROBE_ROWS = 1_024
+
+
+def _slice_rows(pdf, columns, batch_bytes: Optional[int]) -> int:
+    """Rows of a slice the survey converts at once: ``batch_bytes`` of the curve columns
+    in Arrow, with their ordered bytes (about as many again); all rows without it."""
+    if batch_bytes is None or len(pdf) <= _PROBE_ROWS:
+        return max(1, len(pdf))
+    probe = _arrow_of(pdf.iloc[:_PROBE_ROWS], columns)
+    row_bytes = 2.0 * probe.nbytes / probe.num_rows
+    return max(_PROBE_ROWS, int(batch_bytes / max(1.0, row_bytes)))
+
+
+def sample_picks(n: int, index: int, sample_rows: int) -> Optional[np.ndarray]:
+    """The rows (sorted) of piece ``index``'s ``n`` that its sample takes: at most
+    ``sample_rows``, without replacement, the same every run; None: every row."""
+    k = min(n, sample_rows)
+    if k >= n:
+        return None
+    rng = np.random.default_rng([SEED, index])
+    return np.sort(rng.choice(n, size=k, replace=False))
 
 
 def sample_parts(parts: Sequence[np.ndarray], index: int, sample_rows: int) -> List[np.ndarray]:
     """At most ``sample_rows`` rows (without replacement, in row order) of one piece's
-    ordered bytes, the same rows for the same piece ``index`` every run."""
+    ordered bytes, the same rows for the same piece ``index`` every run
+    (``sample_picks``)."""
     n = parts[0].shape[0] if len(parts) else 0
-    k = min(n, sample_rows)
-    if k < n:
-        rng = np.random.default_rng([SEED, index])
-        pick = np.sort(rng.choice(n, size=k, replace=False))
+    pick = sample_picks(n, index, sample_rows)
+    if pick is not None:
         parts = [p[pick] for p in parts]
     return [np.ascontiguousarray(p) for p in parts]
 
