@@ -389,17 +389,23 @@ def test_ranges_run_as_tasks_and_a_killed_worker_writes_nothing_twice(tmp_path):
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
 
+    from zorder.engines.dask_scheduler import WORKER_DATA_SHARE, WORKER_OVERHEAD
+    from zorder.parquet.sizes import parse_size
+
     config = {"distributed.comm.timeouts.connect": "5s",
               "distributed.worker.multiprocessing-method": "forkserver",
-              "distributed.scheduler.allowed-failures": 3}
+              "distributed.scheduler.allowed-failures": 3,
+              "distributed.worker.memory.pause": False}
+    # the workers' own limits leave each task LIMIT: no memory_limit is given (this
+    # machine's default would keep the group in memory)
+    per_worker = WORKER_OVERHEAD + int(parse_size(LIMIT, "LIMIT") / WORKER_DATA_SHARE) + 1
     with dask.config.set(config), distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True,
+            n_workers=2, threads_per_worker=1, processes=True, memory_limit=per_worker,
             dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         pids = set(client.run(os.getpid).values())
         thread = threading.Thread(target=killer, daemon=True)
         thread.start()
-        result = rewrite(table, COLUMNS, memory_limit=LIMIT, temp_dir=str(spill),
-                         scheduler=client)
+        result = rewrite(table, COLUMNS, temp_dir=str(spill), scheduler=client)
         thread.join()
     assert killed and killed[0] in pids
     [entry] = result.report["groups"]
