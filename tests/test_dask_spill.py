@@ -214,3 +214,18 @@ def test_the_survey_reads_a_partition_in_slices(monkeypatch):
     with pytest.raises(ValueError, match=r"^partition 5's column 't'.*\(first at index "
                                          r"17321\)$"):
         dask_stages.survey(pdf, 5, ["t", "a"], ordering, 700, "zstd", batch_bytes=64_000)
+
+
+def test_a_row_group_too_large_is_refused_before_the_survey(tmp_path, monkeypatch):
+    """Dask reads a row group whole, however small its blocksize: one past a task's
+    share is refused from the footers, before any partition is read."""
+    rng = np.random.default_rng(4)
+    pq.write_table(pa.table({"a": rng.integers(0, 9, 60_000), "b": rng.random(60_000)}),
+                   str(tmp_path / "one.parquet"), row_group_size=60_000)
+    surveyed = []
+    monkeypatch.setattr(dask_stages, "survey", lambda *a: surveyed.append(a))
+    with pytest.raises(ValueError, match=r"memory_limit=1000000 \(--memory-limit\) is too "
+                                         r"small .* a partition of up to 960 kB"):
+        zd.cluster(str(tmp_path / "one.parquet"), str(tmp_path / "z"), COLUMNS,
+                   scheduler="sync", memory_limit="1MB")
+    assert surveyed == [] and sorted(os.listdir(tmp_path)) == ["one.parquet"]

@@ -62,7 +62,7 @@ from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.parquet.external import Budget
 from zorder.parquet.files import dataset_schema, parquet_files
-from zorder.parquet.memory import format_bytes, memory_limit_of
+from zorder.parquet.memory import arrow_bytes, format_bytes, memory_limit_of
 from zorder.parquet.metadata import without_range_index
 from zorder.parquet.safety import (
     check_apart, check_folder_output, check_no_shared_files, physical, replace_folder,
@@ -325,6 +325,12 @@ def cluster(
             # At most ~1M sampled keys reach the client, however many partitions there are.
             per_part = int(max(50, min(sample_rows, stages.MAX_SAMPLE // max(1, len(parts)))))
             task_bytes, slots = _task_memory(client, scheduler, limit)
+            if data_path is not None:
+                # a partition is read whole by Dask for the survey: one too large for a
+                # task's share (a row group past the blocksize) is refused before
+                total_arrow, largest = _footer_sizes(files)
+                if total_arrow * IN_MEMORY_PEAK > task_bytes * slots:
+                    _check_partitions(largest, task_bytes, slots, limit, client is not None)
             survey = dask.delayed(stages.survey, pure=True)
             batch_bytes = Budget(task_bytes).batch_bytes
             stats = compute(
@@ -352,7 +358,8 @@ def cluster(
                     # is chosen in and the row group being gathered
                     row_bytes = arrow_total / max(1, total_rows) + size
                     held = int((rows_per_file // 4 + 1 + group_rows) * row_bytes)
-                    _check_partitions(stats, task_bytes, slots, limit, client is not None,
+                    _check_partitions(max((float(s[3]) for s in stats), default=0.0),
+                                      task_bytes, slots, limit, client is not None,
                                       held)
                     sort_bytes = task_bytes - held
                 range_bytes = stages.range_budget(sort_bytes)
@@ -446,29 +453,49 @@ def _task_memory(client, scheduler, limit: int) -> Tuple[int, int]:
 _PARTITION_PEAK = 2
 
 
-def _check_partitions(stats, task_bytes: int, slots: int, limit: int, cluster: bool,
-                      held: int) -> None:
+def _footer_sizes(files: Sequence[str]) -> Tuple[int, int]:
+    """(the Arrow bytes of ``files``' rows, of their largest row group), estimated from
+    their footers (``parquet.memory.arrow_bytes``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow.parquet as pq
+
+    def one(path: str) -> Tuple[int, int]:
+        metadata = pq.ParquetFile(path).metadata
+        groups = [arrow_bytes(metadata, range(g, g + 1))
+                  for g in range(metadata.num_row_groups)]
+        return sum(groups), max(groups, default=0)
+
+    with ThreadPoolExecutor(4) as pool:
+        sizes = list(pool.map(one, files))
+    return sum(t for t, _ in sizes), max((g for _, g in sizes), default=0)
+
+
+def _check_partitions(largest: float, task_bytes: int, slots: int, limit: int, cluster: bool,
+                      held: int = 0) -> None:
     """ValueError naming ``memory_limit`` (on a cluster: the workers' limits) when one
-    task's share cannot hold the largest partition the input comes in, or the rows a
-    range's task ``held`` as it cuts files twice over (as much again for the sort)."""
-    largest = max((float(s[3]) for s in stats), default=0.0)
+    task's share cannot hold the ``largest`` partition the input comes in (its Arrow
+    bytes), or the rows a range's task ``held`` as it cuts files twice over (as much
+    again for the sort)."""
     need = max(int(_PARTITION_PEAK * largest), 2 * held) + 1
     if task_bytes >= need:
         return
     what = (f"a partition of up to {format_bytes(largest)} in Arrow, about "
-            f"{_PARTITION_PEAK} times, and {format_bytes(held)} of rows as it cuts an "
-            "output file (a quarter of a file and a row group)")
+            f"{_PARTITION_PEAK} times")
+    smaller = "the input smaller partitions (files or row groups)"
+    if held:
+        what += (f", and {format_bytes(held)} of rows as it cuts an output file (a quarter "
+                 "of a file and a row group)")
+        smaller += ", or a smaller target_file_size (--target-file-size)"
     if cluster:
         raise ValueError(
             f"the Dask workers' memory limits leave {format_bytes(task_bytes)} to each task, "
             f"too little for {what}: give the workers more memory (local:N: "
-            "--memory-limit), or the input smaller partitions, or a smaller "
-            "target_file_size (--target-file-size)")
+            f"--memory-limit), or {smaller}")
     raise ValueError(
         f"memory_limit={limit} (--memory-limit) is too small for this input: "
-        f"{slots} tasks run at once and each holds {what}; give at least "
-        f"{format_bytes(need * slots)}, or the input smaller partitions (files or row "
-        "groups), or a smaller target_file_size (--target-file-size)")
+        f"{slots} task(s) run at once and each holds {what}; give at least "
+        f"{format_bytes(need * slots)}, or {smaller}")
 
 
 def _check_seen(client, folder: str, what: str) -> None:
