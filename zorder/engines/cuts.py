@@ -224,6 +224,7 @@ def cut_files(tables: Iterable[Any], nrows: int, files: int,
     slack = nrows // files // 8
     held: List[Any] = []
     start = buffered = 0   # (the first held row, and how many are held)
+    copied = 0             # (how many of the first held rows are copies already)
     following = 0          # (the next even cut)
     moving: Optional[bytes] = None   # (whole_keys: the value the open file takes all of)
 
@@ -236,9 +237,10 @@ def cut_files(tables: Iterable[Any], nrows: int, files: int,
                          .combine_chunks())
 
     def emit(upto: int, last: bool) -> None:
-        nonlocal held, start, buffered
+        nonlocal held, start, buffered, copied
         if upto == start and not last:
             return
+        copied = max(0, copied - (upto - start))
         rows = whole() if held else None
         held = []
         if rows is not None and upto - start < rows.num_rows:
@@ -307,10 +309,13 @@ def cut_files(tables: Iterable[Any], nrows: int, files: int,
             emit(max(start, min(start + buffered, ends[following] - slack - 1)), False)
         else:
             emit(start + buffered, False)
-        if held:
-            # (a copy: a slice would keep the whole table it came in alive)
+        if buffered > copied:
+            # (the rows of this table kept, copied: a slice would keep the whole table
+            # alive; each row is copied once)
             rows = whole()
-            held = [rows.take(np.arange(rows.num_rows))]
+            fresh = rows.slice(copied)
+            held = [rows.slice(0, copied), fresh.take(np.arange(fresh.num_rows))]
+            copied = buffered
     while moving is None and following < len(ends) and buffered and start < ends[following]:
         following += 1
         cut(choose(ends[following - 1]))

@@ -350,21 +350,24 @@ def cluster(
             group_rows = row_group_size or max(1, int(group_bytes / max(bytes_per_row, 1e-9)))
             group_rows = int(min(group_rows, rows_per_file))
             out_of_core = arrow_total * IN_MEMORY_PEAK > task_bytes * slots
-            sort_bytes = task_bytes
+            sort_bytes = stages.sort_share(task_bytes) if out_of_core else task_bytes
             if out_of_core or client is not None:
                 # every range, with its curve values, sorted within one task's share
                 if out_of_core:
-                    # beside the sort, a range's task holds the window its next file cut
-                    # is chosen in and the row group being gathered
-                    row_bytes = arrow_total / max(1, total_rows) + size
-                    held = int((rows_per_file // 4 + 1 + group_rows) * row_bytes)
                     _check_partitions(max((float(s[3]) for s in stats), default=0.0),
-                                      task_bytes, slots, limit, client is not None,
-                                      held)
-                    sort_bytes = task_bytes - held
-                range_bytes = stages.range_budget(sort_bytes)
+                                      task_bytes, slots, limit, client is not None)
+                range_bytes = Budget(sort_bytes).range_bytes
                 fit = math.ceil((arrow_total + total_rows * size) * 1.25 / range_bytes)
                 nranges = max(1, min(max(nranges, fit), max(1, total_rows)))
+                if out_of_core:
+                    # a range task holds the file it cuts (a window of a quarter of a
+                    # file, a row group) beside the sort: at most a range's rows each,
+                    # as when a range was written whole (a heavy value, a range past
+                    # its share, gets files of that size, not of the target's)
+                    fit_rows = max(1, int(range_bytes / (arrow_total / max(1, total_rows)
+                                                         + size)))
+                    rows_per_file = min(rows_per_file, fit_rows)
+                    group_rows = min(group_rows, rows_per_file)
             keys = [stages.sample_keys(ordering, s[1]) for s in stats]
             splits = choose_splits(counts, keys, nranges)
             if len(splits) == 0:
@@ -471,31 +474,25 @@ def _footer_sizes(files: Sequence[str]) -> Tuple[int, int]:
     return sum(t for t, _ in sizes), max((g for _, g in sizes), default=0)
 
 
-def _check_partitions(largest: float, task_bytes: int, slots: int, limit: int, cluster: bool,
-                      held: int = 0) -> None:
+def _check_partitions(largest: float, task_bytes: int, slots: int, limit: int,
+                      cluster: bool) -> None:
     """ValueError naming ``memory_limit`` (on a cluster: the workers' limits) when one
     task's share cannot hold the ``largest`` partition the input comes in (its Arrow
-    bytes), or the rows a range's task ``held`` as it cuts files twice over (as much
-    again for the sort)."""
-    need = max(int(_PARTITION_PEAK * largest), 2 * held) + 1
+    bytes)."""
+    need = int(_PARTITION_PEAK * largest) + 1
     if task_bytes >= need:
         return
-    what = (f"a partition of up to {format_bytes(largest)} in Arrow, about "
-            f"{_PARTITION_PEAK} times")
-    smaller = "the input smaller partitions (files or row groups)"
-    if held:
-        what += (f", and {format_bytes(held)} of rows as it cuts an output file (a quarter "
-                 "of a file and a row group)")
-        smaller += ", or a smaller target_file_size (--target-file-size)"
     if cluster:
         raise ValueError(
             f"the Dask workers' memory limits leave {format_bytes(task_bytes)} to each task, "
-            f"too little for {what}: give the workers more memory (local:N: "
-            f"--memory-limit), or {smaller}")
+            f"too little for the input's largest partition ({format_bytes(largest)} in "
+            f"Arrow, held about {_PARTITION_PEAK} times): give the workers more memory "
+            "(local:N: --memory-limit) or the input smaller partitions")
     raise ValueError(
         f"memory_limit={limit} (--memory-limit) is too small for this input: "
-        f"{slots} task(s) run at once and each holds {what}; give at least "
-        f"{format_bytes(need * slots)}, or {smaller}")
+        f"{slots} task(s) run at once and each holds a partition of up to "
+        f"{format_bytes(largest)} in Arrow, about {_PARTITION_PEAK} times; give at least "
+        f"{format_bytes(need * slots)}, or the input smaller partitions (files or row groups)")
 
 
 def _check_seen(client, folder: str, what: str) -> None:

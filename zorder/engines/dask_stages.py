@@ -407,28 +407,31 @@ class _RangeWriter:
                 self._first = keys[0].as_py()
             self._last = keys[len(keys) - 1].as_py()
             columns = rows.columns if self.keep_zvalue else rows.columns[:-1]
-            self._pending.append(pa.Table.from_arrays(columns, schema=self.schema))
-            self._pending_rows += rows.num_rows
+            piece = pa.Table.from_arrays(columns, schema=self.schema)
             del rows, keys, columns
-            while self._pending_rows >= self.row_group_rows:
-                self._write_group(self.row_group_rows)
-            if self._pending_rows:
-                rest = pa.concat_tables(self._pending)
-                self._pending = [rest.take(np.arange(rest.num_rows))]
+            while piece.num_rows:
+                need = self.row_group_rows - self._pending_rows
+                if piece.num_rows < need:
+                    # (what waits for the next rows is copied: a slice would keep the
+                    # whole table it came in alive; each row is copied once at most)
+                    self._pending.append(piece.take(np.arange(piece.num_rows)))
+                    self._pending_rows += piece.num_rows
+                    break
+                self._pending.append(piece.slice(0, need))
+                piece = piece.slice(need)
+                self._write_group()
         if last:
             if self._pending_rows:
-                self._write_group(self._pending_rows)
+                self._write_group()
             self._close()
 
-    def _write_group(self, rows: int) -> None:
+    def _write_group(self) -> None:
+        """Write the pending rows as one row group."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pending = pa.concat_tables(self._pending)
-        group, rest = pending.slice(0, rows), pending.slice(rows)
-        self._pending = [rest] if rest.num_rows else []
-        self._pending_rows = rest.num_rows
-        del pending, rest
+        group = pa.concat_tables(self._pending)
+        self._pending, self._pending_rows = [], 0
         if self._writer is None:
             self._name = (f"part-{self.number:0{self.name_width}d}-"
                           f"{len(self.info):04d}.parquet")
@@ -466,7 +469,12 @@ class _RangeWriter:
                 os.remove(self._partial)
 
 
-def range_budget(task_bytes: int) -> int:
-    """The Arrow bytes (rows and curve values) of one range that a task holding at most
-    ``task_bytes`` can sort: the core's share (``Budget``)."""
-    return Budget(task_bytes).range_bytes
+#: Of a range task's share, what the core's sort gets (``Budget``); the rest holds the
+#: file being cut, its window and row group, each at most a range's rows.
+SORT_SHARE = 0.75
+
+
+def sort_share(task_bytes: int) -> int:
+    """The bytes the core's sort of one range may hold in a task holding at most
+    ``task_bytes``."""
+    return max(1, int(task_bytes * SORT_SHARE))
