@@ -229,3 +229,39 @@ def test_a_row_group_too_large_is_refused_before_the_survey(tmp_path, monkeypatc
         zd.cluster(str(tmp_path / "one.parquet"), str(tmp_path / "z"), COLUMNS,
                    scheduler="sync", memory_limit="1MB")
     assert surveyed == [] and sorted(os.listdir(tmp_path)) == ["one.parquet"]
+
+
+def test_streamed_cuts_never_split_equal_values():
+    """cut_files(whole_keys=True), on sorted rows in pieces of any size: every row once,
+    in order, no value in two files, and about as many files as file_cuts makes."""
+    from zorder.engines.cuts import cut_files, file_cuts
+
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        n = int(rng.integers(1, 3000))
+        keys = np.sort(rng.integers(0, int(rng.choice([3, 60, 2**16])), n, dtype=np.uint64))
+        heavy = int(rng.integers(0, n))
+        keys[heavy:heavy + int(rng.integers(0, n))] = keys[heavy]
+        keys = np.sort(keys)
+        matrix = keys.astype(">u8").view(np.uint8).reshape(-1, 8)
+        table = pa.table({"row": np.arange(n), "k": pa.FixedSizeBinaryArray.from_buffers(
+            pa.binary(8), n, [None, pa.py_buffer(matrix.tobytes())])})
+        step = int(rng.integers(1, 500))
+        files = int(rng.integers(1, 20))
+        out, parts = [], []
+
+        def write(rows, last):
+            if rows is not None and rows.num_rows:
+                parts.append(rows)
+            if last and parts:
+                out.append(pa.concat_tables(parts))
+                parts.clear()
+
+        cut_files([table.slice(i, step) for i in range(0, n, step)], n, files, write,
+                  whole_keys=True)
+        assert parts == []
+        assert [r for t in out for r in t.column("row").to_pylist()] == list(range(n))
+        for a, b in zip(out, out[1:]):
+            assert a.column("k")[-1].as_py() < b.column("k")[0].as_py()
+        planned = len(file_cuts(keys.astype(">u8").view("S8"), max(1, round(n / files)))) - 1
+        assert abs(len(out) - planned) <= 1
