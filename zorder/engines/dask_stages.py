@@ -382,8 +382,9 @@ class _RangeWriter:
     ``number``'s Parquet files, ``part-NUMBER-J.parquet``, one at a time: each under a
     partial name, renamed when whole (a retried task replaces a whole file, never half of
     one), in row groups of ``row_group_rows`` (the groups ``write_range`` makes: one
-    gathered at a time, copied out of the table it came in). ``info``: a row of
-    ``INFO_COLUMNS`` per file written."""
+    gathered at a time; rows waiting for the next call are copied out of the table they
+    came in where they are less than half of it, so they keep at most twice their size
+    alive). ``info``: a row of ``INFO_COLUMNS`` per file written."""
 
     def __init__(self, number: int, tmp_dir: str, schema, keep_zvalue: bool,
                  row_group_rows: int, compression: str, name_width: int) -> None:
@@ -408,13 +409,17 @@ class _RangeWriter:
             self._last = keys[len(keys) - 1].as_py()
             columns = rows.columns if self.keep_zvalue else rows.columns[:-1]
             piece = pa.Table.from_arrays(columns, schema=self.schema)
+            came = piece.num_rows
             del rows, keys, columns
             while piece.num_rows:
                 need = self.row_group_rows - self._pending_rows
                 if piece.num_rows < need:
-                    # (what waits for the next rows is copied: a slice would keep the
-                    # whole table it came in alive; each row is copied once at most)
-                    self._pending.append(piece.take(np.arange(piece.num_rows)))
+                    # (what waits for the next rows is copied where it is a small part
+                    # of the table it came in, which a slice would keep alive; each row
+                    # is copied once at most)
+                    if 2 * piece.num_rows < came:
+                        piece = piece.take(np.arange(piece.num_rows))
+                    self._pending.append(piece)
                     self._pending_rows += piece.num_rows
                     break
                 self._pending.append(piece.slice(0, need))
