@@ -28,7 +28,7 @@ from test_iceberg import (  # noqa: E402
 )
 from test_iceberg_live_commit import add_position_deletes  # noqa: E402
 
-from zorder.engines import iceberg_external, iceberg_write  # noqa: E402
+from zorder.engines import cuts, iceberg_external, iceberg_write  # noqa: E402
 from zorder.engines.iceberg_journal import clean  # noqa: E402
 from zorder.iceberg import IcebergRewriteError, rewrite  # noqa: E402
 
@@ -273,15 +273,15 @@ def test_cut_files_cuts_on_coarse_cells_and_keeps_every_row():
             out.append(pa.concat_tables(parts) if parts else None)
             parts.clear()
 
-    iceberg_external.cut_files(pieces, 1000, 4, write)
+    cuts.cut_files(pieces, 1000, 4, write)
     assert len(out) == 4
     assert [r for t in out for r in t.column("row").to_pylist()] == list(range(1000))
     ends = np.cumsum([t.num_rows for t in out])[:-1]
     # each cut within an eighth of a file of the even cut
     assert np.all(np.abs(ends - np.array([250, 500, 750])) <= 250 // 8)
     # where the value changes at a coarser bit than most neighbours
-    bits = iceberg_external.first_differing_bits(matrix[ends - 1], matrix[ends])
-    assert np.all(bits <= np.median(iceberg_external.first_differing_bits(matrix[:-1],
+    bits = cuts.first_differing_bits(matrix[ends - 1], matrix[ends])
+    assert np.all(bits <= np.median(cuts.first_differing_bits(matrix[:-1],
                                                                           matrix[1:])))
 
 
@@ -424,11 +424,18 @@ def test_ranges_run_as_tasks_and_a_killed_worker_writes_nothing_twice(tmp_path):
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
 
+    from zorder.engines.dask_scheduler import WORKER_DATA_SHARE, WORKER_OVERHEAD
+    from zorder.parquet.sizes import parse_size
+
     config = {"distributed.comm.timeouts.connect": "5s",
               "distributed.worker.multiprocessing-method": "forkserver",
-              "distributed.scheduler.allowed-failures": 3}
+              "distributed.scheduler.allowed-failures": 3,
+              "distributed.worker.memory.pause": False}
+    # the workers' own limits leave each task LIMIT: no memory_limit is given (this
+    # machine's default would keep the group in memory)
+    per_worker = WORKER_OVERHEAD + int(parse_size(LIMIT, "LIMIT") / WORKER_DATA_SHARE) + 1
     with dask.config.set(config), distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True,
+            n_workers=2, threads_per_worker=1, processes=True, memory_limit=per_worker,
             dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         pids = set(client.run(os.getpid).values())
         # (spill runs stay local only where every worker sees the folder)
@@ -436,8 +443,7 @@ def test_ranges_run_as_tasks_and_a_killed_worker_writes_nothing_twice(tmp_path):
         assert not iceberg_external._workers_see(client, str(tmp_path / "absent"))
         thread = threading.Thread(target=killer, daemon=True)
         thread.start()
-        result = rewrite(table, COLUMNS, memory_limit=LIMIT, temp_dir=str(spill),
-                         scheduler=client)
+        result = rewrite(table, COLUMNS, temp_dir=str(spill), scheduler=client)
         thread.join()
     assert killed and killed[0] in pids
     [entry] = result.report["groups"]

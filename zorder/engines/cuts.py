@@ -1,11 +1,13 @@
 """Where to cut curve-sorted rows: the files of a range or a file group, cut where the
-curve enters a new cell at about a target size (``aligned_cuts``, ``file_cuts``), and the
-split keys of ranges (``choose_splits``). Pure numpy, engine-neutral: ``zorder cluster``
-(Dask) and the Iceberg rewrite both cut with these."""
+curve enters a new cell at about a target size (``aligned_cuts``, ``file_cuts``; and
+``cut_files``, the same rule on sorted rows as they stream, holding only the window
+around the next cut), and the split keys of ranges (``choose_splits``). Engine-neutral
+numpy (pyarrow for the streamed tables): ``zorder cluster`` (Dask) and the Iceberg rewrite
+both cut with these."""
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -199,3 +201,127 @@ def choose_splits(counts: Sequence[int], samples: Sequence[np.ndarray], nranges:
     # A split at or below the smallest key would only make an empty first range.
     out = np.array(splits, dtype=keys.dtype)
     return np.unique(out[out > keys[0]])
+
+
+def cut_files(tables: Iterable[Any], nrows: int, files: int,
+              write: Callable[[Any, bool], None], *, whole_keys: bool = False) -> None:
+    """Cut curve-sorted ``tables`` (pyarrow, their curve value column last) into ``files``
+    files of about equal rows out of ``nrows``: ``write(rows, last)`` appends rows (or
+    None) to the current file, which ``last`` ends. Each cut moves, within an eighth of a
+    file either way, to the row where the curve value changes at its most significant bit
+    (nearest the even cut among equals), as ``aligned_cuts`` places them. ``whole_keys``:
+    a cut never falls between two equal values; one that would moves forward to where the
+    value changes, as ``file_cuts`` moves it (the rows stream on into the file meanwhile;
+    an even cut it passes is dropped). Rows are handed on as soon as no cut can fall
+    before them, and the rows kept for the next cut are copied out of the table they came
+    in: only the window around the next cut is held, never a whole table."""
+    import pyarrow as pa
+
+    from zorder.values.codec import as_matrix
+
+    files = max(1, min(files, nrows))
+    ends = [round(i * nrows / files) for i in range(1, files)]
+    slack = nrows // files // 8
+    held: List[Any] = []
+    start = buffered = 0   # (the first held row, and how many are held)
+    copied = 0             # (how many of the first held rows are copies already)
+    following = 0          # (the next even cut)
+    moving: Optional[bytes] = None   # (whole_keys: the value the open file takes all of)
+
+    def whole() -> Any:
+        return pa.concat_tables(held) if len(held) > 1 else held[0]
+
+    def values(lo: int, hi: int) -> np.ndarray:
+        rows = whole()
+        return as_matrix(rows.column(rows.num_columns - 1).slice(lo - start, hi - lo)
+                         .combine_chunks())
+
+    def emit(upto: int, last: bool) -> None:
+        nonlocal held, start, buffered, copied
+        if upto == start and not last:
+            return
+        copied = max(0, copied - (upto - start))
+        rows = whole() if held else None
+        held = []
+        if rows is not None and upto - start < rows.num_rows:
+            rest = rows.slice(upto - start)
+            held = [rest]
+            rows = rows.slice(0, upto - start)
+        write(rows, last)
+        buffered -= upto - start
+        start = upto
+
+    def choose(ideal: int) -> int:
+        lo = max(start + 1, ideal - slack)
+        hi = min(start + buffered, ideal + slack + 1)
+        if hi <= lo:
+            return min(max(ideal, start + 1), start + buffered)
+        found = first_differing_bits(*_pairs(values(lo - 1, hi)))
+        coarsest = np.flatnonzero(found == found.min())
+        return lo + int(coarsest[np.argmin(np.abs(coarsest + lo - ideal))])
+
+    def change(at: int, value: bytes) -> Optional[int]:
+        """The first held row from ``at`` whose value is not ``value``."""
+        if at >= start + buffered:
+            return None
+        keys = values(at, start + buffered)
+        differs = np.flatnonzero(np.any(keys != np.frombuffer(value, np.uint8), axis=1))
+        return at + int(differs[0]) if len(differs) else None
+
+    def cut(at: int) -> None:
+        nonlocal moving
+        if whole_keys:
+            value = values(at - 1, at)[0].tobytes()
+            moved = change(at, value)
+            if moved is None:
+                moving = value
+                emit(start + buffered, False)
+                return
+            at = moved
+        close(at)
+
+    def close(at: int) -> None:
+        nonlocal following
+        emit(at, True)
+        while following < len(ends) and ends[following] <= start:
+            following += 1
+
+    for table in tables:
+        if not table.num_rows:
+            continue
+        held.append(table)
+        buffered += table.num_rows
+        if moving is not None:
+            at = change(start, moving)
+            if at is None:
+                emit(start + buffered, False)
+                continue
+            moving = None
+            close(at)
+        while moving is None and following < len(ends) \
+                and start + buffered > min(nrows - 1, ends[following] + slack):
+            following += 1   # (cut() moves past the even cuts it leaves behind)
+            cut(choose(ends[following - 1]))
+        if moving is not None:
+            continue
+        if following < len(ends):
+            # (the row before the window stays: the first cut compares with it)
+            emit(max(start, min(start + buffered, ends[following] - slack - 1)), False)
+        else:
+            emit(start + buffered, False)
+        if buffered > copied:
+            # (the rows of this table kept, copied: a slice would keep the whole table
+            # alive; each row is copied once)
+            rows = whole()
+            fresh = rows.slice(copied)
+            held = [rows.slice(0, copied), fresh.take(np.arange(fresh.num_rows))]
+            copied = buffered
+    while moving is None and following < len(ends) and buffered and start < ends[following]:
+        following += 1
+        cut(choose(ends[following - 1]))
+    emit(start + buffered, True)
+
+
+def _pairs(matrix: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Each row of ``matrix`` but the last, and the row after it."""
+    return matrix[:-1], matrix[1:]

@@ -60,8 +60,9 @@ from zorder.engines.dask_scheduler import (
 )
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
+from zorder.parquet.external import Budget
 from zorder.parquet.files import dataset_schema, parquet_files
-from zorder.parquet.memory import format_bytes, memory_limit_of
+from zorder.parquet.memory import arrow_bytes, format_bytes, memory_limit_of
 from zorder.parquet.metadata import without_range_index
 from zorder.parquet.safety import (
     check_apart, check_folder_output, check_no_shared_files, physical, replace_folder,
@@ -323,9 +324,18 @@ def cluster(
             parts = ddf.to_delayed()
             # At most ~1M sampled keys reach the client, however many partitions there are.
             per_part = int(max(50, min(sample_rows, stages.MAX_SAMPLE // max(1, len(parts)))))
+            task_bytes, slots = _task_memory(client, scheduler, limit)
+            if data_path is not None:
+                # a partition is read whole by Dask for the survey: one too large for a
+                # task's share (a row group past the blocksize) is refused before
+                total_arrow, largest = _footer_sizes(files)
+                if total_arrow * IN_MEMORY_PEAK > task_bytes * slots:
+                    _check_partitions(largest, task_bytes, slots, limit, client is not None)
             survey = dask.delayed(stages.survey, pure=True)
+            batch_bytes = Budget(task_bytes).batch_bytes
             stats = compute(
-                [survey(p, i, columns, ordering, per_part, compression, keep_zvalue)
+                [survey(p, i, columns, ordering, per_part, compression, keep_zvalue,
+                        batch_bytes)
                  for i, p in enumerate(parts)],
                 client, progress, f"sampling Z-values of {len(parts)} partitions",
             )
@@ -336,23 +346,33 @@ def cluster(
             arrow_total = float(sum(s[3] for s in stats))
             bytes_per_row = est_bytes / total_rows if total_rows else 1.0
             nranges = max(1, min(math.ceil(est_bytes / target), max(1, total_rows)))
-            task_bytes, slots = _task_memory(client, scheduler, limit)
+            rows_per_file = max(1, int(target / max(bytes_per_row, 1e-9)))
+            group_rows = row_group_size or max(1, int(group_bytes / max(bytes_per_row, 1e-9)))
+            group_rows = int(min(group_rows, rows_per_file))
             out_of_core = arrow_total * IN_MEMORY_PEAK > task_bytes * slots
+            sort_bytes = stages.sort_share(task_bytes) if out_of_core else task_bytes
             if out_of_core or client is not None:
                 # every range, with its curve values, sorted within one task's share
                 if out_of_core:
-                    _check_partitions(stats, task_bytes, slots, limit, client is not None)
-                range_bytes = stages.range_budget(task_bytes)
+                    _check_partitions(max((float(s[3]) for s in stats), default=0.0),
+                                      task_bytes, slots, limit, client is not None)
+                range_bytes = Budget(sort_bytes).range_bytes
                 fit = math.ceil((arrow_total + total_rows * size) * 1.25 / range_bytes)
                 nranges = max(1, min(max(nranges, fit), max(1, total_rows)))
+                if out_of_core:
+                    # a range task holds the file it cuts (a window of a quarter of a
+                    # file, a row group) beside the sort: at most a range's rows each,
+                    # as when a range was written whole (a heavy value, a range past
+                    # its share, gets files of that size, not of the target's)
+                    fit_rows = max(1, int(range_bytes / (arrow_total / max(1, total_rows)
+                                                         + size)))
+                    rows_per_file = min(rows_per_file, fit_rows)
+                    group_rows = min(group_rows, rows_per_file)
             keys = [stages.sample_keys(ordering, s[1]) for s in stats]
             splits = choose_splits(counts, keys, nranges)
             if len(splits) == 0:
                 splits = np.array([], dtype=f"S{size}")
             nranges = len(splits) + 1
-            rows_per_file = max(1, int(target / max(bytes_per_row, 1e-9)))
-            group_rows = row_group_size or max(1, int(group_bytes / max(bytes_per_row, 1e-9)))
-            group_rows = int(min(group_rows, rows_per_file))
             name_width = max(5, len(str(nranges - 1)))
 
             if out_of_core:
@@ -363,7 +383,7 @@ def cluster(
                     info = _spilled(parts, client, progress, columns, ordering, splits,
                                     folder, tmp, schema, metadata, size, keep_zvalue,
                                     zvalue_column, rows_per_file, group_rows, compression,
-                                    name_width, task_bytes, total_rows)
+                                    name_width, task_bytes, sort_bytes, total_rows)
             else:
                 meta = ddf._meta.copy()
                 for j in range(nwords):
@@ -436,10 +456,29 @@ def _task_memory(client, scheduler, limit: int) -> Tuple[int, int]:
 _PARTITION_PEAK = 2
 
 
-def _check_partitions(stats, task_bytes: int, slots: int, limit: int, cluster: bool) -> None:
+def _footer_sizes(files: Sequence[str]) -> Tuple[int, int]:
+    """(the Arrow bytes of ``files``' rows, of their largest row group), estimated from
+    their footers (``parquet.memory.arrow_bytes``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow.parquet as pq
+
+    def one(path: str) -> Tuple[int, int]:
+        metadata = pq.ParquetFile(path).metadata
+        groups = [arrow_bytes(metadata, range(g, g + 1))
+                  for g in range(metadata.num_row_groups)]
+        return sum(groups), max(groups, default=0)
+
+    with ThreadPoolExecutor(4) as pool:
+        sizes = list(pool.map(one, files))
+    return sum(t for t, _ in sizes), max((g for _, g in sizes), default=0)
+
+
+def _check_partitions(largest: float, task_bytes: int, slots: int, limit: int,
+                      cluster: bool) -> None:
     """ValueError naming ``memory_limit`` (on a cluster: the workers' limits) when one
-    task's share cannot hold the largest partition the input comes in."""
-    largest = max((float(s[3]) for s in stats), default=0.0)
+    task's share cannot hold the ``largest`` partition the input comes in (its Arrow
+    bytes)."""
     need = int(_PARTITION_PEAK * largest) + 1
     if task_bytes >= need:
         return
@@ -451,7 +490,7 @@ def _check_partitions(stats, task_bytes: int, slots: int, limit: int, cluster: b
             "(local:N: --memory-limit) or the input smaller partitions")
     raise ValueError(
         f"memory_limit={limit} (--memory-limit) is too small for this input: "
-        f"{slots} tasks run at once and each holds a partition of up to "
+        f"{slots} task(s) run at once and each holds a partition of up to "
         f"{format_bytes(largest)} in Arrow, about {_PARTITION_PEAK} times; give at least "
         f"{format_bytes(need * slots)}, or the input smaller partitions (files or row groups)")
 
@@ -467,13 +506,12 @@ def _check_seen(client, folder: str, what: str) -> None:
 def _spilled(parts, client, progress: bool, columns, ordering, splits, folder: str, tmp: str,
              schema, metadata, size: int, keep_zvalue: bool, zvalue_column: str,
              rows_per_file: int, group_rows: int, compression: str, name_width: int,
-             task_bytes: int, total_rows: int):
+             task_bytes: int, sort_bytes: int, total_rows: int):
     """The ranges through spill runs instead of a shuffle: one task per partition spills
-    its rows to one run per range, then one task per range sorts and writes it."""
+    its rows to one run per range, then one task per range sorts it within
+    ``sort_bytes`` and writes it."""
     import dask
     import pandas as pd
-
-    from zorder.parquet.external import Budget
 
     nranges = len(splits) + 1
     spill = dask.delayed(stages.spill_partition, pure=True)
@@ -489,9 +527,9 @@ def _spilled(parts, client, progress: bool, columns, ordering, splits, folder: s
     # A task retried on a distributed worker must find its runs again: there they go
     # with the spill folder.
     remove = client is None
-    frames = compute([sort(r, [part[r] for part in runs], tmp, metadata, size, keep_zvalue,
-                           zvalue_column, rows_per_file, group_rows, compression, name_width,
-                           remove)
+    frames = compute([sort(r, [part[r] for part in runs], folder, tmp, metadata, size,
+                           keep_zvalue, zvalue_column, rows_per_file, group_rows, compression,
+                           name_width, sort_bytes, remove)
                       for r in range(nranges)], client, progress,
                      f"sorting and writing {nranges} ranges")
     return pd.concat(frames, ignore_index=True) if frames else stages.info_frame([])

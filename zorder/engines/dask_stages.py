@@ -7,8 +7,10 @@ Parquet files of about the target size). The split keys and file cuts between th
 Out of core, the shuffle is replaced by spill runs on disk (``zorder.parquet.external``):
 ``spill_partition`` appends each row of a partition, with its curve value, to the run of
 its range (one file per partition and range), and ``sort_spilled_range`` reads one
-range's runs in partition order, sorts them stably and writes its files, so no task ever
-holds more than one partition or one range."""
+range's runs in partition order, sorts them stably through the core (a range too large
+for its share split again, or streamed when it is one value) and cuts its files as the
+sorted rows stream, so no task ever holds more than one partition or its share of a
+range."""
 
 from __future__ import annotations
 
@@ -19,14 +21,14 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from zorder.engines.cuts import file_cuts
+from zorder.engines.cuts import cut_files, file_cuts
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.ordered.errors import ColumnError
-from zorder.parquet.external import KEY_COLUMN, Budget, spill_ranges
-from zorder.parquet.spill import SpillFolder
-from zorder.values.codec import as_matrix, from_words, sort_keys, to_words
+from zorder.parquet.external import KEY_COLUMN, Budget, sorted_ranges, spill_ranges
+from zorder.parquet.safety import temporary_folder
+from zorder.parquet.spill import JoinedRun, SpillFolder
+from zorder.values.codec import from_words, sort_keys, to_words
 from zorder.values.ordering import Ordering
-from zorder.values.sort import argsort_zvalues
 
 PART = "__zorder_part"
 WORD = "__zorder_w{}"
@@ -80,20 +82,37 @@ def _encoded_size(pdf, compression: str, head_rows: int = 50_000,
 
 
 def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compression: str,
-           keep_zvalue: bool = False):
+           keep_zvalue: bool = False, batch_bytes: Optional[int] = None):
     """(rows, a sample of each column's ordered bytes, estimated Parquet bytes, estimated
     Arrow bytes) of one partition: the one sampling pass, from which the client learns
     rank boundaries (for encoding="rank") and cuts the ranges, and chooses between the
     shuffle and the spill runs. ``keep_zvalue``: the output keeps the curve values, so
-    they count in its Parquet size."""
+    they count in its Parquet size. The partition is read in slices of its curve
+    columns of about ``batch_bytes`` (every value checked, the sampled rows' ordered
+    bytes kept), and the sizes are estimated from a head of at most that size: beside
+    the partition Dask hands over, the survey holds one slice, not a copy of it all."""
     n = len(pdf)
-    try:
-        encoded = ordering.parts(_arrow_of(pdf, columns), list(columns))
-    except ColumnError as exc:
-        # (its row index is the partition's: say which partition)
-        exc.where = f"partition {index}'s {exc.where}"
-        raise
-    parts = sample_parts(encoded, index, sample_rows)
+    rows = _slice_rows(pdf, columns, batch_bytes)
+    pick = sample_picks(n, index, sample_rows)
+    gathered = []
+    for lo in range(0, max(n, 1), rows):
+        try:
+            encoded = ordering.parts(_arrow_of(pdf.iloc[lo:lo + rows], columns),
+                                     list(columns))
+        except ColumnError as exc:
+            # (its row index is the slice's: say which partition, and which row of it)
+            exc.where = f"partition {index}'s {exc.where}"
+            if exc.first is not None:
+                exc.first += lo
+            raise
+        if pick is not None:
+            at = pick[np.searchsorted(pick, lo):np.searchsorted(pick, lo + rows)] - lo
+            encoded = [p[at] for p in encoded]
+        gathered.append(encoded)
+        del encoded
+    parts = [np.ascontiguousarray(np.concatenate([g[j] for g in gathered]))
+             for j in range(len(gathered[0]))]
+    del gathered
     zvalues_of = None
     if keep_zvalue:
         def zvalues_of(head: Any) -> np.ndarray:
@@ -105,17 +124,41 @@ def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compr
                     ordering, [len(head)],
                     [ordering.parts(_arrow_of(head, columns), list(columns))], columns)
             return zvalue_matrix_of(head, columns, local)
-    return (n, parts, *_encoded_size(pdf, compression, zvalues_of=zvalues_of))
+    head_rows = 50_000 if batch_bytes is None else max(1_000, min(50_000, rows))
+    return (n, parts, *_encoded_size(pdf, compression, head_rows, zvalues_of=zvalues_of))
+
+
+#: Rows of a partition measured for the Arrow bytes a row of its curve columns takes.
+_PROBE_ROWS = 1_024
+
+
+def _slice_rows(pdf, columns, batch_bytes: Optional[int]) -> int:
+    """Rows of a slice the survey converts at once: ``batch_bytes`` of the curve columns
+    in Arrow, with their ordered bytes (about as many again); all rows without it."""
+    if batch_bytes is None or len(pdf) <= _PROBE_ROWS:
+        return max(1, len(pdf))
+    probe = _arrow_of(pdf.iloc[:_PROBE_ROWS], columns)
+    row_bytes = 2.0 * probe.nbytes / probe.num_rows
+    return max(_PROBE_ROWS, int(batch_bytes / max(1.0, row_bytes)))
+
+
+def sample_picks(n: int, index: int, sample_rows: int) -> Optional[np.ndarray]:
+    """The rows (sorted) of piece ``index``'s ``n`` that its sample takes: at most
+    ``sample_rows``, without replacement, the same every run; None: every row."""
+    k = min(n, sample_rows)
+    if k >= n:
+        return None
+    rng = np.random.default_rng([SEED, index])
+    return np.sort(rng.choice(n, size=k, replace=False))
 
 
 def sample_parts(parts: Sequence[np.ndarray], index: int, sample_rows: int) -> List[np.ndarray]:
     """At most ``sample_rows`` rows (without replacement, in row order) of one piece's
-    ordered bytes, the same rows for the same piece ``index`` every run."""
+    ordered bytes, the same rows for the same piece ``index`` every run
+    (``sample_picks``)."""
     n = parts[0].shape[0] if len(parts) else 0
-    k = min(n, sample_rows)
-    if k < n:
-        rng = np.random.default_rng([SEED, index])
-        pick = np.sort(rng.choice(n, size=k, replace=False))
+    pick = sample_picks(n, index, sample_rows)
+    if pick is not None:
         parts = [p[pick] for p in parts]
     return [np.ascontiguousarray(p) for p in parts]
 
@@ -292,47 +335,151 @@ def _checked(batches):
         yield batch
 
 
-def sort_spilled_range(number: int, runs: Sequence[Tuple[str, int, int]], tmp_dir: str,
-                       metadata, size: int, keep_zvalue: bool, zvalue_column: str,
-                       rows_per_file: int, row_group_rows: int, compression: str,
-                       name_width: int, remove: bool = True):
+def sort_spilled_range(number: int, runs: Sequence[Tuple[str, int, int]], folder: str,
+                       tmp_dir: str, metadata, size: int, keep_zvalue: bool,
+                       zvalue_column: str, rows_per_file: int, row_group_rows: int,
+                       compression: str, name_width: int, sort_bytes: int,
+                       remove: bool = True):
     """Range ``number`` from its spill runs (one per partition, in partition order: the
-    input order), sorted stably by curve value and written as ``write_range`` writes a
-    shuffled range; the runs are removed once it is written if ``remove``."""
+    input order), sorted stably by curve value by the core (``sorted_ranges``, within
+    ``sort_bytes``: a range still too large, a heavy value, is split again from its own
+    values or, all one value, streamed as it is) and written as files of about
+    ``rows_per_file`` rows cut as the sorted rows stream (``cut_files``: equal values in
+    one file, as ``write_range`` cuts a shuffled range). Re-split runs go to a folder of
+    this task's own under ``folder``; the partitions' runs are removed as they are read
+    if ``remove``."""
     import pyarrow as pa
 
     if interrupted():
         raise Interrupted("stopped before sorting a range")
-    paths = [path for path, rows, _ in runs if rows]
-    if not paths:
+    found = [(path, rows, nbytes) for path, rows, nbytes in runs if rows]
+    if not found:
         return info_frame([])
-    pieces = []
-    for path in paths:
-        with pa.OSFile(path, "rb") as source:
-            pieces.append(pa.ipc.open_stream(source).read_all())
-    table = pa.concat_tables(pieces, promote_options="default").combine_chunks()
-    del pieces
-    matrix = as_matrix(table.column(table.num_columns - 1))
-    order = argsort_zvalues(matrix)
-    matrix = np.ascontiguousarray(matrix[order])
-    table = table.select(list(range(table.num_columns - 1))).take(order)
-    del order
-    if metadata is not None:
-        table = table.replace_schema_metadata(metadata or None)
+    run = JoinedRun([path for path, _, _ in found], sum(rows for _, rows, _ in found),
+                    sum(nbytes for _, _, nbytes in found), owned=remove)
+    fields = list(run.schema)[:-1]
     if keep_zvalue:
-        zarr = pa.FixedSizeBinaryArray.from_buffers(
-            pa.binary(size), len(matrix), [None, pa.py_buffer(matrix.tobytes())])
-        table = table.append_column(pa.field(zvalue_column, pa.binary(size), nullable=False),
-                                    zarr)
-    info = _write_sorted(table, matrix, number, tmp_dir, rows_per_file, row_group_rows,
-                         compression, name_width)
-    for path in paths if remove else ():
-        with contextlib.suppress(OSError):
-            os.remove(path)
-    return info
+        fields.append(pa.field(zvalue_column, pa.binary(size), nullable=False))
+    schema = pa.schema(fields, metadata=run.schema.metadata if metadata is None
+                       else metadata or None)
+    writer = _RangeWriter(number, tmp_dir, schema, keep_zvalue, row_group_rows, compression,
+                          name_width)
+    try:
+        with temporary_folder(os.path.join(folder, f"range-{number:06d}"), "sort",
+                              folder) as own:
+            tables = sorted_ranges([run], SpillFolder(own, run.schema), Budget(sort_bytes),
+                                   keep_key=True)
+            cut_files(tables, run.rows, max(1, round(run.rows / max(1, rows_per_file))),
+                      writer, whole_keys=True)
+    except BaseException:
+        writer.abort()
+        raise
+    return info_frame(writer.info)
 
 
-def range_budget(task_bytes: int) -> int:
-    """The Arrow bytes (rows and curve values) of one range that a task holding at most
-    ``task_bytes`` can sort: the core's share (``Budget``)."""
-    return Budget(task_bytes).range_bytes
+class _RangeWriter:
+    """Writes the rows ``cut_files`` hands on (curve value column last) as range
+    ``number``'s Parquet files, ``part-NUMBER-J.parquet``, one at a time: each under a
+    partial name, renamed when whole (a retried task replaces a whole file, never half of
+    one), in row groups of ``row_group_rows`` (the groups ``write_range`` makes: one
+    gathered at a time; rows waiting for the next call are copied out of the table they
+    came in where they are less than half of it, so they keep at most twice their size
+    alive). ``info``: a row of ``INFO_COLUMNS`` per file written."""
+
+    def __init__(self, number: int, tmp_dir: str, schema, keep_zvalue: bool,
+                 row_group_rows: int, compression: str, name_width: int) -> None:
+        self.number, self.tmp_dir, self.schema = number, tmp_dir, schema
+        self.keep_zvalue, self.row_group_rows = keep_zvalue, row_group_rows
+        self.compression, self.name_width = compression, name_width
+        self.info: List[tuple] = []
+        self._writer: Any = None
+        self._name = self._partial = ""
+        self._pending: List[Any] = []
+        self._pending_rows = 0
+        self._rows = self._groups = 0
+        self._first = self._last = b""
+
+    def __call__(self, rows, last: bool) -> None:
+        import pyarrow as pa
+
+        if rows is not None and rows.num_rows:
+            keys = rows.column(rows.num_columns - 1)
+            if not self._rows + self._pending_rows:
+                self._first = keys[0].as_py()
+            self._last = keys[len(keys) - 1].as_py()
+            columns = rows.columns if self.keep_zvalue else rows.columns[:-1]
+            piece = pa.Table.from_arrays(columns, schema=self.schema)
+            came = piece.num_rows
+            del rows, keys, columns
+            while piece.num_rows:
+                need = self.row_group_rows - self._pending_rows
+                if piece.num_rows < need:
+                    # (what waits for the next rows is copied where it is a small part
+                    # of the table it came in, which a slice would keep alive; each row
+                    # is copied once at most)
+                    if 2 * piece.num_rows < came:
+                        piece = piece.take(np.arange(piece.num_rows))
+                    self._pending.append(piece)
+                    self._pending_rows += piece.num_rows
+                    break
+                self._pending.append(piece.slice(0, need))
+                piece = piece.slice(need)
+                self._write_group()
+        if last:
+            if self._pending_rows:
+                self._write_group()
+            self._close()
+
+    def _write_group(self) -> None:
+        """Write the pending rows as one row group."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        group = pa.concat_tables(self._pending)
+        self._pending, self._pending_rows = [], 0
+        if self._writer is None:
+            self._name = (f"part-{self.number:0{self.name_width}d}-"
+                          f"{len(self.info):04d}.parquet")
+            self._partial = os.path.join(self.tmp_dir,
+                                         f".{self._name}.{uuid.uuid4().hex}.partial")
+            self._writer = pq.ParquetWriter(self._partial, self.schema,
+                                            compression=self.compression,
+                                            write_statistics=True)
+        # (an interrupt of the threads scheduler ends the task at the next row group:
+        # threads cannot be killed)
+        if interrupted():
+            raise Interrupted(f"stopped before writing {self._name}")
+        self._writer.write_table(group, row_group_size=self.row_group_rows)
+        self._rows += group.num_rows
+        self._groups += 1
+
+    def _close(self) -> None:
+        if self._writer is None:
+            return
+        self._writer.close()
+        self._writer = None
+        final = os.path.join(self.tmp_dir, self._name)
+        os.replace(self._partial, final)
+        self.info.append((self.number, self._name, self._rows, os.path.getsize(final),
+                          self._groups, self._first.hex(), self._last.hex()))
+        self._rows = self._groups = 0
+
+    def abort(self) -> None:
+        """Close and remove the file being written (after an error or an interrupt)."""
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+            self._writer = None
+            with contextlib.suppress(OSError):
+                os.remove(self._partial)
+
+
+#: Of a range task's share, what the core's sort gets (``Budget``); the rest holds the
+#: file being cut, its window and row group, each at most a range's rows.
+SORT_SHARE = 0.75
+
+
+def sort_share(task_bytes: int) -> int:
+    """The bytes the core's sort of one range may hold in a task holding at most
+    ``task_bytes``."""
+    return max(1, int(task_bytes * SORT_SHARE))

@@ -207,7 +207,8 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             least this deep (Iceberg PR 17504's ``min-overlap-depth``; off by default).
         memory_limit: bytes one file group may hold (``2GB``, ``512MiB`` or an int;
             default ``zorder.parquet.memory.DEFAULT_FRACTION`` of the available memory;
-            on a Dask cluster, each task's). A group whose Arrow size (from its files'
+            on a Dask cluster, each task's: on a distributed one, at most what its
+            workers' own memory limits leave a task, and that by default). A group whose Arrow size (from its files'
             footers) times ``IN_MEMORY_PEAK`` is over it is rewritten out of core
             (``zorder.engines.iceberg_external``): its rows streamed through range spill
             runs, its files cut as the sorted rows come; with ``scheduler``, its ranges
@@ -327,6 +328,8 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
                                                        local_directory=temp_dir))
             # each worker holds its share of the limit, and so each of its tasks
             limit = max(1, limit // workers)
+        elif scheduler is not None and scheduler not in _LOCAL_SCHEDULERS:
+            limit = _task_limit(scheduler, limit, memory_limit is not None)
         # Which groups go out of core, the limit checked before anything is written.
         plans = plan_out_of_core(metadata, table.io, groups, target, limit, temp_dir)
         if ordering.encoding == "rank" and ordering.boundaries is None:
@@ -356,6 +359,26 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         committer.finish()
         report["seconds"] = time.perf_counter() - start
         return result
+
+
+#: Dask's schedulers of this process (their tasks share this machine's ``memory_limit``).
+_LOCAL_SCHEDULERS = ("threads", "processes", "sync", "synchronous")
+
+
+def _task_limit(scheduler: Any, limit: int, given: bool) -> int:
+    """The bytes one task may hold on a distributed cluster: what its workers' own limits
+    leave each task (``dask_scheduler.worker_memory``), not this machine's memory; a
+    ``memory_limit`` given is kept where it is smaller; ``limit`` where no worker states
+    a limit."""
+    from zorder.engines.dask import require_dask
+    from zorder.engines.dask_scheduler import running_on, worker_memory
+
+    require_dask("rewrite(scheduler=...)")
+    with running_on(scheduler, 10.0) as client:
+        found = worker_memory(client) if client is not None else None
+    if found is None:
+        return limit
+    return min(limit, found[0]) if given else found[0]
 
 
 def _batches(groups: List[Any], max_commits: int) -> List[List[Any]]:

@@ -38,11 +38,11 @@ import tempfile
 import uuid as uuid_module
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
-from zorder.engines.cuts import choose_splits, first_differing_bits
+from zorder.engines.cuts import choose_splits, cut_files
 from zorder.engines.iceberg_columns import curve_input_table
 from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, delete_files)
@@ -61,7 +61,6 @@ from zorder.parquet.memory import arrow_bytes, format_bytes
 from zorder.parquet.safety import temporary_folder
 from zorder.parquet.sort import IN_MEMORY_PEAK
 from zorder.parquet.spill import LOCAL, SpillFolder, SpillStorage, run_location
-from zorder.values.codec import as_matrix
 from zorder.values.ordering import Ordering
 
 #: Rows of an input batch as PyIceberg's scan decodes them (pyarrow's scanner default, or
@@ -168,76 +167,6 @@ def plan_out_of_core(table_metadata: Any, io: Any, groups: Sequence[FileGroup], 
         plans.append(OutOfCore(size, rows_per_file, limit, limit - held, base,
                                temp_dir is not None))
     return plans
-
-
-# ---------------------------------------------------------------------------------------
-# Files cut from sorted rows as they stream.
-
-def cut_files(tables: Iterable[Any], nrows: int, files: int,
-              write: Callable[[Any, bool], None]) -> None:
-    """Cut curve-sorted ``tables`` (their curve value column last) into ``files`` files
-    of about equal rows out of ``nrows``: ``write(rows, last)`` appends rows to the
-    current file, which ``last`` ends. Each cut moves, within an eighth of a file either
-    way, to the row where the curve value changes at its most significant bit (nearest
-    the even cut among equals), as ``cuts.aligned_cuts`` places them. Rows are handed on
-    as soon as no cut can fall before them: only the window around the next cut is
-    held."""
-    import pyarrow as pa
-
-    files = max(1, min(files, nrows))
-    ends = [round(i * nrows / files) for i in range(1, files)]
-    slack = nrows // files // 8
-    held: List[Any] = []
-    start = buffered = 0   # (the first held row, and how many are held)
-
-    def whole() -> Any:
-        return pa.concat_tables(held) if len(held) > 1 else held[0]
-
-    def emit(upto: int, last: bool) -> None:
-        nonlocal held, start, buffered
-        if upto == start and not last:
-            return
-        rows = whole() if held else None
-        held = []
-        if rows is not None and upto - start < rows.num_rows:
-            rest = rows.slice(upto - start)
-            held = [rest]
-            rows = rows.slice(0, upto - start)
-        write(rows, last)
-        buffered -= upto - start
-        start = upto
-
-    def choose(ideal: int) -> int:
-        lo = max(start + 1, ideal - slack)
-        hi = min(start + buffered, ideal + slack + 1)
-        if hi <= lo:
-            return min(max(ideal, start + 1), start + buffered)
-        rows = whole()
-        keys = rows.column(rows.num_columns - 1).slice(lo - 1 - start, hi - lo + 1)
-        matrix = as_matrix(keys.combine_chunks())
-        found = first_differing_bits(matrix[:-1], matrix[1:])
-        coarsest = numpy.flatnonzero(found == found.min())
-        return lo + int(coarsest[numpy.argmin(numpy.abs(coarsest + lo - ideal))])
-
-    following = 0
-    for table in tables:
-        if not table.num_rows:
-            continue
-        held.append(table)
-        buffered += table.num_rows
-        while following < len(ends) and start + buffered > min(nrows - 1,
-                                                               ends[following] + slack):
-            emit(choose(ends[following]), True)
-            following += 1
-        if following < len(ends):
-            # (the row before the window stays: the first cut compares with it)
-            emit(max(start, min(start + buffered, ends[following] - slack - 1)), False)
-        else:
-            emit(start + buffered, False)
-    while following < len(ends) and buffered and start < ends[following]:
-        emit(choose(ends[following]), True)
-        following += 1
-    emit(start + buffered, True)
 
 
 class _FileWriter:

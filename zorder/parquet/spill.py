@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
-__all__ = ["SPILL_COMPRESSION", "SpillFolder", "SpillRun", "SpillStorage", "LOCAL"]
+__all__ = ["SPILL_COMPRESSION", "JoinedRun", "LOCAL", "SpillFolder", "SpillRun", "SpillStorage"]
 
 #: IPC buffer compression of spill runs ("lz4", "zstd" or None).
 SPILL_COMPRESSION: Optional[str] = None
@@ -128,6 +128,52 @@ class SpillRun:
         """Delete the run's file (the folder's removal would too; this frees disk early)."""
         self.close()
         self.storage.delete(self.path)
+
+
+class JoinedRun(SpillRun):
+    """Finished run files of several writers, read as one run in the order given (one
+    range's runs of each input piece, in input order). Their schemas are unified (an
+    input whose pieces inferred their types apart: a column of nulls in one of them);
+    each batch is read in the unified schema. ``rows`` and ``nbytes`` are what the
+    writers counted. ``remove`` deletes the files only where ``owned``: a task that may
+    run again (a worker lost) must find them again."""
+
+    def __init__(self, paths: Sequence[str], rows: int, nbytes: int, owned: bool) -> None:
+        import pyarrow as pa
+
+        schemas = []
+        for path in paths:
+            with pa.OSFile(path, "rb") as source:
+                schemas.append(pa.ipc.open_stream(source).schema)
+        schema = (schemas[0] if len(set(schemas)) <= 1
+                  else pa.unify_schemas(schemas, promote_options="default"))
+        super().__init__(paths[0] if paths else "", schema, None)
+        self.paths = list(paths)
+        self.rows = rows
+        self.nbytes = nbytes
+        self.owned = owned
+
+    def append(self, data: Any) -> None:
+        raise TypeError("a joined run is read only")
+
+    def close(self) -> None:
+        pass
+
+    def batches(self) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for path in self.paths:
+            with pa.OSFile(path, "rb") as source:
+                for batch in pa.ipc.open_stream(source):
+                    yield batch if batch.schema.equals(self.schema) \
+                        else batch.cast(self.schema)
+
+    def remove(self) -> None:
+        for path in self.paths if self.owned else ():
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
 
 
 class SpillFolder:
