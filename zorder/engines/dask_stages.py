@@ -27,6 +27,7 @@ from zorder.parquet.spill import SpillFolder
 from zorder.values.codec import as_matrix, from_words, sort_keys, to_words
 from zorder.values.ordering import Ordering
 from zorder.values.sort import argsort_zvalues
+from zorder.values.stages import REORDER, SORT, WRITE, stage
 
 PART = "__zorder_part"
 WORD = "__zorder_w{}"
@@ -190,12 +191,14 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
     number = int(pdf.index[0])
     word_cols = [WORD.format(j) for j in range(nwords)]
     words = pdf[word_cols].to_numpy(dtype=np.uint64)
-    order = np.lexsort(words.T[::-1])
+    with stage(SORT):
+        order = np.lexsort(words.T[::-1])
     words = words[order]
     matrix = from_words(words, size)
     data = pdf.drop(columns=word_cols).reset_index(drop=True)
     table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
-    table = table.take(pa.array(order))
+    with stage(REORDER):
+        table = table.take(pa.array(order))
     if metadata is not None:
         table = table.replace_schema_metadata(metadata or None)
     if keep_zvalue:
@@ -229,8 +232,9 @@ def _write_sorted(table, matrix: np.ndarray, number: int, tmp_dir: str, rows_per
                 for start in range(0, piece.num_rows, row_group_rows):
                     if interrupted():
                         raise Interrupted(f"stopped before writing {name}")
-                    writer.write_table(piece.slice(start, row_group_rows),
-                                       row_group_size=row_group_rows)
+                    with stage(WRITE):
+                        writer.write_table(piece.slice(start, row_group_rows),
+                                           row_group_size=row_group_rows)
             os.replace(partial, final)  # a retried task replaces a whole file, never half of one
         except BaseException:
             with contextlib.suppress(OSError):

@@ -22,6 +22,7 @@ from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
 from zorder.values.sort import sort_scratch
 from zorder.values.ordering import Ordering
+from zorder.values.stages import READ, REORDER, WRITE, stage
 
 
 def _partition_key(table_metadata: Any, record: Any) -> Any:
@@ -168,7 +169,7 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
 
     schema = table_metadata.schema()
     where = group_name(table_metadata, group)
-    with read_failure(where):
+    with read_failure(where), stage(READ):
         data, deleted = read_group(table_metadata, io, group)
     # Work beside each piece's curve order, on two threads (Arrow and numpy release the
     # GIL): the sort's working memory, then the piece's columns in one chunk each, the
@@ -193,11 +194,14 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     def write(piece: Any, indices: Any, task_id: int, key: Any, path: str,
               footer: Optional[Dict[str, str]]) -> Tuple[List[Any], int]:
         # a file's rows, taken here: the writers take in parallel, beside the planning
-        chunk = piece.take(indices)
+        with stage(REORDER):
+            chunk = piece.take(indices)
         task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
                          record_batches=chunk.to_batches(), partition_key=key)
         with footer_metadata(path, footer):
-            return list(write_file(io, table_metadata, iter([task]))), row_checksum(chunk)
+            with stage(WRITE):
+                new = list(write_file(io, table_metadata, iter([task])))
+            return new, row_checksum(chunk)
 
     # Each writer takes its file's rows from the unsorted rows, writes and checksums them,
     # while the next file is planned here: at most two files' rows beside the group's,

@@ -29,6 +29,7 @@ from zorder.parquet.safety import (
 from zorder.parquet.skipping import REPORT_VALUES, check_report_arguments, skipping_report
 from zorder.values.ordering import CURVES, ZORDER, Ordering
 from zorder.values.rank import ENCODINGS
+from zorder.values.stages import READ, REORDER, REPORT, WRITE, stage
 from zorder.values.sort import sort_order
 
 __all__ = ["IN_MEMORY_PEAK", "ProgressCallback", "check_compression", "check_row_group_size",
@@ -232,13 +233,15 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     pieces = []
     for g in range(md.num_row_groups):
         bar("reading", g, md.num_row_groups, "row groups")
-        pieces.append(source.read_row_group(g))
+        with stage(READ):
+            pieces.append(source.read_row_group(g))
     bar("reading", md.num_row_groups, md.num_row_groups, "row groups")
-    table = pa.concat_tables(pieces) if pieces else source.schema_arrow.empty_table()
-    del pieces
-    # One chunk per column: take() on many chunks costs a pass over all of them per
-    # output row group (3x slower end to end for 2M rows in 20 groups).
-    table = table.combine_chunks()
+    with stage(READ):
+        table = pa.concat_tables(pieces) if pieces else source.schema_arrow.empty_table()
+        del pieces
+        # One chunk per column: take() on many chunks costs a pass over all of them per
+        # output row group (3x slower end to end for 2M rows in 20 groups).
+        table = table.combine_chunks()
     # the input's metadata, but a pandas RangeIndex, whose labels would name other rows
     table = table.replace_schema_metadata(without_range_index(table.schema.metadata))
 
@@ -255,17 +258,22 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
             for k in range(ngroups):
                 bar("writing", k, ngroups, "row groups")
                 rows = perm[k * row_group_size:(k + 1) * row_group_size]
-                writer.write_table(table.take(rows), row_group_size=row_group_size)
+                with stage(REORDER):
+                    group = table.take(rows)
+                with stage(WRITE):
+                    writer.write_table(group, row_group_size=row_group_size)
+                del group
     bar("writing", ngroups, ngroups, "row groups")
 
     result = _result(nrows, md, output, size)
     if report:
-        values = {c: table.column(c) for c in columns}
-        written = {name: output if o == ordering else [_in_memory_layout(
-            table, sort_order(o, table, list(columns))[0], row_group_size, compression)]
-            for name, o in layouts.items()}
-        result["report"] = skipping_report(input, written, columns, fraction=fraction,
-                                           predicates=predicates, values=values)
+        with stage(REPORT):
+            values = {c: table.column(c) for c in columns}
+            written = {name: output if o == ordering else [_in_memory_layout(
+                table, sort_order(o, table, list(columns))[0], row_group_size, compression)]
+                for name, o in layouts.items()}
+            result["report"] = skipping_report(input, written, columns, fraction=fraction,
+                                               predicates=predicates, values=values)
     return result
 
 
