@@ -32,6 +32,7 @@ again at the end, to show how the shared machine drifted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -202,7 +203,10 @@ def measure(spec: Dict[str, Any], data: Dict[str, Any], workdir: str) -> Dict[st
     import pyarrow.parquet  # noqa: F401
 
     import zorder  # noqa: F401
-    from zorder.values.stages import profiling
+    try:
+        from zorder.values.stages import profiling
+    except ImportError:   # (a zorder before the breakdown: PYTHONPATH=/an/older/checkout)
+        profiling = None
 
     # Arrow's first calls (its thread pools, the zstd codec) cost the same in every run:
     # paid here, before the clock, on one row group.
@@ -214,20 +218,30 @@ def measure(spec: Dict[str, Any], data: Dict[str, Any], workdir: str) -> Dict[st
     reset_peak()
     before = peak_rss()
     load = os.getloadavg()[0]
-    with profiling() as profile:
+    cpu = time.process_time()
+    with profiling() if profiling is not None else contextlib.nullcontext() as profile:
         start = time.perf_counter()
         run()
         seconds = time.perf_counter() - start
     return {"seconds": seconds, "rss_before": before, "peak_rss": peak_rss(), "load": load,
-            "cpu": profile.cpu, "stages": profile.as_dict()}
+            "cpu": time.process_time() - cpu,
+            "stages": profile.as_dict() if profile is not None else {}}
 
 
 def timed(label: str, spec: Dict[str, Any], data: Dict[str, Any], workdir: str,
-          floor_seconds: Optional[float], results: List[Dict[str, Any]]) -> float:
+          floor_seconds: Optional[float], results: List[Dict[str, Any]],
+          repeat: int = 1) -> float:
     import multiprocessing
 
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        entry = pool.apply(measure, (spec, data, workdir))
+    runs = []
+    for _ in range(repeat):
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            runs.append(pool.apply(measure, (spec, data, workdir)))
+    # the fastest of the repeats (a shared machine only ever slows a run down), with
+    # the highest peak RSS of them
+    entry = min(runs, key=lambda r: r["seconds"])
+    entry["all_seconds"] = [r["seconds"] for r in runs]
+    entry["peak_rss"] = max(r["peak_rss"] for r in runs)
     seconds = entry["seconds"]
     ratio = seconds / floor_seconds if floor_seconds else 1.0
     entry.update(run=label, x_floor=ratio, **spec)
@@ -252,6 +266,9 @@ def main() -> None:
                         "geo (lat, lon)")
     parser.add_argument("--curves", default="zorder,hilbert")
     parser.add_argument("--encodings", default="iceberg,rank")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="time each run this many times, each in a fresh process, and "
+                             "keep the fastest (the machine is shared)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the results here")
     args = parser.parse_args()
     only = set(args.only.split(","))
@@ -278,7 +295,7 @@ def main() -> None:
     def floors_now() -> None:
         for shape, label in (("one", "floor (one file)"), ("many", f"floor ({FILES} files)")):
             floors[shape].append(timed(label, {"kind": "floor", "shape": shape}, data,
-                                       workdir, None, results))
+                                       workdir, None, results, args.repeat))
 
     floors_now()
     one, many = min(floors["one"]), min(floors["many"])
@@ -291,10 +308,10 @@ def main() -> None:
                         spec = {"kind": kind, "columns": columns, "curve": curve,
                                 "encoding": encoding}
                         timed(f"{kind} {pair} {curve} {encoding}", spec, data, workdir,
-                              one if kind == "sort" else many, results)
+                              one if kind == "sort" else many, results, args.repeat)
         if "duckdb" in only:
             timed(f"duckdb ORDER BY {pair}", {"kind": "duckdb", "columns": columns}, data,
-                  workdir, one, results)
+                  workdir, one, results, args.repeat)
     floors_now()
     one, many = min(floors["one"]), min(floors["many"])
     print(f"floors: one file {', '.join(f'{s:.2f}' for s in floors['one'])} s, {FILES} files "
