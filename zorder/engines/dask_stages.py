@@ -27,7 +27,7 @@ from zorder.parquet.spill import SpillFolder
 from zorder.values.codec import as_matrix, from_words, sort_keys, to_words
 from zorder.values.ordering import Ordering
 from zorder.values.sort import argsort_zvalues
-from zorder.values.stages import REORDER, SORT, WRITE, stage
+from zorder.values.stages import REORDER, WRITE, stage
 
 PART = "__zorder_part"
 WORD = "__zorder_w{}"
@@ -190,15 +190,16 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
         return info_frame([])
     number = int(pdf.index[0])
     word_cols = [WORD.format(j) for j in range(nwords)]
-    words = pdf[word_cols].to_numpy(dtype=np.uint64)
-    with stage(SORT):
-        order = np.lexsort(words.T[::-1])
-    words = words[order]
-    matrix = from_words(words, size)
+    # The words' lexicographic order is the values' byte order (the padding is zeros in
+    # every row): the radix sort of the values, stable as lexsort, in a tenth the time.
+    matrix = from_words(pdf[word_cols].to_numpy(dtype=np.uint64), size)
+    order = argsort_zvalues(matrix)
+    matrix = np.ascontiguousarray(matrix[order])
     data = pdf.drop(columns=word_cols).reset_index(drop=True)
-    table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
+    # (one chunk per column: take on the shuffle's many chunks is twice as slow)
+    table = pa.Table.from_pandas(data, schema=schema, preserve_index=False).combine_chunks()
     with stage(REORDER):
-        table = table.take(pa.array(order))
+        table = table.take(order)
     if metadata is not None:
         table = table.replace_schema_metadata(metadata or None)
     if keep_zvalue:
