@@ -36,7 +36,7 @@ from zorder.values.stages import READ, REORDER, REPORT, WRITE, stage
 from zorder.values.sort import sort_order
 
 __all__ = ["IN_MEMORY_PEAK", "ProgressCallback", "check_compression", "check_row_group_size",
-           "sort_parquet"]
+           "sort_parquet", "write_in_order"]
 
 #: The in-memory path's peak, in times the file's Arrow size (the file, its curve values
 #: and the reordered copy): README, "Memory".
@@ -132,32 +132,41 @@ def _with_columns(first: Any, second: Any, schema: Any) -> Any:
     return pa.Table.from_arrays([found[n] for n in schema.names], schema=schema)
 
 
-def _write_in_order(writer: Any, table: Any, perm: Any, rows: int,
-                    progress: ProgressCallback) -> None:
-    """Write ``table``'s rows in order ``perm``, ``rows`` to a row group: each group is
-    taken here while the one before it is written on a thread of its own (Arrow's take
-    and Parquet writer let go of the GIL), so the reorder and the write overlap on two
-    cores, with at most two groups beside the table."""
-    ngroups = -(-table.num_rows // rows)
+def write_in_order(writer: Any, table: Any, perm: Any, rows: int,
+                   progress: Optional[ProgressCallback] = None,
+                   before_group: Optional[Callable[[], None]] = None) -> None:
+    """Write the rows ``perm`` of ``table`` (one chunk per column), in that order, with
+    ``writer`` (a ``pyarrow.parquet.ParquetWriter``), ``rows`` to a row group: each group
+    is taken here while the one before it is written on a thread of its own (Arrow's
+    take and Parquet writer let go of the GIL), so the reorder and the write overlap on
+    two cores, with at most two groups beside the table. ``before_group()`` runs before
+    each group is taken (an engine's check for an interrupt)."""
+    ngroups = -(-len(perm) // rows)
+
+    def bar(done: int) -> None:
+        if progress is not None:
+            progress("writing", done, ngroups, "row groups")
 
     def write(group: Any) -> None:
         with stage(WRITE):
             writer.write_table(group, row_group_size=rows)
 
-    progress("writing", 0, ngroups, "row groups")
+    bar(0)
     with ThreadPoolExecutor(1, thread_name_prefix="zorder-writer") as pool:
         pending = None
         for k in range(ngroups):
+            if before_group is not None:
+                before_group()
             with stage(REORDER):
                 group = table.take(perm[k * rows:(k + 1) * rows])
             if pending is not None:
                 pending.result()
-                progress("writing", k, ngroups, "row groups")
+                bar(k)
             pending = pool.submit(write, group)
             del group
         if pending is not None:
             pending.result()
-    progress("writing", ngroups, ngroups, "row groups")
+    bar(ngroups)
 
 
 def _input_compression(md) -> str:
@@ -329,7 +338,7 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     # the same cleanup as Ctrl-C, so the old output stays whole until then.
     with sigterm_as_exception(), atomic_file(output) as tmp:
         with pq.ParquetWriter(tmp, table.schema, compression=compression) as writer:
-            _write_in_order(writer, table, perm, row_group_size, bar)
+            write_in_order(writer, table, perm, row_group_size, bar)
 
     result = _result(nrows, md, output, size)
     if report:
