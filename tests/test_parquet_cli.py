@@ -297,3 +297,43 @@ def test_cli_checks_types_and_folder_before_reading(tmp_path, capsys):
     assert "column 'l': unsupported Arrow type list" in capsys.readouterr().err
     assert main(["sort", str(src), str(tmp_path / "no" / "o.parquet"), "--columns", "x"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_row_group_write_failing_on_the_writer_thread_is_raised_and_cleaned(
+        parquet_in, tmp_path, monkeypatch):
+    """The groups are written on a thread of their own: its error reaches the caller,
+    and the half-written file is gone (the old output kept)."""
+    src, _ = parquet_in
+    out = tmp_path / "out.parquet"
+    out.write_bytes(b"old")
+    real = pq.ParquetWriter.write_table
+    calls = []
+
+    def failing(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", failing)
+    with pytest.raises(OSError, match="disk full"):
+        _parquet.sort_parquet(src, out, ["a", "s"], row_group_size=500, overwrite=True,
+                              report=False)
+    assert out.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet"]
+
+
+def test_curve_columns_read_apart_give_the_whole_read_s_file(parquet_in, tmp_path):
+    """The curve columns are read first and the others beside them; a file whose names
+    cannot be read apart (a dotted name) is read whole: both are the same rewrite."""
+    src, table = parquet_in
+    dotted = tmp_path / "dotted.parquet"
+    pq.write_table(table.rename_columns(["rid", "a", "b.x", "s", "ts"]), dotted,
+                   row_group_size=250)
+    _parquet.sort_parquet(src, tmp_path / "o1.parquet", ["a", "s"], report=False)
+    _parquet.sort_parquet(dotted, tmp_path / "o2.parquet", ["a", "s"], report=False)
+    one, two = pq.read_table(tmp_path / "o1.parquet"), pq.read_table(tmp_path / "o2.parquet")
+    assert one.column_names == table.column_names
+    assert one.rename_columns(two.column_names).equals(two)
+    perm = zorder.sort_indices(table, columns=["a", "s"])
+    assert one.equals(table.take(perm).replace_schema_metadata(one.schema.metadata))

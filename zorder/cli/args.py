@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
-from typing import Any, Callable, Dict, List, Optional
+import sys
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, iceberg_mode, spark_mode
 from zorder.parquet.sizes import parse_size
 from zorder.values.ordering import CURVES
 from zorder.values.rank import check_rank_bits
+from zorder.values.stages import profiling
 
 __all__ = ["add_boundaries_argument", "add_columns_argument", "add_curve_argument",
-           "add_encoding_arguments", "add_iceberg_arguments", "checked_by",
+           "add_encoding_arguments", "add_iceberg_arguments", "add_profile_argument",
+           "checked_by",
            "columns_arg", "encoding_arguments", "fraction", "iceberg_options",
-           "load_boundaries", "positive_int", "scheduler_arg", "size_arg"]
+           "load_boundaries", "positive_int", "profiled", "scheduler_arg", "size_arg"]
 
 
 def columns_arg(text: str) -> List[str]:
@@ -240,3 +244,28 @@ def iceberg_options(args: argparse.Namespace) -> IcebergOptions:
     return IcebergOptions(var_length_contribution=args.var_length_contribution,
                           max_output_size=args.max_output_size, iceberg=args.iceberg,
                           spark=args.spark, timestamp=args.timestamp)
+
+
+def add_profile_argument(parser: argparse.ArgumentParser) -> None:
+    """--profile: where the time went, the same in every command that rewrites data."""
+    parser.add_argument("--profile", action="store_true",
+                        help="after the result, print to stderr where the time went: read, "
+                             "ordered bytes, curve, sort, reorder, write, commit (wall and "
+                             "CPU seconds; stages on several threads may overlap)")
+
+
+@contextlib.contextmanager
+def profiled(args: argparse.Namespace, title: str, unseen: str = "") -> Iterator[None]:
+    """Profile the block when ``args.profile``, and print the breakdown to stderr after
+    it (not after a failure: the one line of the error stays the last). ``unseen``: what
+    the command spends time on outside the stages, said under the table."""
+    if not getattr(args, "profile", False):
+        yield
+        return
+    with profiling() as profile:
+        yield
+    sys.stdout.flush()
+    text = profile.format(title)
+    if unseen:
+        text += f"\n  ((elsewhere): {unseen})"
+    print(text, file=sys.stderr)

@@ -10,12 +10,13 @@ from zorder.cli import counted, first_line
 from zorder.cli.args import (
     add_memory_arguments,
     add_boundaries_argument, add_columns_argument, add_curve_argument, add_encoding_arguments,
-    SCHEDULER_HELP, add_iceberg_arguments, checked_by, encoding_arguments, iceberg_options,
-    positive_int, scheduler_arg, size_arg,
+    SCHEDULER_HELP, add_iceberg_arguments, add_profile_argument, checked_by,
+    encoding_arguments, iceberg_options, positive_int, profiled, scheduler_arg, size_arg,
 )
 from zorder.cli.plot import check_plot_output, plot_after
 from zorder.engines.dask_scheduler import check_connect_timeout
 from zorder.values.codec import HVALUE_COLUMN, ZVALUE_COLUMN
+from zorder.values.stages import REPORT, stage
 
 __all__ = ["add_arguments", "run"]
 
@@ -57,10 +58,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="draw the skipping report (needs matplotlib; an existing FILE "
                              "is replaced only with --overwrite)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_profile_argument(parser)
+
+
+#: What ``--profile`` cannot see of ``zorder cluster``.
+_UNSEEN = ("Dask's reading of the input, its shuffle and scheduling, pandas conversions; "
+           "with --scheduler processes or local:N, all the tasks' work")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``zorder cluster`` with parsed ``args``; returns the exit status."""
+    with profiled(args, "zorder cluster --profile", _UNSEEN):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from zorder.engines.dask import cluster, require_dask
     from zorder.parquet.skipping import format_report, skipping_report
 
@@ -84,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {counted(result.rows, 'row')} in {counted(len(result.files), 'file')} "
           f"({counted(result.ranges, 'Z-range')}) to {result.out_dir}")
     if not args.no_report or args.plot:
-        report = skipping_report(args.in_dir, result.out_dir, args.columns)
+        with stage(REPORT):
+            report = skipping_report(args.in_dir, result.out_dir, args.columns)
         print(format_report(report))
         if args.plot:
             plot_after(report, args.plot, result.out_dir)

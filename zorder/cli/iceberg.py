@@ -16,12 +16,13 @@ from zorder.cli import FAILURE, INTERRUPTED, TERMINATED, first_line
 from zorder.cli.args import (
     add_memory_arguments,
     add_boundaries_argument, add_columns_argument, add_curve_argument, add_encoding_arguments,
-    add_iceberg_arguments, encoding_arguments, iceberg_options, positive_int, scheduler_arg,
-    SCHEDULER_HELP, size_arg,
+    add_iceberg_arguments, add_profile_argument, encoding_arguments, iceberg_options,
+    positive_int, profiled, scheduler_arg, SCHEDULER_HELP, size_arg,
     whole_number,
 )
 from zorder.cli.progress import Progress
 from zorder.parquet.safety import Terminated, sigterm_as_exception
+from zorder.values.stages import REPORT, stage
 
 __all__ = ["add_arguments", "load_catalog", "run"]
 
@@ -98,6 +99,7 @@ def _add_rewrite_arguments(parser: argparse.ArgumentParser) -> None:
                              "write and commit nothing")
     parser.add_argument("--no-report", action="store_true", help="skip the skipping report")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
+    add_profile_argument(parser)
 
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -390,9 +392,19 @@ def _clean(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What ``--profile`` cannot see of ``zorder iceberg rewrite``.
+_UNSEEN = ("planning, manifests, the size estimates of the file cuts, waiting on other "
+           "threads; with --scheduler processes or local:N, all the tasks' work")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``zorder iceberg rewrite`` (or ``clean``) with parsed ``args``; returns the exit
     status."""
+    with profiled(args, "zorder iceberg rewrite --profile", _UNSEEN):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from zorder.engines.iceberg import IcebergRewriteError, _require_pyiceberg, rewrite
 
     _require_pyiceberg()
@@ -537,7 +549,8 @@ def _after_the_rewrite(args: argparse.Namespace, table: Any, result: Any) -> int
                 else "not kept (add --report-json FILE to reuse them with --boundaries FILE)")
         print(f"rank boundaries ({result.report['rank_bits']} bits per column): {kept}", file=out)
     if not args.no_report:
-        report = skipping(table, result, level="row_groups")
+        with stage(REPORT):
+            report = skipping(table, result, level="row_groups")
         print(format_report(report), file=out)
     if failed:
         first = failed[0]

@@ -10,7 +10,8 @@ from typing import Optional
 from zorder.cli.args import (
     add_memory_arguments,
     add_columns_argument, add_curve_argument, add_encoding_arguments, add_iceberg_arguments,
-    compare_arg, encoding_arguments, fraction, iceberg_options, positive_int,
+    add_profile_argument, compare_arg, encoding_arguments, fraction, iceberg_options,
+    positive_int, profiled,
 )
 from zorder.cli import counted
 from zorder.cli.progress import Progress
@@ -55,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="range predicates per column in the report (default 25)")
     parser.add_argument("--fraction", type=fraction, default=0.01, metavar="F",
                         help="share of the values each report predicate selects (default 0.01)")
+    add_profile_argument(parser)
 
 
 def _wants_progress(args: argparse.Namespace) -> bool:
@@ -72,6 +74,11 @@ def _wants_progress(args: argparse.Namespace) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``zorder sort`` with parsed ``args``; returns the exit status."""
+    with profiled(args, "zorder sort --profile"):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     require_pyarrow("zorder sort")
     from zorder.parquet.skipping import format_report
     from zorder.parquet.sort import sort_parquet

@@ -71,6 +71,7 @@ from zorder.parquet.safety import (
 from zorder.parquet.sort import IN_MEMORY_PEAK, check_compression, check_row_group_size
 from zorder.parquet.sizes import parse_size
 from zorder.values.ordering import Ordering
+from zorder.values.stages import COMMIT, stage
 from zorder.values.table import check_column_names
 
 __all__ = ["ClusterResult", "FileInfo", "MANIFEST", "cluster", "require_dask"]
@@ -405,8 +406,9 @@ def cluster(
                 (info,) = compute([written], client, progress,
                                   f"range-partitioning {total_rows} rows into {nranges} ranges "
                                   "and writing")
-            result = _finish(info, tmp, out_dir, columns, total_rows, size, nranges, est_bytes,
-                             ordering, keep_zvalue, zvalue_column)
+            with stage(COMMIT):
+                result = _finish(info, tmp, out_dir, columns, total_rows, size, nranges,
+                                 est_bytes, ordering, keep_zvalue, zvalue_column)
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         if os.path.lexists(tmp):

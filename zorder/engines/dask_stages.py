@@ -26,9 +26,12 @@ from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.ordered.errors import ColumnError
 from zorder.parquet.external import KEY_COLUMN, Budget, sorted_ranges, spill_ranges
 from zorder.parquet.safety import temporary_folder
+from zorder.parquet.sort import write_in_order
 from zorder.parquet.spill import JoinedRun, SpillFolder
 from zorder.values.codec import from_words, sort_keys, to_words
 from zorder.values.ordering import Ordering
+from zorder.values.sort import argsort_zvalues
+from zorder.values.stages import WRITE, stage
 
 PART = "__zorder_part"
 WORD = "__zorder_w{}"
@@ -232,13 +235,13 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
         return info_frame([])
     number = int(pdf.index[0])
     word_cols = [WORD.format(j) for j in range(nwords)]
-    words = pdf[word_cols].to_numpy(dtype=np.uint64)
-    order = np.lexsort(words.T[::-1])
-    words = words[order]
-    matrix = from_words(words, size)
+    # The words' lexicographic order is the values' byte order (the padding is zeros in
+    # every row): the radix sort of the values, stable as lexsort, in a tenth the time.
+    matrix = from_words(pdf[word_cols].to_numpy(dtype=np.uint64), size)
+    order = argsort_zvalues(matrix)
     data = pdf.drop(columns=word_cols).reset_index(drop=True)
-    table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
-    table = table.take(pa.array(order))
+    # (one chunk per column: take on the shuffle's many chunks is twice as slow)
+    table = pa.Table.from_pandas(data, schema=schema, preserve_index=False).combine_chunks()
     if metadata is not None:
         table = table.replace_schema_metadata(metadata or None)
     if keep_zvalue:
@@ -246,15 +249,22 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
             pa.binary(size), len(matrix), [None, pa.py_buffer(matrix.tobytes())]
         )
         table = table.append_column(pa.field(zvalue_column, pa.binary(size), nullable=False), zarr)
-    return _write_sorted(table, matrix, number, tmp_dir, rows_per_file, row_group_rows,
-                         compression, name_width)
+    # the rows stay in input order: each row group is taken as the one before is written
+    return _write_sorted(table, np.ascontiguousarray(matrix[order]), number, tmp_dir,
+                         rows_per_file, row_group_rows, compression, name_width, order)
 
 
 def _write_sorted(table, matrix: np.ndarray, number: int, tmp_dir: str, rows_per_file: int,
-                  row_group_rows: int, compression: str, name_width: int):
+                  row_group_rows: int, compression: str, name_width: int,
+                  order: Optional[np.ndarray] = None):
     """Write range ``number``'s rows, sorted (``matrix``: their curve values), as files of
-    about ``rows_per_file`` rows (``file_cuts``) into ``tmp_dir``; their info frame."""
+    about ``rows_per_file`` rows (``file_cuts``) into ``tmp_dir``; their info frame.
+    ``order``: ``table`` is not sorted, its rows ``order`` are (taken as written)."""
     import pyarrow.parquet as pq
+
+    def check() -> None:
+        if interrupted():
+            raise Interrupted(f"stopped before writing {name}")
 
     keys = sort_keys(matrix)
     rows = []
@@ -263,17 +273,20 @@ def _write_sorted(table, matrix: np.ndarray, number: int, tmp_dir: str, rows_per
         name = f"part-{number:0{name_width}d}-{j:04d}.parquet"
         final = os.path.join(tmp_dir, name)
         partial = os.path.join(tmp_dir, f".{name}.{uuid.uuid4().hex}.partial")
-        piece = table.slice(a, b - a)
+        piece = table.slice(a, b - a) if order is None else table
         try:
             # Row group by row group (the same groups as one write_table): an interrupt of
             # the threads scheduler ends the task at the next one (threads cannot be killed).
             with pq.ParquetWriter(partial, piece.schema, compression=compression,
                                   write_statistics=True) as writer:
-                for start in range(0, piece.num_rows, row_group_rows):
-                    if interrupted():
-                        raise Interrupted(f"stopped before writing {name}")
-                    writer.write_table(piece.slice(start, row_group_rows),
-                                       row_group_size=row_group_rows)
+                if order is not None:
+                    write_in_order(writer, table, order[a:b], row_group_rows,
+                                   before_group=check)
+                for start in range(0, piece.num_rows if order is None else 0, row_group_rows):
+                    check()
+                    with stage(WRITE):
+                        writer.write_table(piece.slice(start, row_group_rows),
+                                           row_group_size=row_group_rows)
             os.replace(partial, final)  # a retried task replaces a whole file, never half of one
         except BaseException:
             with contextlib.suppress(OSError):

@@ -97,6 +97,7 @@ from zorder.parquet.memory import memory_limit_of
 from zorder.parquet.safety import sigterm_as_exception
 from zorder.parquet.sizes import parse_size
 from zorder.values.ordering import Ordering
+from zorder.values.stages import COMMIT, stage
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -523,7 +524,7 @@ class _Committer:
                     props.update(self.extra_summary)
                     # With partial progress, an interrupt waits for the batch being
                     # committed: it lands (or not) and is recorded, then the job stops.
-                    with interrupts_deferred(self.partial):
+                    with interrupts_deferred(self.partial), stage(COMMIT):
                         snapshot_id = commit_rewrite(table, removed, added, props, written,
                                                      metadata, self.branch, call,
                                                      entries=self.entries,

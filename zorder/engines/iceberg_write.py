@@ -22,6 +22,7 @@ from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
 from zorder.values.sort import sort_scratch
 from zorder.values.ordering import Ordering
+from zorder.values.stages import READ, REORDER, WRITE, stage
 
 
 def _partition_key(table_metadata: Any, record: Any) -> Any:
@@ -124,6 +125,37 @@ def _combined(holder: List[Any]) -> Any:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
+def _taken(piece: Any, indices: Any, pool: ThreadPoolExecutor) -> Any:
+    """``piece.take(indices)``, its columns in two halves of about equal bytes, one
+    taken on ``pool`` while this thread takes the other (Arrow's take is one thread)."""
+    import pyarrow as pa
+
+    with stage(REORDER):
+        if piece.num_columns < 2:
+            return piece.take(indices)
+        sizes = [column.nbytes for column in piece.columns]
+        half, acc = sum(sizes) / 2, 0
+        first: List[int] = []
+        for i, size in enumerate(sizes):
+            if acc >= half and first:
+                break
+            first.append(i)
+            acc += size
+        second = [i for i in range(piece.num_columns) if i not in first]
+        if not second:
+            return piece.take(indices)
+        far = pool.submit(_take_columns, piece, second, indices)
+        near = _take_columns(piece, first, indices)
+        found = {**dict(zip(first, near)), **dict(zip(second, far.result()))}
+        return pa.Table.from_arrays([found[i] for i in range(piece.num_columns)],
+                                    schema=piece.schema)
+
+
+def _take_columns(piece: Any, columns: List[int], indices: Any) -> List[Any]:
+    with stage(REORDER):
+        return piece.select(columns).take(indices).columns
+
+
 def _after(job: Any, function: Callable[..., Any], *args: Any) -> Any:
     """``function(job's result, *args)``: work queued behind another job's result."""
     return function(job.result(), *args)
@@ -168,7 +200,7 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
 
     schema = table_metadata.schema()
     where = group_name(table_metadata, group)
-    with read_failure(where):
+    with read_failure(where), stage(READ):
         data, deleted = read_group(table_metadata, io, group)
     # Work beside each piece's curve order, on two threads (Arrow and numpy release the
     # GIL): the sort's working memory, then the piece's columns in one chunk each, the
@@ -193,11 +225,15 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     def write(piece: Any, indices: Any, task_id: int, key: Any, path: str,
               footer: Optional[Dict[str, str]]) -> Tuple[List[Any], int]:
         # a file's rows, taken here: the writers take in parallel, beside the planning
-        chunk = piece.take(indices)
+        chunk = _taken(piece, indices, beside)
+        # its checksum beside its write (a group of one file left the other core idle)
+        checked = beside.submit(row_checksum, chunk)
         task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
                          record_batches=chunk.to_batches(), partition_key=key)
         with footer_metadata(path, footer):
-            return list(write_file(io, table_metadata, iter([task]))), row_checksum(chunk)
+            with stage(WRITE):
+                new = list(write_file(io, table_metadata, iter([task])))
+            return new, checked.result()
 
     # Each writer takes its file's rows from the unsorted rows, writes and checksums them,
     # while the next file is planned here: at most two files' rows beside the group's,

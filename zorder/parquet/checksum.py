@@ -27,6 +27,7 @@ from typing import Any, Optional, Tuple
 import numpy
 
 from zorder.parquet import _checksum
+from zorder.values.stages import CHECKSUM, stage
 
 __all__ = ["row_checksum"]
 
@@ -253,13 +254,14 @@ def row_checksum(table: Any) -> int:
     if not isinstance(table, pa.Table):
         raise TypeError(f"table must be a pyarrow Table or RecordBatch, not {type(table).__name__}")
     total = 0
-    for batch in table.to_batches(max_chunksize=1 << 20):
-        # The column hashes are mixed already: combined in column order by a polynomial,
-        # and the row's sum mixed once.
-        h = numpy.full(batch.num_rows, _spread(batch.num_columns), dtype=numpy.uint64)
-        for column in batch.columns:
-            if not _fold_in(h, column):
-                h += _hash(column)
-                h *= _K
-        total = (total + int(numpy.sum(_mix(h), dtype=numpy.uint64))) % 2**64
+    with stage(CHECKSUM):
+        for batch in table.to_batches(max_chunksize=1 << 20):
+            # The column hashes are mixed already: combined in column order by a
+            # polynomial, and the row's sum mixed once.
+            h = numpy.full(batch.num_rows, _spread(batch.num_columns), dtype=numpy.uint64)
+            for column in batch.columns:
+                if not _fold_in(h, column):
+                    h += _hash(column)
+                    h *= _K
+            total = (total + int(numpy.sum(_mix(h), dtype=numpy.uint64))) % 2**64
     return total

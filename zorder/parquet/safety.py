@@ -36,6 +36,8 @@ import uuid
 from types import FrameType
 from typing import Callable, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
+from zorder.values.stages import COMMIT, stage
+
 __all__ = [
     "FOLDER_STEPS",
     "FILE_STEPS",
@@ -287,12 +289,13 @@ def atomic_file(path: str) -> Iterator[str]:
     os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
         yield tmp
-        _step("fsync_temp")
-        _fsync(tmp)
-        _step("replace")
-        os.replace(tmp, path)
-        _step("fsync_folder")
-        _fsync(os.path.dirname(os.path.abspath(path)), directory=True)
+        with stage(COMMIT):
+            _step("fsync_temp")
+            _fsync(tmp)
+            _step("replace")
+            os.replace(tmp, path)
+            _step("fsync_folder")
+            _fsync(os.path.dirname(os.path.abspath(path)), directory=True)
     except BaseException as exc:
         if not _remove(tmp):
             _note(exc, f"zorder could not remove its temporary file {tmp!r}")

@@ -3,7 +3,9 @@ readers skip (the library side of ``zorder sort``).
 
 The whole file is read into memory (Arrow), sorted by ``sort_indices`` (the same Z-values
 as Iceberg's Spark rewrite, with its options), and written row group by row group, with
-the input's row group size and compression unless told otherwise. A file whose Arrow
+the input's row group size and compression unless told otherwise. On two cores: the
+curve columns are read first and ordered while a thread reads the other columns, and
+each output row group is taken while the one before it is written. A file whose Arrow
 size, times ``IN_MEMORY_PEAK``, is over the memory limit takes the out-of-core path
 (``zorder.parquet.external``): the same rows in the same order and the same row groups,
 in memory bounded by the limit, with spill runs in a temporary folder. Needs pyarrow
@@ -13,6 +15,7 @@ in memory bounded by the limit, with spill runs in a temporary folder. Needs pya
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
@@ -29,10 +32,11 @@ from zorder.parquet.safety import (
 from zorder.parquet.skipping import REPORT_VALUES, check_report_arguments, skipping_report
 from zorder.values.ordering import CURVES, ZORDER, Ordering
 from zorder.values.rank import ENCODINGS
+from zorder.values.stages import READ, REORDER, REPORT, WRITE, stage
 from zorder.values.sort import sort_order
 
 __all__ = ["IN_MEMORY_PEAK", "ProgressCallback", "check_compression", "check_row_group_size",
-           "sort_parquet"]
+           "sort_parquet", "write_in_order"]
 
 #: The in-memory path's peak, in times the file's Arrow size (the file, its curve values
 #: and the reordered copy): README, "Memory".
@@ -85,6 +89,84 @@ def _in_memory_layout(table: Any, perm: Any, row_group_size: int, compression: s
         for k in range(0, table.num_rows, row_group_size):
             writer.write_table(table.take(perm[k:k + row_group_size]), row_group_size=row_group_size)
     return pq.ParquetFile(pa.BufferReader(sink.getvalue())).metadata
+
+
+def _read_columns(source: Any, names: Optional[List[str]],
+                  progress: Optional[ProgressCallback] = None) -> Any:
+    """Columns ``names`` (None: all) of every row group of ``source``, each column in one
+    chunk: ``take`` on many chunks costs a pass over all of them per output row group
+    (3x slower end to end for 2M rows in 20 groups). Each column's chunks are let go as
+    it is combined, so the read is never whole twice."""
+    import pyarrow as pa
+
+    md = source.metadata
+    pieces = []
+    for g in range(md.num_row_groups):
+        if progress is not None:
+            progress("reading", g, md.num_row_groups, "row groups")
+        with stage(READ):
+            pieces.append(source.read_row_group(g, columns=names))
+    if progress is not None:
+        progress("reading", md.num_row_groups, md.num_row_groups, "row groups")
+    with stage(READ):
+        if not pieces:
+            schema = source.schema_arrow
+            return (schema if names is None
+                    else pa.schema([schema.field(n) for n in names])).empty_table()
+        read = pa.concat_tables(pieces)
+        del pieces
+        schema, columns = read.schema, list(read.columns)
+        del read
+        for i, name in enumerate(schema.names):
+            # (a one-column table: its combine splits binary data past 2 GB into chunks)
+            columns[i] = pa.table([columns[i]], names=[name]).combine_chunks().column(0)
+        return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _with_columns(first: Any, second: Any, schema: Any) -> Any:
+    """The columns of two reads of the same rows, in ``schema``'s order."""
+    import pyarrow as pa
+
+    found = {**dict(zip(first.column_names, first.columns)),
+             **dict(zip(second.column_names, second.columns))}
+    return pa.Table.from_arrays([found[n] for n in schema.names], schema=schema)
+
+
+def write_in_order(writer: Any, table: Any, perm: Any, rows: int,
+                   progress: Optional[ProgressCallback] = None,
+                   before_group: Optional[Callable[[], None]] = None) -> None:
+    """Write the rows ``perm`` of ``table`` (one chunk per column), in that order, with
+    ``writer`` (a ``pyarrow.parquet.ParquetWriter``), ``rows`` to a row group: each group
+    is taken here while the one before it is written on a thread of its own (Arrow's
+    take and Parquet writer let go of the GIL), so the reorder and the write overlap on
+    two cores, with at most two groups beside the table. ``before_group()`` runs before
+    each group is taken (an engine's check for an interrupt)."""
+    ngroups = -(-len(perm) // rows)
+
+    def bar(done: int) -> None:
+        if progress is not None:
+            progress("writing", done, ngroups, "row groups")
+
+    def write(group: Any) -> None:
+        with stage(WRITE):
+            writer.write_table(group, row_group_size=rows)
+
+    bar(0)
+    with ThreadPoolExecutor(1, thread_name_prefix="zorder-writer") as pool:
+        pending = None
+        for k in range(ngroups):
+            if before_group is not None:
+                before_group()
+            with stage(REORDER):
+                group = table.take(perm[k * rows:(k + 1) * rows])
+            if pending is not None:
+                pending.result()
+                bar(k)
+            pending = pool.submit(write, group)
+            del group
+        if pending is not None:
+            pending.result()
+    bar(ngroups)
 
 
 def _input_compression(md) -> str:
@@ -229,43 +311,44 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
             compression=compression, progress=bar, report=report, predicates=predicates,
             fraction=fraction)
 
-    pieces = []
-    for g in range(md.num_row_groups):
-        bar("reading", g, md.num_row_groups, "row groups")
-        pieces.append(source.read_row_group(g))
-    bar("reading", md.num_row_groups, md.num_row_groups, "row groups")
-    table = pa.concat_tables(pieces) if pieces else source.schema_arrow.empty_table()
-    del pieces
-    # One chunk per column: take() on many chunks costs a pass over all of them per
-    # output row group (3x slower end to end for 2M rows in 20 groups).
-    table = table.combine_chunks()
+    # The curve columns first; the order is computed from them while a thread reads the
+    # other columns, so the reading and the curve overlap on two cores.
+    names = source.schema_arrow.names
+    curve_names = list(dict.fromkeys(columns))
+    others = [n for n in names if n not in curve_names]
+    # (by name: only where every name is one top-level column, not a dotted path)
+    apart = bool(others) and len(set(names)) == len(names) and not any("." in n for n in names)
+    with ThreadPoolExecutor(1, thread_name_prefix="zorder-reader") as reader:
+        if apart:
+            read = _read_columns(source, curve_names, bar)
+            rest = reader.submit(_read_columns, source, others)
+        else:
+            read = _read_columns(source, None, bar)
+        bar("z-order", 0, 1, "sort")
+        perm, size = sort_order(ordering, read, list(columns))
+        bar("z-order", 1, 1, "sort")
+        if apart:
+            read = _with_columns(read, rest.result(), source.schema_arrow)
     # the input's metadata, but a pandas RangeIndex, whose labels would name other rows
-    table = table.replace_schema_metadata(without_range_index(table.schema.metadata))
-
-    bar("z-order", 0, 1, "sort")
-    perm, size = sort_order(ordering, table, list(columns))
-    bar("z-order", 1, 1, "sort")
+    table = read.replace_schema_metadata(without_range_index(source.schema_arrow.metadata))
+    del read
 
     nrows = table.num_rows
-    ngroups = -(-nrows // row_group_size)
     # Written beside the output and renamed over it when complete; a kill (SIGTERM) runs
     # the same cleanup as Ctrl-C, so the old output stays whole until then.
     with sigterm_as_exception(), atomic_file(output) as tmp:
         with pq.ParquetWriter(tmp, table.schema, compression=compression) as writer:
-            for k in range(ngroups):
-                bar("writing", k, ngroups, "row groups")
-                rows = perm[k * row_group_size:(k + 1) * row_group_size]
-                writer.write_table(table.take(rows), row_group_size=row_group_size)
-    bar("writing", ngroups, ngroups, "row groups")
+            write_in_order(writer, table, perm, row_group_size, bar)
 
     result = _result(nrows, md, output, size)
     if report:
-        values = {c: table.column(c) for c in columns}
-        written = {name: output if o == ordering else [_in_memory_layout(
-            table, sort_order(o, table, list(columns))[0], row_group_size, compression)]
-            for name, o in layouts.items()}
-        result["report"] = skipping_report(input, written, columns, fraction=fraction,
-                                           predicates=predicates, values=values)
+        with stage(REPORT):
+            values = {c: table.column(c) for c in columns}
+            written = {name: output if o == ordering else [_in_memory_layout(
+                table, sort_order(o, table, list(columns))[0], row_group_size, compression)]
+                for name, o in layouts.items()}
+            result["report"] = skipping_report(input, written, columns, fraction=fraction,
+                                               predicates=predicates, values=values)
     return result
 
 

@@ -11,6 +11,9 @@
   ``_radix``.
 - ``rank``: the opt-in rank encoding (``encoding="rank"``): ``RankBoundaries``,
   ``rank_boundaries``, ``rank_columns``; balanced columns, not Iceberg's layout.
+- ``stages``: where a rewrite's time goes (``--profile``): ``stage`` marks read,
+  ordered bytes, ranks, curve, sort, reorder, write, commit on any floor above; it
+  records only inside ``profiling()``.
 - ``decode``: ``deinterleave_rows``/``deinterleave_bits``, the inverse of the interleave;
   ``hilbert_decode_rows`` (``hilbert_decode``), the inverse of ``hilbert_rows``.
 

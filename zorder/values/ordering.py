@@ -25,6 +25,7 @@ from zorder import hilbert, interleave
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, PRIMITIVE_BUFFER_SIZE, TimestampOption
 from zorder.values import table
+from zorder.values.stages import CURVE, stage
 from zorder.values.codec import HVALUE_COLUMN, ZVALUE_COLUMN, to_arrow
 from zorder.values.rank import (
     RankBoundaries, boundaries_of, check_encoding_arguments, check_shapes, column_names,
@@ -158,7 +159,8 @@ class Ordering:
             if self.boundaries is None:
                 raise ValueError("encoding='rank' needs boundaries here (zorder.rank_boundaries)")
             parts = rank_columns(parts, self.boundaries)
-        return kernel(parts)
+        with stage(CURVE):
+            return kernel(parts)
 
     def matrix(self, data: Any, columns: ColumnSelection,
                backend: Optional[str] = None) -> numpy.ndarray:

@@ -50,6 +50,7 @@ from zorder.ordered import IcebergOptions, ordered_bytes  # noqa: F401  (the doc
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.values._rank import rank_rows, sorted_keys
 from zorder.values.table import ColumnSelection, columns_bytes
+from zorder.values.stages import RANKS, stage
 
 __all__ = ["ENCODINGS", "RankBoundaries", "rank_boundaries", "rank_columns", "sample_indices"]
 
@@ -479,7 +480,8 @@ class RankBoundaries:
                              f"{parts[0].shape[0]:,}; sample them first (rank_boundaries' "
                              f"sample=)")
         names = _checked_names(names, len(parts))   # (before the work, not after it)
-        found = [_split_points(_sorted_keys(p), bits, bool(complete)) for p in parts]
+        with stage(RANKS):
+            found = [_split_points(_sorted_keys(p), bits, bool(complete)) for p in parts]
         splits = [_key_matrix(points, p.shape[1]) for (points, _), p in zip(found, parts)]
         return cls(bits, tuple(splits), names, tuple(codes for _, codes in found))
 
@@ -601,6 +603,11 @@ def rank_columns(ordered_columns: Sequence[Any], boundaries: RankBoundaries,
                          f"rank_bits={boundaries.rank_bits}")
     parts = _check_ordered(ordered_columns)
     check_shapes(parts, boundaries, None)
+    with stage(RANKS):
+        return _ranked(parts, boundaries)
+
+
+def _ranked(parts: List[numpy.ndarray], boundaries: RankBoundaries) -> List[numpy.ndarray]:
     nbytes = boundaries.rank_bits // 8
     out = []
     for i, (part, (points, table)) in enumerate(zip(parts, boundaries._keys)):

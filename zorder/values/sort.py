@@ -21,6 +21,7 @@ from zorder.values._radix import argsort_rows, argsort_short, rows_scratch
 from zorder.values.codec import as_matrix
 from zorder.values.ordering import Ordering
 from zorder.values.rank import RankBoundaries
+from zorder.values.stages import SORT, stage
 from zorder.values.table import ColumnSelection
 
 __all__ = ["argsort_zvalues", "sort", "sort_indices", "sort_order"]
@@ -67,6 +68,11 @@ def sort_scratch(n: int, size: int) -> Any:
 
 def _argsort_zvalues(values: Any, scratch: Any) -> numpy.ndarray:
     """``argsort_zvalues``, in ``scratch`` (``sort_scratch``, or None) where it can."""
+    with stage(SORT):
+        return _argsorted(values, scratch)
+
+
+def _argsorted(values: Any, scratch: Any) -> numpy.ndarray:
     z = as_matrix(values)
     if z.shape[1] <= _SHORT_MAX_BYTES and z.shape[0] < 2**32:
         if z.shape[1] > 1 and z.strides[1] != 1:

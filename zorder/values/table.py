@@ -21,6 +21,7 @@ from zorder.ordered import IcebergOptions, ordered_bytes
 from zorder.ordered.column import is_unordered
 from zorder.ordered.errors import ColumnError
 from zorder.ordered.options import TimestampOption
+from zorder.values.stages import ORDERED_BYTES, stage
 
 __all__ = ["zorder_widths"]
 
@@ -189,7 +190,8 @@ def columns_bytes(data: Any, columns: ColumnSelection,
     kinds = _timestamp_kinds(data, labels, options.timestamp)
     parts: List[numpy.ndarray] = []
     for label, col, kind in zip(labels, cols, kinds):
-        part = column_bytes(label, col, options, kind)
+        with stage(ORDERED_BYTES):
+            part = column_bytes(label, col, options, kind)
         if parts and part.shape[0] != parts[0].shape[0]:
             raise ValueError(f"column {label} has {part.shape[0]} rows, the first has "
                              f"{parts[0].shape[0]}")
