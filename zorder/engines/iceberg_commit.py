@@ -15,7 +15,7 @@ import threading
 from typing import Any, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from zorder.engines.iceberg_deletes import RemovesDeleteFiles
-from zorder.engines.iceberg_manifests import ManifestEntries, rewritten_entry
+from zorder.engines.iceberg_manifests import ManifestEntries, carry_encoded, rewritten_entry
 
 
 class IcebergRewriteError(RuntimeError):
@@ -260,6 +260,7 @@ def _replace_producer_class() -> Any:
         # (the head's manifests, each None to keep as it is, else its entries to keep;
         # made by `_deleted_entries`, written by `_existing_manifests`)
         _kept: Optional[Tuple[Optional[int], List[Tuple[Any, Optional[List[Any]]]]]] = None
+        _read: Optional[ManifestEntries] = None   # (the reads `_kept` came from)
 
         def _head_pass(self) -> List[Any]:
             """The removed files' entries, marked DELETED, and each manifest of the head
@@ -294,6 +295,7 @@ def _replace_producer_class() -> Any:
                 if left:
                     kept.append((manifest, left))
             self._kept = (parent, kept)
+            self._read = entries
             return deleted
 
         def _deleted_entries(self) -> List[Any]:
@@ -304,13 +306,15 @@ def _replace_producer_class() -> Any:
         def _existing_manifests(self) -> List[Any]:
             if self._kept is None or self._kept[0] != self._parent_snapshot_id:
                 self._head_pass()   # (the base class calls _deleted_entries first)
-            assert self._kept is not None
+            assert self._kept is not None and self._read is not None
             out: List[Any] = []
             for manifest, left in self._kept[1]:
                 if left is None:
                     out.append(manifest)
                     continue
                 with self.new_manifest_writer(self.spec(manifest.partition_spec_id)) as writer:
+                    # (the kept files' records copied as they are, not encoded again)
+                    carry_encoded(writer, self._read.encoded(manifest))
                     for e in left:
                         writer.add_entry(rewritten_entry(e))
                 out.append(writer.to_manifest_file())
