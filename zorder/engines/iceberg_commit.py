@@ -340,6 +340,28 @@ def _replace_producer_class() -> Any:
     return _ReplaceFiles
 
 
+def _transaction_class() -> Any:
+    """PyIceberg's ``Transaction`` whose ``table_metadata`` (the table's metadata with the
+    staged updates applied) is computed once for each metadata and set of updates: PyIceberg
+    applies the updates to a deep copy of the whole metadata, every snapshot of the
+    table's history, on each of the snapshot producer's many accesses. Its metadata is
+    never changed in place (frozen models), and a retry refreshes the table and stages
+    its updates again, so it is computed again then."""
+    from pyiceberg.table import Transaction
+
+    class _Transaction(Transaction):
+        _staged: Optional[Tuple[Any, Any, Any]] = None
+
+        @property
+        def table_metadata(self) -> Any:
+            base, updates, staged = self._table.metadata, self._updates, self._staged
+            if staged is None or staged[0] is not base or staged[1] is not updates:
+                staged = self._staged = (base, updates, super().table_metadata)
+            return staged[2]
+
+    return _Transaction
+
+
 class CommitCall:
     """One commit's catalog call, as the write phase's cleanup sees it: once ``started``,
     the files written belong to a commit that may land, and no cleanup deletes them."""
@@ -474,7 +496,6 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
     retries spent, or never sent to the catalog. ``call`` says when the catalog call
     begins (from then the caller's cleanup must not delete the files) and how it ended."""
     from pyiceberg.exceptions import CommitFailedException, ValidationException
-    from pyiceberg.table import Transaction
     from pyiceberg.table.snapshots import Operation
 
     call = CommitCall() if call is None else call
@@ -504,7 +525,7 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
         conflict = rewrite_conflict(table, planned, base_id, branch, removed,
                                     data_sequence_number is not None)
         if conflict is None:
-            txn = Transaction(table)
+            txn = _transaction_class()(table)
             producer = _replace_producer_class()(
                 operation=Operation.OVERWRITE, transaction=txn, io=table.io,
                 snapshot_properties=dict(properties), branch=branch)
