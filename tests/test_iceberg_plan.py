@@ -126,6 +126,11 @@ def test_a_rewrite_reads_each_manifest_once_and_keeps_the_other_files_history(
     assert {p: d[:2] for p, d in deleted.items()} == {
         p: ("DELETED", snapshot_id) for p in replaced}
     assert {p for p, d in after.items() if d[0] == "ADDED"} == set(result.added_paths)
+    # the DELETED entries, of both manifests, are in the one written again (as Iceberg's
+    # Java writes them), not in a manifest of their own
+    counts = [(m.existing_files_count, m.deleted_files_count)
+              for m in table.current_snapshot().manifests(table.io)]
+    assert [c for c in counts if c[1]] == [(len(before) - len(replaced), len(replaced))]
 
 
 def data_file_bytes(table, manifests):

@@ -257,15 +257,18 @@ def _replace_producer_class() -> Any:
         planned: Any = None
         retries = 0
         entries: Optional[ManifestEntries] = None
-        # (the head's manifests, each None to keep as it is, else its entries to keep;
-        # made by `_deleted_entries`, written by `_existing_manifests`)
-        _kept: Optional[Tuple[Optional[int], List[Tuple[Any, Optional[List[Any]]]]]] = None
+        # (the head's manifests, each with None to keep it as it is, else the entries it
+        # keeps, and the DELETED entries written with them; made by `_deleted_entries`,
+        # written by `_existing_manifests`)
+        _kept: Optional[Tuple[Optional[int],
+                              List[Tuple[Any, Optional[List[Any]], List[Any]]]]] = None
         _read: Optional[ManifestEntries] = None   # (the reads `_kept` came from)
 
-        def _head_pass(self) -> List[Any]:
-            """The removed files' entries, marked DELETED, and each manifest of the head
-            kept whole (it cannot hold, or does not hold, a removed file) or with the
-            entries left, all from one read of each manifest."""
+        def _head_pass(self) -> Tuple[List[Any], List[Any]]:
+            """The removed files' entries, marked DELETED, and those of them in no
+            manifest written again; each manifest of the head kept whole (it cannot hold,
+            or does not hold, a removed file) or with the entries left, all from one read
+            of each manifest."""
             parent = self._parent_snapshot_id
             head = (None if parent is None
                     else self._transaction.table_metadata.snapshot_by_id(parent))
@@ -280,35 +283,46 @@ def _replace_producer_class() -> Any:
                         and entry.data_file in removed)
 
             deleted: List[Any] = []
-            kept: List[Tuple[Any, Optional[List[Any]]]] = []
+            kept: List[Tuple[Any, Optional[List[Any]], List[Any]]] = []
             for manifest in ([] if head is None else head.manifests(self._io)):
                 if not may_hold[manifest.partition_spec_id](manifest):
-                    kept.append((manifest, None))
+                    kept.append((manifest, None, []))
                     continue
                 live = entries.live(manifest)
                 gone = [e for e in live if is_removed(e)]
                 if not gone:
-                    kept.append((manifest, None))
+                    kept.append((manifest, None, []))
                     continue
                 deleted.extend(rewritten_entry(e, self._snapshot_id) for e in gone)
                 left = [e for e in live if not is_removed(e)]
                 if left:
-                    kept.append((manifest, left))
+                    kept.append((manifest, left, []))
+            # As Iceberg's Java marks the removed entries DELETED in the manifest it
+            # writes again, they go in the first manifest of their spec written again
+            # (one manifest fewer to write and read); only those of a spec with none go
+            # in a manifest of their own, as PyIceberg writes them all.
+            first: Dict[int, List[Any]] = {}
+            for manifest, keeps, gone_here in kept:
+                if keeps is not None:
+                    first.setdefault(manifest.partition_spec_id, gone_here)
+            alone: List[Any] = []
+            for e in deleted:
+                first.get(e.data_file.spec_id, alone).append(e)
             self._kept = (parent, kept)
             self._read = entries
-            return deleted
+            return deleted, alone
 
         def _deleted_entries(self) -> List[Any]:
-            deleted = self._head_pass()
+            deleted, alone = self._head_pass()
             self._validate_required_deletes(deleted)
-            return deleted
+            return alone
 
         def _existing_manifests(self) -> List[Any]:
             if self._kept is None or self._kept[0] != self._parent_snapshot_id:
                 self._head_pass()   # (the base class calls _deleted_entries first)
             assert self._kept is not None and self._read is not None
             out: List[Any] = []
-            for manifest, left in self._kept[1]:
+            for manifest, left, gone_here in self._kept[1]:
                 if left is None:
                     out.append(manifest)
                     continue
@@ -317,6 +331,8 @@ def _replace_producer_class() -> Any:
                     carry_encoded(writer, self._read.encoded(manifest))
                     for e in left:
                         writer.add_entry(rewritten_entry(e))
+                    for e in gone_here:
+                        writer.add_entry(e)
                 out.append(writer.to_manifest_file())
             return out
 
