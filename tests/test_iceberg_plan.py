@@ -16,6 +16,7 @@ pytest.importorskip("pyiceberg")
 pytest.importorskip("sqlalchemy")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from iceberg_readers import duckdb_available, duckdb_rows  # noqa: E402
 from test_iceberg import arrow_batch, catalog, local, make_table, multiset, zvalues_of_file  # noqa: E402,F401
 
 from zorder.engines.iceberg_select import (  # noqa: E402
@@ -89,6 +90,8 @@ def test_a_rewrite_reads_each_manifest_once_and_keeps_the_other_files_history(
         catalog, monkeypatch):
     from pyiceberg.manifest import ManifestFile
 
+    from zorder.engines import iceberg_manifests
+
     table = make_table(catalog, name="once", spec="identity", appends=2, rows=200)
     rewrite(table, ["l", "d"], target_file_size="20KB")
     rows = arrow_batch(np.random.default_rng(8), 60)
@@ -96,13 +99,19 @@ def test_a_rewrite_reads_each_manifest_once_and_keeps_the_other_files_history(
     before, _ = live_entries(table)
     replaced = {p for p, f in live_files(table).items() if f.partition[0] == "a"}
     real = ManifestFile.fetch_manifest_entry
+    real_live = iceberg_manifests.read_live_entries
     reads = []
 
     def counted(self, io, discard_deleted=True):
         reads.append(self.manifest_path)
         return real(self, io, discard_deleted)
 
+    def counted_live(io, manifest):
+        reads.append(manifest.manifest_path)
+        return real_live(io, manifest)
+
     monkeypatch.setattr(ManifestFile, "fetch_manifest_entry", counted)
+    monkeypatch.setattr(iceberg_manifests, "read_live_entries", counted_live)
     result = rewrite(table, ["l", "d"], target_file_size="20KB")
     monkeypatch.undo()
     # the plan, the selection and the commit shared one read of each manifest
@@ -117,6 +126,101 @@ def test_a_rewrite_reads_each_manifest_once_and_keeps_the_other_files_history(
     assert {p: d[:2] for p, d in deleted.items()} == {
         p: ("DELETED", snapshot_id) for p in replaced}
     assert {p for p, d in after.items() if d[0] == "ADDED"} == set(result.added_paths)
+    # the DELETED entries, of both manifests, are in the one written again (as Iceberg's
+    # Java writes them), not in a manifest of their own
+    counts = [(m.existing_files_count, m.deleted_files_count)
+              for m in table.current_snapshot().manifests(table.io)]
+    assert [c for c in counts if c[1]] == [(len(before) - len(replaced), len(replaced))]
+
+
+def data_file_bytes(table, manifests):
+    """{path: the Avro bytes of its data_file record} of the live entries of
+    ``manifests``, as their files hold them."""
+    from zorder.engines.iceberg_manifests import read_live_entries
+
+    out = {}
+    for m in manifests:
+        live, encoded = read_live_entries(table.io, m)
+        assert encoded is not None
+        for e in live:
+            out[e.data_file.file_path] = encoded.data_file(e.data_file)
+    return out
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_manifest_written_again_keeps_the_kept_files_records_byte_for_byte(
+        catalog, monkeypatch, version):
+    from zorder.engines import iceberg_commit
+
+    table = make_table(catalog, name="carry", spec="identity", appends=2, rows=200,
+                       version=version)
+    rewrite(table, ["l", "d"], target_file_size="20KB")
+    rows = arrow_batch(np.random.default_rng(9), 60)
+    table.append(rows.filter(pa.compute.equal(rows.column("cat"), "b")))
+    old = data_file_bytes(table, table.current_snapshot().manifests(table.io))
+    before, _ = live_entries(table)
+    rows_before = multiset(table.scan().to_arrow())
+    real = iceberg_commit.carry_encoded
+    carried = []
+    monkeypatch.setattr(iceberg_commit, "carry_encoded",
+                        lambda writer, encoded: carried.append(real(writer, encoded))
+                        or carried[-1])
+    result = rewrite(table, ["l", "d"], target_file_size="20KB")
+    assert carried == [True]
+    new = data_file_bytes(table, table.current_snapshot().manifests(table.io))
+    kept = set(before) - set(result.removed_paths)
+    assert kept and kept <= set(new)
+    for path in kept:
+        assert new[path] == old[path]   # (copied, not encoded again)
+    # ... and read back as they were, each with its own history
+    after, _ = live_entries(table)
+    for path in kept:
+        assert after[path] == ("EXISTING",) + before[path][1:]
+    previous = {t.file.file_path: t.file for t in table.scan(
+        snapshot_id=table.current_snapshot().parent_snapshot_id).plan_files()}
+    for t in table.scan().plan_files():
+        if t.file.file_path in kept:
+            f, g = t.file, previous[t.file.file_path]
+            assert (f.record_count, f.file_size_in_bytes, f.partition, f.value_counts,
+                    f.null_value_counts, f.lower_bounds, f.upper_bounds, f.column_sizes,
+                    f.split_offsets) == (g.record_count, g.file_size_in_bytes, g.partition,
+                                         g.value_counts, g.null_value_counts, g.lower_bounds,
+                                         g.upper_bounds, g.column_sizes, g.split_offsets)
+    assert multiset(table.scan().to_arrow()) == rows_before
+    if duckdb_available():
+        assert multiset(duckdb_rows(table, "i, l, d, s, cat")) == multiset(
+            table.scan(selected_fields=("i", "l", "d", "s", "cat")).to_arrow())
+
+
+def test_a_manifest_of_another_schema_is_written_again_from_its_entries(catalog,
+                                                                         monkeypatch):
+    """A v1 manifest kept after an upgrade to v2: its records are not copied into the
+    v2 manifest (another Avro schema), its entries are encoded again."""
+    from zorder.engines import iceberg_commit
+
+    table = make_table(catalog, name="upgraded", spec="identity", appends=2, rows=200,
+                       version=1)
+    rewrite(table, ["l", "d"], target_file_size="20KB")
+    with table.transaction() as tx:
+        tx.upgrade_table_version(2)
+    rows = arrow_batch(np.random.default_rng(10), 60)
+    table.append(rows.filter(pa.compute.equal(rows.column("cat"), "a")))
+    before, _ = live_entries(table)
+    rows_before = multiset(table.scan().to_arrow())
+    real = iceberg_commit.carry_encoded
+    carried = []
+    monkeypatch.setattr(iceberg_commit, "carry_encoded",
+                        lambda writer, encoded: carried.append(real(writer, encoded))
+                        or carried[-1])
+    result = rewrite(table, ["l", "d"], target_file_size="20KB")
+    assert carried == [False]
+    after, _ = live_entries(table)
+    for path in set(before) - set(result.removed_paths):
+        assert after[path] == ("EXISTING",) + before[path][1:]
+    assert multiset(table.scan().to_arrow()) == rows_before
+    if duckdb_available():
+        assert multiset(duckdb_rows(table, "i, l, d, s, cat")) == multiset(
+            table.scan(selected_fields=("i", "l", "d", "s", "cat")).to_arrow())
 
 
 def test_manifests_are_written_in_blocks_of_entries(catalog, tmp_path, monkeypatch):

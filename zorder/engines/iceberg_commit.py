@@ -15,7 +15,7 @@ import threading
 from typing import Any, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from zorder.engines.iceberg_deletes import RemovesDeleteFiles
-from zorder.engines.iceberg_manifests import ManifestEntries, rewritten_entry
+from zorder.engines.iceberg_manifests import ManifestEntries, carry_encoded, rewritten_entry
 
 
 class IcebergRewriteError(RuntimeError):
@@ -257,14 +257,18 @@ def _replace_producer_class() -> Any:
         planned: Any = None
         retries = 0
         entries: Optional[ManifestEntries] = None
-        # (the head's manifests, each None to keep as it is, else its entries to keep;
-        # made by `_deleted_entries`, written by `_existing_manifests`)
-        _kept: Optional[Tuple[Optional[int], List[Tuple[Any, Optional[List[Any]]]]]] = None
+        # (the head's manifests, each with None to keep it as it is, else the entries it
+        # keeps, and the DELETED entries written with them; made by `_deleted_entries`,
+        # written by `_existing_manifests`)
+        _kept: Optional[Tuple[Optional[int],
+                              List[Tuple[Any, Optional[List[Any]], List[Any]]]]] = None
+        _read: Optional[ManifestEntries] = None   # (the reads `_kept` came from)
 
-        def _head_pass(self) -> List[Any]:
-            """The removed files' entries, marked DELETED, and each manifest of the head
-            kept whole (it cannot hold, or does not hold, a removed file) or with the
-            entries left, all from one read of each manifest."""
+        def _head_pass(self) -> Tuple[List[Any], List[Any]]:
+            """The removed files' entries, marked DELETED, and those of them in no
+            manifest written again; each manifest of the head kept whole (it cannot hold,
+            or does not hold, a removed file) or with the entries left, all from one read
+            of each manifest."""
             parent = self._parent_snapshot_id
             head = (None if parent is None
                     else self._transaction.table_metadata.snapshot_by_id(parent))
@@ -279,40 +283,56 @@ def _replace_producer_class() -> Any:
                         and entry.data_file in removed)
 
             deleted: List[Any] = []
-            kept: List[Tuple[Any, Optional[List[Any]]]] = []
+            kept: List[Tuple[Any, Optional[List[Any]], List[Any]]] = []
             for manifest in ([] if head is None else head.manifests(self._io)):
                 if not may_hold[manifest.partition_spec_id](manifest):
-                    kept.append((manifest, None))
+                    kept.append((manifest, None, []))
                     continue
                 live = entries.live(manifest)
                 gone = [e for e in live if is_removed(e)]
                 if not gone:
-                    kept.append((manifest, None))
+                    kept.append((manifest, None, []))
                     continue
                 deleted.extend(rewritten_entry(e, self._snapshot_id) for e in gone)
                 left = [e for e in live if not is_removed(e)]
                 if left:
-                    kept.append((manifest, left))
+                    kept.append((manifest, left, []))
+            # As Iceberg's Java marks the removed entries DELETED in the manifest it
+            # writes again, they go in the first manifest of their spec written again
+            # (one manifest fewer to write and read); only those of a spec with none go
+            # in a manifest of their own, as PyIceberg writes them all.
+            first: Dict[int, List[Any]] = {}
+            for manifest, keeps, gone_here in kept:
+                if keeps is not None:
+                    first.setdefault(manifest.partition_spec_id, gone_here)
+            alone: List[Any] = []
+            for e in deleted:
+                first.get(e.data_file.spec_id, alone).append(e)
             self._kept = (parent, kept)
-            return deleted
+            self._read = entries
+            return deleted, alone
 
         def _deleted_entries(self) -> List[Any]:
-            deleted = self._head_pass()
+            deleted, alone = self._head_pass()
             self._validate_required_deletes(deleted)
-            return deleted
+            return alone
 
         def _existing_manifests(self) -> List[Any]:
             if self._kept is None or self._kept[0] != self._parent_snapshot_id:
                 self._head_pass()   # (the base class calls _deleted_entries first)
-            assert self._kept is not None
+            assert self._kept is not None and self._read is not None
             out: List[Any] = []
-            for manifest, left in self._kept[1]:
+            for manifest, left, gone_here in self._kept[1]:
                 if left is None:
                     out.append(manifest)
                     continue
                 with self.new_manifest_writer(self.spec(manifest.partition_spec_id)) as writer:
+                    # (the kept files' records copied as they are, not encoded again)
+                    carry_encoded(writer, self._read.encoded(manifest))
                     for e in left:
                         writer.add_entry(rewritten_entry(e))
+                    for e in gone_here:
+                        writer.add_entry(e)
                 out.append(writer.to_manifest_file())
             return out
 
@@ -334,6 +354,28 @@ def _replace_producer_class() -> Any:
                 raise ValidationException(conflict)
 
     return _ReplaceFiles
+
+
+def _transaction_class() -> Any:
+    """PyIceberg's ``Transaction`` whose ``table_metadata`` (the table's metadata with the
+    staged updates applied) is computed once for each metadata and set of updates: PyIceberg
+    applies the updates to a deep copy of the whole metadata, every snapshot of the
+    table's history, on each of the snapshot producer's many accesses. Its metadata is
+    never changed in place (frozen models), and a retry refreshes the table and stages
+    its updates again, so it is computed again then."""
+    from pyiceberg.table import Transaction
+
+    class _Transaction(Transaction):
+        _staged: Optional[Tuple[Any, Any, Any]] = None
+
+        @property
+        def table_metadata(self) -> Any:
+            base, updates, staged = self._table.metadata, self._updates, self._staged
+            if staged is None or staged[0] is not base or staged[1] is not updates:
+                staged = self._staged = (base, updates, super().table_metadata)
+            return staged[2]
+
+    return _Transaction
 
 
 class CommitCall:
@@ -470,7 +512,6 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
     retries spent, or never sent to the catalog. ``call`` says when the catalog call
     begins (from then the caller's cleanup must not delete the files) and how it ended."""
     from pyiceberg.exceptions import CommitFailedException, ValidationException
-    from pyiceberg.table import Transaction
     from pyiceberg.table.snapshots import Operation
 
     call = CommitCall() if call is None else call
@@ -500,7 +541,7 @@ def commit_rewrite(table: Any, removed: Sequence[Any], added: Sequence[Any],
         conflict = rewrite_conflict(table, planned, base_id, branch, removed,
                                     data_sequence_number is not None)
         if conflict is None:
-            txn = Transaction(table)
+            txn = _transaction_class()(table)
             producer = _replace_producer_class()(
                 operation=Operation.OVERWRITE, transaction=txn, io=table.io,
                 snapshot_properties=dict(properties), branch=branch)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import quote_plus
 from typing import Any, Dict, List, Optional, Tuple
 
 from zorder.engines.iceberg_deletes import plan_tasks
@@ -136,20 +137,27 @@ def plan_groups(table: Any, row_filter: Any, case_sensitive: bool,
     return groups
 
 
-#: The partition types of recent (spec, schema) pairs, by identity: (spec, schema, types).
-_PARTITION_TYPES: Dict[Tuple[int, int], Tuple[Any, Any, List[Any]]] = {}
+#: The partition fields of recent (spec, schema) pairs, by identity: (spec, schema,
+#: [(the field's quoted name, its transform, its result type)]).
+_PARTITION_FIELDS: Dict[Tuple[int, int], Tuple[Any, Any, List[Tuple[str, Any, Any]]]] = {}
+
+#: Text that ``quote_plus(text, safe="")`` leaves as it is.
+_UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*")
 
 
-def _partition_types(spec: Any, schema: Any) -> List[Any]:
-    """The result type of each of ``spec``'s fields (PyIceberg's ``partition_type``, which
-    builds the struct anew on every call), kept while the same objects are asked for."""
+def _partition_fields(spec: Any, schema: Any) -> List[Tuple[str, Any, Any]]:
+    """Each of ``spec``'s fields as ``partition_name`` writes it: its quoted name, its
+    transform and its result type (PyIceberg's ``partition_type``, which builds the
+    struct anew on every call), kept while the same objects are asked for."""
     key = (id(spec), id(schema))
-    known = _PARTITION_TYPES.get(key)
+    known = _PARTITION_FIELDS.get(key)
     if known is None or known[0] is not spec or known[1] is not schema:
-        if len(_PARTITION_TYPES) >= 16:
-            _PARTITION_TYPES.clear()
-        known = (spec, schema, [f.field_type for f in spec.partition_type(schema).fields])
-        _PARTITION_TYPES[key] = known
+        if len(_PARTITION_FIELDS) >= 16:
+            _PARTITION_FIELDS.clear()
+        known = (spec, schema, [
+            (quote_plus(field.name, safe=""), field.transform, kind.field_type)
+            for field, kind in zip(spec.fields, spec.partition_type(schema).fields)])
+        _PARTITION_FIELDS[key] = known
     return known[2]
 
 
@@ -157,16 +165,17 @@ def partition_name(table_metadata: Any, record: Any) -> str:
     """A partition as its path (``day=2026-01-01``), or "" when unpartitioned: Iceberg's
     ``PartitionSpec.partitionToPath``, as PyIceberg's ``partition_to_path`` writes it,
     with the partition type built once for a table's groups, not once per group."""
-    from urllib.parse import quote_plus
-
     spec = table_metadata.spec()
     if spec.is_unpartitioned():
         return ""
-    types = _partition_types(spec, table_metadata.schema())
-    return "/".join(
-        f"{quote_plus(field.name, safe='')}="
-        f"{quote_plus(field.transform.to_human_string(kind, value=record[pos]), safe='')}"
-        for pos, (field, kind) in enumerate(zip(spec.fields, types)))
+    parts = []
+    for pos, (name, transform, kind) in enumerate(
+            _partition_fields(spec, table_metadata.schema())):
+        text = transform.to_human_string(kind, value=record[pos])
+        if not _UNQUOTED.fullmatch(text):
+            text = quote_plus(text, safe="")
+        parts.append(f"{name}={text}")
+    return "/".join(parts)
 
 
 def file_partition_name(table_metadata: Any, data_file: Any) -> str:

@@ -318,8 +318,19 @@ def select_groups(table: Any, groups: Sequence[FileGroup], clustering: Dict[str,
     the clustering text their written files record."""
     low, high = selection.sizes(target)
     text = clustering_text(clustering)
+    described = describe(clustering)
     recorded = ({} if selection.rewrite_all
                 else recorded_clusterings(table, groups, snapshot, entries))
+    # (whether each recorded text is this clustering, asked once per text, not per file)
+    same: Dict[Optional[str], bool] = {}
+
+    def clustered(task: Any) -> bool:
+        have = recorded.get(task.file.file_path)
+        found = same.get(have)
+        if found is None:
+            found = same[have] = same_clustering(have, clustering)
+        return found
+
     chosen: List[FileGroup] = []
     decisions: List[Dict[str, Any]] = []
     budget = selection.max_files_to_rewrite
@@ -331,11 +342,10 @@ def select_groups(table: Any, groups: Sequence[FileGroup], clustering: Dict[str,
         elif group.repartition:
             reason = "files of an older partition spec"
         else:
-            stale = [t for t in group.tasks
-                     if not same_clustering(recorded.get(t.file.file_path), clustering)]
+            stale = [t for t in group.tasks if not clustered(t)]
             if stale:
                 reason = (f"{len(stale)} of {counted(len(group.tasks), 'file')} not clustered "
-                          f"by {describe(clustering)}")
+                          f"by {described}")
             else:
                 reason = _size_reason(group, selection, target, low, high)
             if reason is None and selection.min_overlap_depth is not None:
@@ -364,7 +374,7 @@ def select_groups(table: Any, groups: Sequence[FileGroup], clustering: Dict[str,
             chosen.append(group)
             decision["reason"] = reason
         elif "reason" not in decision:
-            decision["reason"] = (f"clustered by {describe(clustering)}, "
+            decision["reason"] = (f"clustered by {described}, "
                                   f"{counted(len(group.tasks), 'file')} within the size "
                                   f"criteria{skip}")
         decisions.append(decision)
