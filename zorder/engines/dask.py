@@ -209,8 +209,10 @@ def cluster(
     cluster, its workers' own limits count instead. Data whose Arrow size times
     ``IN_MEMORY_PEAK`` is over it is clustered out of core: no shuffle, each partition's
     rows appended to spill runs on disk, one per range, and each range, sized to fit one
-    task's share of the memory, sorted and written by a task of its own. A limit too
-    small for the input's partitions is a ValueError, before anything is written.
+    task's share of the memory, sorted and written by a task of its own (a range still
+    too large, a heavily repeated value, is split again or streamed in that task). A
+    limit too small for the input's partitions is a ValueError, before anything is
+    written.
     ``temp_dir``: an existing folder for the spill runs (default: a hidden folder beside
     ``out_dir``; on a cluster, every worker must see it); removed however the job ends.
     ``connect_timeout``: seconds to reach a scheduler address before giving up.
