@@ -237,6 +237,10 @@ class _FileWriter:
         pending = pa.concat_tables(self._pending) if len(self._pending) > 1 \
             else self._pending[0]
         chunk, rest = pending.slice(0, rows), pending.slice(rows)
+        if rest.num_rows and 2 * rest.num_rows < pending.num_rows:
+            # (a slice would keep the whole table it came in alive until the next row
+            # group; a small remainder is copied out, each row at most once)
+            rest = rest.take(numpy.arange(rest.num_rows))
         self._pending = [rest] if rest.num_rows else []
         self._pending_rows = rest.num_rows
         del pending, rest
