@@ -54,17 +54,13 @@ def _sample_group_streamed(table_metadata: Any, io: Any, group: FileGroup,
     ``sample_parts`` draws), gathered from its curve columns streamed batch by batch."""
     import numpy
 
-    from zorder.engines.dask_stages import SEED
+    from zorder.engines.dask_stages import sample_picks
 
     where = group_name(table_metadata, group)
     schema = table_metadata.schema()
     positions = delete_positions(io, group.tasks)
     n = group.rows - sum(len(p) for p in positions.values())
-    k = min(n, rows)
-    pick = None
-    if k < n:
-        pick = numpy.sort(numpy.random.default_rng([SEED, index]).choice(n, size=k,
-                                                                          replace=False))
+    pick = sample_picks(n, index, rows)
     projected = schema.select(*names, case_sensitive=True)
     gathered: List[List[Any]] = []
     seen = 0
