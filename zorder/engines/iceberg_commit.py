@@ -245,7 +245,10 @@ def _replace_producer_class() -> Any:
 
     The head's manifests are read through ``entries`` (those the plan read are not read
     again), and once for both of the base class's passes over them: the removed files'
-    entries, then the manifests kept as they are or written again without those files.
+    entries, then the manifests kept as they are or written again without those files,
+    their kept records copied as they were (``carry_encoded``) and the removed files'
+    DELETED entries with them, as Iceberg's Java writes them (PyIceberg writes those in
+    a manifest of their own, which only a spec with no manifest written again gets).
     """
     from pyiceberg.exceptions import ValidationException
     from pyiceberg.manifest import DataFileContent
