@@ -128,6 +128,10 @@ def test_hilbert_transform_reads_the_table():
     from zorder.hilbert import _transform
 
     facts = cpu.facts()
+    if _transform.TRANSFORM == "vbmi":
+        assert supported(features.HILBERT_TARGETS["vbmi"], facts)
+    if supported(features.HILBERT_TARGETS["vbmi"], facts):
+        assert _transform.TRANSFORM == "vbmi"   # its tables are built at import
     if _transform.TRANSFORM == "avx512":
         assert supported(features.HILBERT_TARGETS["avx512"], facts)
     if _transform.TRANSFORM == "avx2":

@@ -76,7 +76,8 @@ TARGETS: Dict[str, Tuple[str, ...]] = {
 #: The interleave backends' checks.
 BACKEND_TARGETS: Dict[str, str] = {"pdep": "bmi2", "avx2": "avx2", "simd": "avx512_vbmi_gfni"}
 #: The Hilbert transforms' checks (``zorder.hilbert``'s TRANSFORMS, "plain" needs none).
-HILBERT_TARGETS: Dict[str, str] = {"avx2": "avx2", "avx512": "avx512_bw"}
+HILBERT_TARGETS: Dict[str, str] = {"avx2": "avx2", "avx512": "avx512_bw",
+                                   "vbmi": "avx512_vbmi_gfni"}
 #: The checks the CPU facts hold under ``usable``: the backends'.
 USABLE_FEATURES: Tuple[str, ...] = tuple(BACKEND_TARGETS.values())
 

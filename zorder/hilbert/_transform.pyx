@@ -2,8 +2,9 @@
 """Iceberg's Hilbert index (``HilbertByteUtils.hilbertIndex``), one row or many.
 
 The transform runs in C (_hilbert_kernel.c) on blocks of rows, vectorized across rows
-(AVX-512, AVX2 or plain C, chosen once with CPUID); each block's transposed words are
-then interleaved by an interleave backend's own row kernel, the fastest one by default.
+(AVX-512 VBMI + GFNI state tables for 2 and 3 columns, Skilling's steps on AVX-512, AVX2
+or plain C, chosen once with CPUID); each block's transposed words are then interleaved by
+an interleave backend's own row kernel, the fastest one by default.
 Argument checking follows Iceberg's order; layouts, ``out=`` and ``threads=`` are the
 interleave front end's (zorder/_frontend.pyx), so they behave exactly as in
 ``interleave_bits`` and ``interleave_rows``.
@@ -33,6 +34,7 @@ __all__ = ["hilbert_index", "hilbert_rows"]
 cdef extern from "hilbert_kernel.h" nogil:
     const int zorder_hilbert_avx2_built
     const int zorder_hilbert_avx512_built
+    int zorder_hilbert_tables_init()
     int zorder_hilbert_decode_rows(uint8_t* data, Py_ssize_t nrows, Py_ssize_t row_stride,
                                    Py_ssize_t ncols, int bits)
 
@@ -69,7 +71,8 @@ cdef extern from *:
                 zorder_hilbert_failed(); \\
         }
     #define ZORDER_HILBERT_LEVELS(B) \\
-        ZORDER_HILBERT_KERNEL(B, 0) ZORDER_HILBERT_KERNEL(B, 1) ZORDER_HILBERT_KERNEL(B, 2)
+        ZORDER_HILBERT_KERNEL(B, 0) ZORDER_HILBERT_KERNEL(B, 1) ZORDER_HILBERT_KERNEL(B, 2) \\
+        ZORDER_HILBERT_KERNEL(B, 3)
     ZORDER_HILBERT_LEVELS(0)
     ZORDER_HILBERT_LEVELS(1)
     ZORDER_HILBERT_LEVELS(2)
@@ -79,15 +82,16 @@ cdef extern from *:
     ZORDER_HILBERT_LEVELS(6)
     ZORDER_HILBERT_LEVELS(7)
     #define ZORDER_HILBERT_ROW(B) \\
-        {zorder_hilbert_kernel_##B##_0, zorder_hilbert_kernel_##B##_1, zorder_hilbert_kernel_##B##_2}
-    static const zorder_rows_kernel zorder_hilbert_kernels[ZORDER_HILBERT_BACKENDS][3] = {
+        {zorder_hilbert_kernel_##B##_0, zorder_hilbert_kernel_##B##_1, zorder_hilbert_kernel_##B##_2, \\
+         zorder_hilbert_kernel_##B##_3}
+    static const zorder_rows_kernel zorder_hilbert_kernels[ZORDER_HILBERT_BACKENDS][4] = {
         ZORDER_HILBERT_ROW(0), ZORDER_HILBERT_ROW(1), ZORDER_HILBERT_ROW(2),
         ZORDER_HILBERT_ROW(3), ZORDER_HILBERT_ROW(4), ZORDER_HILBERT_ROW(5),
         ZORDER_HILBERT_ROW(6), ZORDER_HILBERT_ROW(7)};
     """
     int NBACKENDS "ZORDER_HILBERT_BACKENDS"
     RowsKernel via "zorder_hilbert_via"[8]
-    const RowsKernel kernels "zorder_hilbert_kernels"[8][3]
+    const RowsKernel kernels "zorder_hilbert_kernels"[8][4]
     unsigned long failures "zorder_hilbert_failures"
     int STACK_COLUMNS "ZORDER_HILBERT_STACK_COLUMNS"
 
@@ -95,14 +99,20 @@ if len(BACKEND_NAMES) > NBACKENDS:  # pragma: no cover - a new backend needs a s
     raise ImportError(f"zorder._hilbert knows {NBACKENDS} interleave backends, not {BACKEND_NAMES}")
 
 
-#: The transform codes, by level.
-TRANSFORMS = ("plain", "avx2", "avx512")
+#: The transform codes, by level: plain C, Skilling's steps on 4 rows an AVX2 or 8 an
+#: AVX-512 register, and the state tables on byte planes (2 and 3 columns; AVX-512's steps
+#: for the others).
+TRANSFORMS = ("plain", "avx2", "avx512", "vbmi")
+# (the tables are built here, at import, before any call can use them)
+cdef int _tables_built = zorder_hilbert_tables_init()
 
 
 def _fastest_level():
     """The fastest transform this build has and the CPU runs: what each needs is the CPU
     floor's feature table (``features.HILBERT_TARGETS``)."""
     cpu = facts()
+    if _tables_built and supported(HILBERT_TARGETS["vbmi"], cpu):
+        return 3
     if zorder_hilbert_avx512_built and supported(HILBERT_TARGETS["avx512"], cpu):
         return 2
     if zorder_hilbert_avx2_built and supported(HILBERT_TARGETS["avx2"], cpu):

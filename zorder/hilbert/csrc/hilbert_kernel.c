@@ -29,8 +29,9 @@
 
 #define ZH_RESTRICT ZORDER_RESTRICT
 
-/* Rows per group of vector tiles (4 tiles of 8 rows); ZORDER_HILBERT_BLOCK is a multiple. */
-#define ZH_PAD 32
+/* Rows per group of byte planes (VBMI), a multiple of the groups of vector tiles (4 tiles
+ * of 8 rows); ZORDER_HILBERT_BLOCK is a multiple. */
+#define ZH_PAD 64
 
 const int zorder_hilbert_avx2_built = ZH_X86_BUILD;
 const int zorder_hilbert_avx512_built = ZH_X86_BUILD;
@@ -121,6 +122,122 @@ static void to_big_endian(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits, 
             for (b = 0; b < 8; b++)
                 dst[b] = (uint8_t)(v >> (56 - 8 * b));
         }
+}
+
+/* ---- the state tables: Skilling's transform as a machine over the levels ------------
+ *
+ * Every step of the inverse undo at level q acts on the bits below q alike, so after the
+ * levels above q the bits of level q have been through one signed permutation of the n
+ * columns (a permutation, then some columns inverted), the same in every lower level.
+ * That permutation, with the parity of the last transposed word's bits so far (the final
+ * adjustment's flip), is the state; a level's n bits and the state give the level's n
+ * output bits (Gray code and flip included) and the next state. A state whose column 0 is
+ * inverted behaves as the same state with column 0 not inverted and the parity flipped,
+ * so states keep column 0 uninverted: 4 states for 2 columns, 24 for 3. */
+
+#define ZH_STATE_COLUMNS 3
+
+typedef struct {
+    uint8_t perm[ZH_STATE_COLUMNS];   /* the level's bit j is the input's bit perm[j] */
+    uint8_t sign;                     /* ... inverted where bit j is set */
+    uint8_t parity;                   /* the flip of this level's bits */
+} zh_state;
+
+/* One level: x holds column i's bit at bit n-1-i; *y gets the output bits alike. */
+static void state_level(const zh_state *s, int n, unsigned x, zh_state *next, unsigned *y)
+{
+    unsigned a[ZH_STATE_COLUMNS], acc = 0, out = 0;
+    uint8_t tperm[ZH_STATE_COLUMNS], tsign = 0, t;
+    int i, j;
+    for (j = 0; j < n; j++)
+        a[j] = ((x >> (n - 1 - s->perm[j])) & 1) ^ ((s->sign >> j) & 1);
+    for (j = 0; j < n; j++) {
+        acc ^= a[j];                          /* Gray code: word j ^= word j-1 */
+        out |= (acc ^ s->parity) << (n - 1 - j);
+    }
+    *y = out;
+    /* the undo steps of this level, in order, as one signed permutation of the bits below */
+    for (j = 0; j < n; j++)
+        tperm[j] = (uint8_t)j;
+    for (i = 0; i < n; i++) {
+        if (a[i]) {
+            tsign ^= 1;                       /* invert the low bits of word 0 */
+        } else if (i > 0) {                   /* exchange the low bits of words 0 and i */
+            t = tperm[0]; tperm[0] = tperm[i]; tperm[i] = t;
+            t = (uint8_t)(((tsign >> i) ^ tsign) & 1);
+            tsign ^= (uint8_t)(t | (t << i));
+        }
+    }
+    next->sign = 0;
+    for (j = 0; j < n; j++) {
+        next->perm[j] = s->perm[tperm[j]];
+        next->sign |= (uint8_t)((((s->sign >> tperm[j]) ^ (tsign >> j)) & 1) << j);
+    }
+    next->parity = (uint8_t)(s->parity ^ acc);
+    if (next->sign & 1) {
+        next->sign ^= 1;
+        next->parity ^= 1;
+    }
+}
+
+/* The state's number in states[0 .. *count), added at the end if new (0 if full). */
+static int state_id(zh_state *states, int *count, int capacity, const zh_state *s, int n)
+{
+    int k;
+    for (k = 0; k < *count; k++)
+        if (memcmp(states[k].perm, s->perm, (size_t)n) == 0 && states[k].sign == s->sign &&
+            states[k].parity == s->parity)
+            return k;
+    if (*count == capacity)
+        return -1;
+    states[*count] = *s;
+    return (*count)++;
+}
+
+/* table[state << (n * levels) | bits] = next << (n * levels) | output bits, for every
+ * state reachable from the identity (state 0), `levels` levels a step: the bits of the
+ * upper level first, column 0 first within a level. Returns the states found, or -1 if
+ * there are more than `capacity`. */
+static int build_states(int n, int levels, uint8_t *table, int capacity)
+{
+    zh_state states[64];
+    int count = 0, done, width = n * levels;
+    zh_state s;
+    memset(&s, 0, sizeof s);
+    for (done = 0; done < n; done++)
+        s.perm[done] = (uint8_t)done;
+    state_id(states, &count, capacity, &s, n);
+    for (done = 0; done < count; done++) {
+        unsigned x;
+        for (x = 0; x < (1u << width); x++) {
+            zh_state cur = states[done], nxt;
+            unsigned y, out = 0;
+            int l, id;
+            for (l = 0; l < levels; l++) {
+                state_level(&cur, n, (x >> (n * (levels - 1 - l))) & ((1u << n) - 1), &nxt, &y);
+                out = (out << n) | y;
+                cur = nxt;
+            }
+            id = state_id(states, &count, capacity, &cur, n);
+            if (id < 0)
+                return -1;
+            table[(done << width) | x] = (uint8_t)((id << width) | out);
+        }
+    }
+    return count;
+}
+
+/* 2 columns: 4 states, two levels a step (6-bit index); 3 columns: 24 states, one level. */
+static uint8_t zh_table2[64];
+static uint8_t zh_table3[192];
+static int zh_tables_ready = 0;
+
+int zorder_hilbert_tables_init(void)
+{
+    if (!zh_tables_ready)
+        zh_tables_ready = build_states(2, 2, zh_table2, 4) == 4 &&
+                          build_states(3, 1, zh_table3, 24) == 24;
+    return ZH_X86_BUILD && zh_tables_ready;
 }
 
 #if ZH_X86_BUILD
@@ -305,6 +422,210 @@ ZH256 static void transform256(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int b
     }
 }
 
+/* ---- AVX-512 VBMI + GFNI: the state tables on byte planes of 64 rows ----------------
+ *
+ * A group of 64 rows is turned into byte planes (plane k: byte k of each row's word,
+ * column by column); a level's bits are then one bit of a plane, moved into place by a
+ * GFNI affine, and a step of the state machine is one byte permutation (vpermb) of the
+ * table for 64 rows at once. The output bits go back into planes, and the planes back to
+ * words, as big-endian bytes for the interleave. */
+
+#define ZHV ZORDER_TARGET_ISA("avx512f,avx512bw,avx512vbmi,gfni")
+#define ZHV_INLINE ZHV ZORDER_ALWAYS_INLINE
+
+/* GFNI affine matrix (one per qword) taking bit `src` of each byte to bit `dst`. */
+#define ZH_MOVE(src, dst) ((uint64_t)1 << (8 * (7 - (dst)) + (src)))
+/* ternarylogic immediate for a | b | c. */
+#define ZH_OR3 0xFE
+
+ZHV_INLINE __m512i affine(__m512i v, uint64_t matrix)
+{
+    return _mm512_gf2p8affine_epi64_epi8(v, _mm512_set1_epi64((long long)matrix), 0);
+}
+
+/* Bytes of `mask` from x, the others from y. */
+ZHV_INLINE __m512i pick(__m512i mask, __m512i x, __m512i y)
+{
+    return _mm512_ternarylogic_epi64(y, x, mask, ZH_SELECT);
+}
+
+/* The 8x8 transpose of 16-bit units within each 128-bit lane of v[0..7]: its own
+ * inverse. */
+ZHV_INLINE void transpose16(__m512i v[8])
+{
+    __m512i t[8], u[8];
+    int i;
+    for (i = 0; i < 8; i += 2) {
+        t[i] = _mm512_unpacklo_epi16(v[i], v[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi16(v[i], v[i + 1]);
+    }
+    for (i = 0; i < 8; i += 4) {
+        u[i] = _mm512_unpacklo_epi32(t[i], t[i + 2]);
+        u[i + 1] = _mm512_unpackhi_epi32(t[i], t[i + 2]);
+        u[i + 2] = _mm512_unpacklo_epi32(t[i + 1], t[i + 3]);
+        u[i + 3] = _mm512_unpackhi_epi32(t[i + 1], t[i + 3]);
+    }
+    for (i = 0; i < 4; i++) {
+        v[2 * i] = _mm512_unpacklo_epi64(u[i], u[i + 4]);
+        v[2 * i + 1] = _mm512_unpackhi_epi64(u[i], u[i + 4]);
+    }
+}
+
+/* 64 rows of one column's words (8 registers of 8 rows) -> plane[k]: byte k of every row
+ * (in an order of rows shared by all columns and undone by from_planes). Each 128-bit lane
+ * first holds its two rows byte by byte, then the 16-bit units are transposed. */
+ZHV_INLINE void to_planes(const uint8_t *rows, __m512i plane[8])
+{
+    const __m512i bytewise = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
+    int i;
+    for (i = 0; i < 8; i++)
+        plane[i] = _mm512_shuffle_epi8(_mm512_loadu_si512(rows + 64 * i), bytewise);
+    transpose16(plane);
+}
+
+ZHV_INLINE void from_planes(__m512i plane[8], uint64_t *words)
+{
+    const __m512i rowwise = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+    int i;
+    transpose16(plane);
+    for (i = 0; i < 8; i++)
+        _mm512_storeu_si512(words + 8 * i, _mm512_shuffle_epi8(plane[i], rowwise));
+}
+
+/* The input of the state tables: column c's rows at in[c] + 8 * row, each row's
+ * MSB-first byte j at byte j (the column itself, big-endian: be) or at byte nbytes-1-j
+ * (the block's words). */
+typedef struct {
+    const uint8_t *in[3];
+    int be;
+} zh_source;
+
+/* The plane of MSB-first byte j. */
+#define ZH_PLANE(src, nbytes, j) ((src)->be ? (j) : (nbytes) - 1 - (j))
+
+/* 2 columns, rows [r, r + 64): two levels a step through zh_table2, whose index is the
+ * state (bits 4-5) and the two levels' bits (column 0 first, upper level first). */
+ZHV static void states2_group(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t r,
+                              int nbytes)
+{
+    const __m512i table = _mm512_loadu_si512(zh_table2);
+    const __m512i state_bits = _mm512_set1_epi8(0x30), high = _mm512_set1_epi8((char)0xF0);
+    __m512i p0[8], p1[8], o0[8], o1[8], e = _mm512_setzero_si512();
+    int j;
+    to_planes(src->in[0] + 8 * r, p0);
+    to_planes(src->in[1] + 8 * r, p1);
+    for (j = 0; j < nbytes; j++) {
+        const __m512i a = p0[ZH_PLANE(src, nbytes, j)], b = p1[ZH_PLANE(src, nbytes, j)];
+        /* the byte's 8 levels, two bits each, as two bytes of Iceberg's interleave */
+        const __m512i zhi = _mm512_or_si512(
+            affine(a, ZH_MOVE(7, 7) | ZH_MOVE(6, 5) | ZH_MOVE(5, 3) | ZH_MOVE(4, 1)),
+            affine(b, ZH_MOVE(7, 6) | ZH_MOVE(6, 4) | ZH_MOVE(5, 2) | ZH_MOVE(4, 0)));
+        const __m512i zlo = _mm512_or_si512(
+            affine(a, ZH_MOVE(3, 7) | ZH_MOVE(2, 5) | ZH_MOVE(1, 3) | ZH_MOVE(0, 1)),
+            affine(b, ZH_MOVE(3, 6) | ZH_MOVE(2, 4) | ZH_MOVE(1, 2) | ZH_MOVE(0, 0)));
+        __m512i e0, e1, e2, ohi, olo;
+        /* (vpermb reads the low 6 bits of each index byte: bits 6-7 may hold anything) */
+        e0 = _mm512_permutexvar_epi8(pick(state_bits, e, _mm512_srli_epi16(zhi, 4)), table);
+        e1 = _mm512_permutexvar_epi8(pick(state_bits, e0, zhi), table);
+        e2 = _mm512_permutexvar_epi8(pick(state_bits, e1, _mm512_srli_epi16(zlo, 4)), table);
+        e = _mm512_permutexvar_epi8(pick(state_bits, e2, zlo), table);
+        ohi = pick(high, _mm512_slli_epi16(e0, 4), e1);
+        olo = pick(high, _mm512_slli_epi16(e2, 4), e);
+        o0[j] = _mm512_or_si512(
+            affine(ohi, ZH_MOVE(7, 7) | ZH_MOVE(5, 6) | ZH_MOVE(3, 5) | ZH_MOVE(1, 4)),
+            affine(olo, ZH_MOVE(7, 3) | ZH_MOVE(5, 2) | ZH_MOVE(3, 1) | ZH_MOVE(1, 0)));
+        o1[j] = _mm512_or_si512(
+            affine(ohi, ZH_MOVE(6, 7) | ZH_MOVE(4, 6) | ZH_MOVE(2, 5) | ZH_MOVE(0, 4)),
+            affine(olo, ZH_MOVE(6, 3) | ZH_MOVE(4, 2) | ZH_MOVE(2, 1) | ZH_MOVE(0, 0)));
+    }
+    for (; j < 8; j++)
+        o0[j] = o1[j] = _mm512_setzero_si512();
+    from_planes(o0, words + r);
+    from_planes(o1, words + ws + r);
+}
+
+/* zh_table3[idx] for 64 indices (state in bits 3-7, below 24; the level's bits 0-2). */
+ZHV_INLINE __m512i lookup3(__m512i idx, __m512i t0, __m512i t1, __m512i t2)
+{
+    __m512i low = _mm512_permutex2var_epi8(t0, idx, t1);
+    return _mm512_mask_permutexvar_epi8(low, _mm512_movepi8_mask(idx), idx, t2);
+}
+
+/* 3 columns, G groups of 64 rows from r: one level a step through zh_table3; the groups'
+ * state chains are independent, which keeps the permute units busy. */
+ZHV_INLINE void states3_groups(const zh_source *src, uint64_t *words, ptrdiff_t ws,
+                               ptrdiff_t r, int nbytes, const int G)
+{
+    const __m512i t0 = _mm512_loadu_si512(zh_table3), t1 = _mm512_loadu_si512(zh_table3 + 64),
+                  t2 = _mm512_loadu_si512(zh_table3 + 128);
+    const __m512i state_bits = _mm512_set1_epi8((char)0xF8);
+    __m512i p[2][3][8], o[2][3][8], e[2];
+    int g, c, j, l;
+    for (g = 0; g < G; g++) {
+        for (c = 0; c < 3; c++)
+            to_planes(src->in[c] + 8 * (r + 64 * g), p[g][c]);
+        e[g] = _mm512_setzero_si512();
+    }
+    for (j = 0; j < nbytes; j++) {
+        const int k = ZH_PLANE(src, nbytes, j);
+        for (g = 0; g < G; g++)
+            for (c = 0; c < 3; c++)
+                o[g][c][j] = _mm512_setzero_si512();
+        for (l = 7; l >= 0; l--)
+            for (g = 0; g < G; g++) {
+                const __m512i x = _mm512_ternarylogic_epi64(
+                    affine(p[g][0][k], ZH_MOVE(l, 2)), affine(p[g][1][k], ZH_MOVE(l, 1)),
+                    affine(p[g][2][k], ZH_MOVE(l, 0)), ZH_OR3);
+                e[g] = lookup3(pick(state_bits, e[g], x), t0, t1, t2);
+                for (c = 0; c < 3; c++)
+                    o[g][c][j] = _mm512_or_si512(o[g][c][j], affine(e[g], ZH_MOVE(2 - c, l)));
+            }
+    }
+    for (g = 0; g < G; g++)
+        for (c = 0; c < 3; c++) {
+            for (j = nbytes; j < 8; j++)
+                o[g][c][j] = _mm512_setzero_si512();
+            from_planes(o[g][c], words + c * ws + r + 64 * g);
+        }
+}
+
+ZHV static void states3_pair(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t r,
+                             int nbytes)
+{
+    states3_groups(src, words, ws, r, nbytes, 2);
+}
+
+ZHV static void states3_one(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t r,
+                            int nbytes)
+{
+    states3_groups(src, words, ws, r, nbytes, 1);
+}
+
+/* Whether the state tables run this block: 2 or 3 columns, and enough rows to fill the
+ * 64-row planes (fewer run on transform512's tiles of 8). */
+static int states_take(ptrdiff_t n, ptrdiff_t count)
+{
+    return (n == 2 || n == 3) && count > 16;
+}
+
+/* The block's transposed words, as big-endian bytes, into words + c * ws. */
+static void transform_states(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t n,
+                             int bits, ptrdiff_t count)
+{
+    ptrdiff_t r = 0;
+    if (n == 2) {
+        for (; r < count; r += 64)
+            states2_group(src, words, ws, r, bits / 8);
+        return;
+    }
+    for (; r + 64 < count; r += 128)
+        states3_pair(src, words, ws, r, bits / 8);
+    if (r < count)
+        states3_one(src, words, ws, r, bits / 8);
+}
+
 #endif /* ZH_X86_BUILD */
 
 /* Leaves the block's transposed words as big-endian bytes, column c at words + c * ws. */
@@ -312,7 +633,16 @@ static void transform_block(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits
                             ptrdiff_t count, int level)
 {
 #if ZH_X86_BUILD
-    if (level == ZORDER_HILBERT_AVX512) {
+    if (level == ZORDER_HILBERT_VBMI && states_take(n, count)) {
+        zh_source src;
+        ptrdiff_t c;
+        src.be = 0;
+        for (c = 0; c < n; c++)
+            src.in[c] = (const uint8_t *)(words + c * ws);
+        transform_states(&src, words, ws, n, bits, count);
+        return;
+    }
+    if (level >= ZORDER_HILBERT_AVX512) {
         transform512(words, ws, n, bits, count);
         return;
     }
@@ -356,8 +686,26 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
         block[c].row_stride = 8;
         block[c].width = nbytes;
     }
+#if ZH_X86_BUILD
+    /* The state tables read whole groups of 64 rows straight from columns of 8-byte rows
+     * back to back (big-endian already): no copy into the block's words. */
+    int direct = level == ZORDER_HILBERT_VBMI && (ncols == 2 || ncols == 3);
+    for (c = 0; c < ncols && direct; c++)
+        direct = cols[c].row_stride == 8 && cols[c].width == 8;
+#endif
     for (r0 = 0; r0 < nrows; r0 += ws) {
         const ptrdiff_t count = nrows - r0 < ws ? nrows - r0 : ws;
+#if ZH_X86_BUILD
+        if (direct && count % ZH_PAD == 0) {
+            zh_source src;
+            src.be = 1;
+            for (c = 0; c < ncols; c++)
+                src.in[c] = cols[c].data + r0 * 8;
+            transform_states(&src, words, ws, ncols, bits, count);
+            interleave(block, ncols, ncols * nbytes, count, out + r0 * out_stride, out_stride);
+            continue;
+        }
+#endif
         for (c = 0; c < ncols; c++) {
             const uint8_t *src = cols[c].data + r0 * cols[c].row_stride;
             const ptrdiff_t stride = cols[c].row_stride;

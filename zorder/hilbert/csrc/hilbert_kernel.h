@@ -14,13 +14,16 @@
 typedef void (*zorder_rows_kernel)(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                                    ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride);
 
-/* Which code runs the transform: plain C (any CPU), 4 rows per AVX2 register, or 8 rows
- * per AVX-512 register. */
+/* Which code runs the transform: plain C (any CPU), 4 rows per AVX2 register, 8 rows
+ * per AVX-512 register, or (AVX-512 VBMI + GFNI) the state tables below on 64 rows a
+ * register for 2 and 3 columns, AVX-512's transform for the others. */
 #define ZORDER_HILBERT_PLAIN 0
 #define ZORDER_HILBERT_AVX2 1
 #define ZORDER_HILBERT_AVX512 2
+#define ZORDER_HILBERT_VBMI 3
 
-/* Rows per block: 256 rows of 8 columns of words are 16 KiB, half a typical L1. */
+/* Rows per block: 256 rows of 8 columns of words are 16 KiB, half a typical L1. A
+ * multiple of 64, the rows of the VBMI transform's byte planes. */
 #define ZORDER_HILBERT_BLOCK 256
 /* Columns up to this many use stack scratch; more take one allocation per call. */
 #define ZORDER_HILBERT_STACK_COLUMNS 16
@@ -29,6 +32,11 @@ typedef void (*zorder_rows_kernel)(const zorder_column *cols, ptrdiff_t ncols, p
  * the intrinsics); the plain one is always built. */
 extern const int zorder_hilbert_avx2_built;
 extern const int zorder_hilbert_avx512_built;
+
+/* Builds the state tables of the VBMI transform from Skilling's steps; call once before
+ * any transform of that level (the module does at import). Returns whether this build
+ * runs that level: the x86 code is built and the tables have the states expected. */
+int zorder_hilbert_tables_init(void);
 
 /* Writes the n*bits/8-byte Hilbert index of rows [0, nrows) to out + r * out_stride.
  * The caller has checked: ncols >= 1, bits in {8, 16, ..., 64}, every column at least
