@@ -236,12 +236,13 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
     number = int(pdf.index[0])
     word_cols = [WORD.format(j) for j in range(nwords)]
     # The words' lexicographic order is the values' byte order (the padding is zeros in
-    # every row): the radix sort of the values, stable as lexsort, in a tenth the time.
+    # every row): the radix sort of the values gives lexsort's stable order, faster.
     matrix = from_words(pdf[word_cols].to_numpy(dtype=np.uint64), size)
     order = argsort_zvalues(matrix)
     data = pdf.drop(columns=word_cols).reset_index(drop=True)
-    # (one chunk per column: take on the shuffle's many chunks is twice as slow)
-    table = pa.Table.from_pandas(data, schema=schema, preserve_index=False).combine_chunks()
+    # (left in the shuffle's chunks: a combined copy beside the frame the task is given,
+    # which Dask keeps alive, would raise the peak by a copy of the range)
+    table = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
     if metadata is not None:
         table = table.replace_schema_metadata(metadata or None)
     if keep_zvalue:

@@ -94,9 +94,9 @@ def _in_memory_layout(table: Any, perm: Any, row_group_size: int, compression: s
 def _read_columns(source: Any, names: Optional[List[str]],
                   progress: Optional[ProgressCallback] = None) -> Any:
     """Columns ``names`` (None: all) of every row group of ``source``, each column in one
-    chunk: ``take`` on many chunks costs a pass over all of them per output row group
-    (3x slower end to end for 2M rows in 20 groups). Each column's chunks are let go as
-    it is combined, so the read is never whole twice."""
+    chunk: ``take`` on many chunks costs a pass over all of them per output row group.
+    Each column's chunks are let go as it is combined, so the read is never whole
+    twice."""
     import pyarrow as pa
 
     md = source.metadata
