@@ -6,7 +6,6 @@ doubles nothing.
 A few thousand rows and a limit of a megabyte or two make the out-of-core path run."""
 
 import os
-import signal
 import sys
 import threading
 import time
@@ -30,6 +29,7 @@ from zorder.values import codec  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_dask import CLUSTER_CONFIG  # noqa: E402
+from worker_kill import sigkill_when_paused  # noqa: E402
 
 ROWS = 24_000
 HEAVY = 9_000       # rows of one curve value: more than a range task may hold
@@ -149,14 +149,6 @@ def test_a_killed_worker_on_the_spill_path_loses_and_doubles_nothing(heavy, refe
     pause.mkdir()
     killed = []
 
-    def killer():
-        deadline = time.time() + 120
-        while time.time() < deadline and not (pause / "pid").exists():
-            time.sleep(0.05)
-        if (pause / "pid").exists():
-            os.kill(int((pause / "pid").read_text()), signal.SIGKILL)
-            killed.append(int((pause / "pid").read_text()))
-
     # workers whose limits leave each task about a megabyte: out of core (no pause, as
     # local:N starts them)
     config = {**CLUSTER_CONFIG, "distributed.scheduler.allowed-failures": 3,
@@ -167,7 +159,7 @@ def test_a_killed_worker_on_the_spill_path_loses_and_doubles_nothing(heavy, refe
             dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         pids = set(client.run(os.getpid).values())
         client.run(pause_after_a_file, str(pause))
-        thread = threading.Thread(target=killer, daemon=True)
+        thread = threading.Thread(target=sigkill_when_paused, args=(pause, killed), daemon=True)
         thread.start()
         result = zd.cluster(heavy, str(tmp_path / "z"), COLUMNS, scheduler=client,
                             **OPTIONS)

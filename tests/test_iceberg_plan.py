@@ -147,11 +147,22 @@ def data_file_bytes(table, manifests):
     return out
 
 
+def counted_carries(monkeypatch):
+    """The commit's ``carry_encoded`` answers (whether it copied a manifest's records),
+    appended to the list returned as the rewrite goes."""
+    from zorder.engines import iceberg_commit
+
+    real = iceberg_commit.carry_encoded
+    carried = []
+    monkeypatch.setattr(iceberg_commit, "carry_encoded",
+                        lambda writer, encoded: carried.append(real(writer, encoded))
+                        or carried[-1])
+    return carried
+
+
 @pytest.mark.parametrize("version", [1, 2])
 def test_a_manifest_written_again_keeps_the_kept_files_records_byte_for_byte(
         catalog, monkeypatch, version):
-    from zorder.engines import iceberg_commit
-
     table = make_table(catalog, name="carry", spec="identity", appends=2, rows=200,
                        version=version)
     rewrite(table, ["l", "d"], target_file_size="20KB")
@@ -160,11 +171,7 @@ def test_a_manifest_written_again_keeps_the_kept_files_records_byte_for_byte(
     old = data_file_bytes(table, table.current_snapshot().manifests(table.io))
     before, _ = live_entries(table)
     rows_before = multiset(table.scan().to_arrow())
-    real = iceberg_commit.carry_encoded
-    carried = []
-    monkeypatch.setattr(iceberg_commit, "carry_encoded",
-                        lambda writer, encoded: carried.append(real(writer, encoded))
-                        or carried[-1])
+    carried = counted_carries(monkeypatch)
     result = rewrite(table, ["l", "d"], target_file_size="20KB")
     assert carried == [True]
     new = data_file_bytes(table, table.current_snapshot().manifests(table.io))
@@ -196,8 +203,6 @@ def test_a_manifest_of_another_schema_is_written_again_from_its_entries(catalog,
                                                                          monkeypatch):
     """A v1 manifest kept after an upgrade to v2: its records are not copied into the
     v2 manifest (another Avro schema), its entries are encoded again."""
-    from zorder.engines import iceberg_commit
-
     table = make_table(catalog, name="upgraded", spec="identity", appends=2, rows=200,
                        version=1)
     rewrite(table, ["l", "d"], target_file_size="20KB")
@@ -207,11 +212,7 @@ def test_a_manifest_of_another_schema_is_written_again_from_its_entries(catalog,
     table.append(rows.filter(pa.compute.equal(rows.column("cat"), "a")))
     before, _ = live_entries(table)
     rows_before = multiset(table.scan().to_arrow())
-    real = iceberg_commit.carry_encoded
-    carried = []
-    monkeypatch.setattr(iceberg_commit, "carry_encoded",
-                        lambda writer, encoded: carried.append(real(writer, encoded))
-                        or carried[-1])
+    carried = counted_carries(monkeypatch)
     result = rewrite(table, ["l", "d"], target_file_size="20KB")
     assert carried == [False]
     after, _ = live_entries(table)

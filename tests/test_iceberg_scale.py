@@ -6,7 +6,6 @@ Small tables and limits of a few MB make the out-of-core path run on a few thous
 """
 
 import os
-import signal
 import sys
 import threading
 import time
@@ -27,6 +26,7 @@ from test_iceberg import (  # noqa: E402
     zvalues_of_file,
 )
 from test_iceberg_live_commit import add_position_deletes  # noqa: E402
+from worker_kill import sigkill_when_paused  # noqa: E402
 
 from zorder.engines import cuts, iceberg_external, iceberg_write  # noqa: E402
 from zorder.engines.iceberg_journal import clean  # noqa: E402
@@ -414,16 +414,6 @@ def test_ranges_run_as_tasks_and_a_killed_worker_writes_nothing_twice(tmp_path):
     spill.mkdir()
     killed = []
 
-    def killer():
-        deadline = time.time() + 120
-        while time.time() < deadline and not (pause / "pid").exists():
-            time.sleep(0.05)
-        if (pause / "pid").exists():
-            pid = int((pause / "pid").read_text())
-            assert pid != os.getpid()
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-
     from zorder.engines.dask_scheduler import WORKER_DATA_SHARE, WORKER_OVERHEAD
     from zorder.parquet.sizes import parse_size
 
@@ -441,7 +431,7 @@ def test_ranges_run_as_tasks_and_a_killed_worker_writes_nothing_twice(tmp_path):
         # (spill runs stay local only where every worker sees the folder)
         assert iceberg_external._workers_see(client, str(spill))
         assert not iceberg_external._workers_see(client, str(tmp_path / "absent"))
-        thread = threading.Thread(target=killer, daemon=True)
+        thread = threading.Thread(target=sigkill_when_paused, args=(pause, killed), daemon=True)
         thread.start()
         result = rewrite(table, COLUMNS, temp_dir=str(spill), scheduler=client)
         thread.join()
