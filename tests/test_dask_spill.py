@@ -8,7 +8,6 @@ A few thousand rows and a limit of a megabyte or two make the out-of-core path r
 import os
 import sys
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -29,7 +28,7 @@ from zorder.values import codec  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_dask import CLUSTER_CONFIG  # noqa: E402
-from worker_kill import sigkill_when_paused  # noqa: E402
+from worker_kill import pause_after_a_file, sigkill_when_paused  # noqa: E402
 
 ROWS = 24_000
 HEAVY = 9_000       # rows of one curve value: more than a range task may hold
@@ -119,27 +118,6 @@ def test_a_heavy_value_streams_through_its_range_task(heavy, reference, tmp_path
 
 # ---------------------------------------------------------------------------------------
 # A worker SIGKILLed while a range task writes its files.
-
-def pause_after_a_file(folder):
-    """Run on each worker: the first range task (of any worker) to finish a file writes
-    its PID to ``folder/pid`` and waits there, for the test to SIGKILL it. A worker that
-    replaces the killed one never pauses (it is not patched)."""
-    close = dask_stages._RangeWriter._close
-
-    def paused(self):
-        close(self)
-        try:
-            fd = os.open(os.path.join(folder, "paused"), os.O_CREAT | os.O_EXCL)
-        except FileExistsError:
-            return
-        os.close(fd)
-        with open(os.path.join(folder, "pid.tmp"), "w") as f:
-            f.write(str(os.getpid()))
-        os.rename(os.path.join(folder, "pid.tmp"), os.path.join(folder, "pid"))
-        time.sleep(60)
-
-    dask_stages._RangeWriter._close = paused
-
 
 def test_a_killed_worker_on_the_spill_path_loses_and_doubles_nothing(heavy, reference,
                                                                       tmp_path):
