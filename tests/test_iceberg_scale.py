@@ -185,6 +185,26 @@ def test_workers_without_a_shared_folder_spill_through_the_tables_fileio(catalog
     assert isinstance(copy.io, PyArrowFileIO) and not copy.exists(opened[0])
 
 
+def test_a_range_task_that_cannot_see_the_spilled_runs_fails_naming_temp_dir(
+        catalog, spill, monkeypatch):
+    """A worker that does not see stage 1's runs (another machine, a temp_dir not shared)
+    fails its range, naming --temp-dir; nothing is committed or left behind."""
+    pytest.importorskip("dask")
+    from zorder.parquet.spill import SpillStorage
+
+    table = make_table(catalog, name="blind", appends=4, rows=3000, properties=TARGET)
+    before = multiset(table.scan().to_arrow())
+    snapshot = table.current_snapshot().snapshot_id
+    monkeypatch.setattr(SpillStorage, "exists", lambda self, location: False)
+    with pytest.raises(IcebergRewriteError, match=r"found 0 of the \d+ rows .*--temp-dir"):
+        rewrite(table, COLUMNS, memory_limit=LIMIT, temp_dir=str(spill), scheduler="threads")
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert multiset(table.scan().to_arrow()) == before
+    assert unreferenced_files(table) == set()
+    assert os.listdir(spill) == []
+
+
 def test_position_deletes_are_applied_while_streaming(catalog, spill):
     table = make_table(catalog, name="dels", appends=4, rows=3000, properties=TARGET)
     first = next(iter(table.scan().plan_files())).file

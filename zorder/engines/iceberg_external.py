@@ -60,7 +60,7 @@ from zorder.parquet.external import (
 from zorder.parquet.memory import arrow_bytes, format_bytes
 from zorder.parquet.safety import temporary_folder
 from zorder.parquet.sort import IN_MEMORY_PEAK
-from zorder.parquet.spill import LOCAL, SpillFolder, SpillStorage, run_location
+from zorder.parquet.spill import LOCAL, JoinedRun, SpillFolder, SpillStorage, run_location
 from zorder.values.ordering import Ordering
 
 #: Rows of an input batch as PyIceberg's scan decodes them (pyarrow's scanner default, or
@@ -498,7 +498,7 @@ def _spill_file(table_metadata: Any, io: Any, task: Any, index: int, names: List
     """Stage 1, one input file: its live rows, with their curve values, appended to one
     run per range in a folder of this attempt's own under ``folder`` (a retried task never
     mixes with a dead one's runs). Returns the folder, its rows, the checksum of its rows
-    and the rows of each range."""
+    and the rows and Arrow bytes of each range."""
     import pyarrow as pa
 
     positions = delete_positions(io, [task])
@@ -518,7 +518,7 @@ def _spill_file(table_metadata: Any, io: Any, task: Any, index: int, names: List
                           expected=task.file.record_count - deleted),
             ordering, names, splits, spill,
             curve_input=lambda b: curve_input_table(b, names, iceberg_schema))
-        ranges = [r.rows for r in runs]
+        ranges = [(r.rows, r.nbytes) for r in runs]
     except BaseException:
         if storage.local:   # (elsewhere: the whole spill folder goes with the group)
             shutil.rmtree(attempt, ignore_errors=True)
@@ -534,49 +534,41 @@ def _value_size(ordering: Ordering, names: Sequence[str], schema: Any) -> int:
 
 
 def _write_range(table_metadata: Any, io: Any, group: FileGroup, names: List[str],
-                 ordering: Ordering, number: int, sources: List[str], folder: str,
-                 expected: int, rows_per_file: int, sort_limit: int, write_uuid: Any,
+                 ordering: Ordering, number: int, runs: List[Tuple[str, int, int]],
+                 folder: str, rows_per_file: int, sort_limit: int, write_uuid: Any,
                  journal: Optional[str], table_journal: Optional[JournalWriter],
                  storage: SpillStorage = LOCAL) -> Dict[str, Any]:
-    """Stage 2, one range: its runs (one in each of stage 1's ``sources`` folders, in file
-    order) gathered into one run of this task's, sorted (split again if too large) and
-    written as files of about ``rows_per_file`` rows. Returns the DataFiles, rows and
-    written checksum, or the error after deleting what it wrote. Fewer runs' rows than
-    stage 1 spilled (``expected``) is an error: a folder this worker does not see."""
-    import pyarrow as pa
-
+    """Stage 2, one range: its ``runs`` (location, rows, Arrow bytes: one per input file,
+    in file order) read as one run, sorted (split again if too large) and written as files
+    of about ``rows_per_file`` rows. Returns the DataFiles, rows and written checksum, or
+    the error after deleting what it wrote. A run stage 1 wrote that is not found is an
+    error: a folder this worker does not see. The runs stay for a retry of this task."""
     where = f"{group_name(table_metadata, group)}, range {number}"
     written = WrittenPaths(journal, table_journal)
-    # (this task's own run beside the shared ones, or in its machine's temporary folder
-    # when they are kept through the table's FileIO)
+    # (runs split again go beside the shared ones, or in this machine's temporary folder
+    # when those are kept through the table's FileIO)
     scratch = folder if storage.local else tempfile.gettempdir()
     try:
         budget = Budget(sort_limit)
         with temporary_folder(os.path.join(scratch, f"range-{number:06d}"), "sort",
                               scratch) as own:
-            paths = [p for p in (run_location(source, number) for source in sources)
-                     if storage.exists(p)]
+            spilled = [r for r in runs if r[1]]   # (none: no row of the group falls here)
+            found = [r for r in spilled if storage.exists(r[0])]
+            expected = sum(rows for _, rows, _ in spilled)
+            if len(found) < len(spilled):
+                raise IcebergRewriteError(
+                    f"{where}: found {sum(rows for _, rows, _ in found)} of the {expected} "
+                    f"rows spilled in {folder}; on a cluster of several machines give "
+                    f"temp_dir / --temp-dir, a folder every worker can read and write")
             writer = _FileWriter(table_metadata, io, group, _output_key(table_metadata, group),
                                  write_uuid, written, where)
-            run, spill = None, None
-            if paths:   # (none: no row of the group falls in this range)
-                with storage.open_input(paths[0]) as source:
-                    spill = SpillFolder(own, pa.ipc.open_stream(source).schema)
-                run = spill.new_run()
-                for path in paths:   # in file order: ties keep the input order
-                    with storage.open_input(path) as source:
-                        for batch in pa.ipc.open_stream(source):
-                            run.append(batch)
-                run.close()
-            if (0 if run is None else run.rows) != expected:
-                raise IcebergRewriteError(
-                    f"{where}: found {0 if run is None else run.rows} of the {expected} rows "
-                    f"spilled in {folder}; on a cluster of several machines give temp_dir / "
-                    f"--temp-dir, a folder every worker can read and write")
-            if run is not None and spill is not None:
+            if found:   # (in file order: ties keep the input order)
+                run = JoinedRun([path for path, _, _ in found], expected,
+                                sum(nbytes for _, _, nbytes in found), owned=False,
+                                storage=storage)
                 files = max(1, round(run.rows / rows_per_file))
-                cut_files(sorted_ranges([run], spill, budget, keep_key=True), run.rows, files,
-                          writer)
+                cut_files(sorted_ranges([run], SpillFolder(own, run.schema), budget,
+                                        keep_key=True), run.rows, files, writer)
         if interrupted():
             raise Interrupted(f"{where}: interrupted")
     except Exception as exc:  # noqa: BLE001 - returned, raised again on the client
@@ -634,12 +626,12 @@ def run_group_on_dask(scheduler: Any, table_metadata: Any, io: Any, group: FileG
         report("spilling", files_in, files_in, "files")
         read_rows = sum(s["rows"] for s in spilled)
         read_checksum = sum(s["checksum"] for s in spilled) % 2**64
-        sources = [s["folder"] for s in spilled]
         base = uuid_module.uuid4()
         results = on_dask(scheduler, _write_range, [
-            (table_metadata, io, group, names, ordering, r, sources, folder,
-             sum(s["ranges"][r] for s in spilled), plan.rows_per_file, plan.sort_limit,
-             uuid_module.uuid5(base, f"range-{r}"), journal, table_journal, storage)
+            (table_metadata, io, group, names, ordering, r,
+             [(run_location(s["folder"], r), *s["ranges"][r]) for s in spilled], folder,
+             plan.rows_per_file, plan.sort_limit, uuid_module.uuid5(base, f"range-{r}"),
+             journal, table_journal, storage)
             for r in range(len(splits) + 1)])
         report("writing", len(results), len(results), "ranges")
     for r in results:

@@ -138,16 +138,17 @@ class JoinedRun(SpillRun):
     writers counted. ``remove`` deletes the files only where ``owned``: a task that may
     run again (a worker lost) must find them again."""
 
-    def __init__(self, paths: Sequence[str], rows: int, nbytes: int, owned: bool) -> None:
+    def __init__(self, paths: Sequence[str], rows: int, nbytes: int, owned: bool,
+                 storage: SpillStorage = LOCAL) -> None:
         import pyarrow as pa
 
         schemas = []
         for path in paths:
-            with pa.OSFile(path, "rb") as source:
+            with storage.open_input(path) as source:
                 schemas.append(pa.ipc.open_stream(source).schema)
         schema = (schemas[0] if len(set(schemas)) <= 1
                   else pa.unify_schemas(schemas, promote_options="default"))
-        super().__init__(paths[0] if paths else "", schema, None)
+        super().__init__(paths[0] if paths else "", schema, None, storage)
         self.paths = list(paths)
         self.rows = rows
         self.nbytes = nbytes
@@ -163,17 +164,14 @@ class JoinedRun(SpillRun):
         import pyarrow as pa
 
         for path in self.paths:
-            with pa.OSFile(path, "rb") as source:
+            with self.storage.open_input(path) as source:
                 for batch in pa.ipc.open_stream(source):
                     yield batch if batch.schema.equals(self.schema) \
                         else batch.cast(self.schema)
 
     def remove(self) -> None:
         for path in self.paths if self.owned else ():
-            try:
-                os.remove(path)
-            except FileNotFoundError:
-                pass
+            self.storage.delete(path)
 
 
 class SpillFolder:
