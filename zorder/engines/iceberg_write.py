@@ -177,8 +177,9 @@ def _pieces(table_metadata: Any, group: FileGroup, data: Any) -> List[Tuple[Any,
 
 
 #: Files written at once by a group (PyIceberg's writer encodes one Parquet file on one
-#: thread). The plan of each file is corrected by the sizes of those written before it
-#: but the ones still being written, so the first two go uncorrected.
+#: thread). The plan of each file is corrected by the sizes of all those before it but
+#: the last, which may still be being written: the first two go uncorrected, and the
+#: cuts are the same on every run.
 _WRITERS = 2
 
 #: A group whose input files hold at most this share of the target is written as one
@@ -291,9 +292,10 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
                 actual += sum(f.file_size_in_bytes for f in new)
 
             while start < piece.num_rows:
-                # the files written so far correct the plan: all that are done, and the
-                # oldest while both writers are busy
-                while pending and (pending[0][0].done() or len(pending) >= _WRITERS):
+                # the files written so far correct the plan: all but the last one, whose
+                # writer may still be busy (waiting on the one before it frees a writer
+                # anyway). Never "all that are done": the cuts would hang on timing.
+                while len(pending) >= _WRITERS:
                     finish(pending.pop(0))
                 scale = min(2.0, max(0.5, actual / estimated)) if estimated > 0 else 1.0
                 if abs(scale - planned) > 0.01 * scale:
