@@ -804,8 +804,21 @@ def test_file_groups_as_dask_tasks(catalog, scheduler):
         assert_zordered(path, ["l", "tstz"])
 
 
+@pytest.fixture
+def sigint_heard():
+    """SIGINT raising KeyboardInterrupt in this test, as at a terminal: a test run started
+    in the background (``.ci/run &``) ignores SIGINT, and ``interrupt_main`` then does
+    nothing."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("scheduler", [None, "sync", "threads"])
-def test_an_interrupt_leaves_the_table_and_no_files(catalog, monkeypatch, tmp_path, scheduler):
+def test_an_interrupt_leaves_the_table_and_no_files(catalog, monkeypatch, tmp_path, scheduler,
+                                                     sigint_heard):
     """Ctrl-C after some files are written: the table is as it was and every file written
     is gone. With a Dask scheduler the finished tasks' results never come back (and the
     files of tasks that had finished stayed behind: 10 to 20 of them); they are known
@@ -847,7 +860,7 @@ def test_an_interrupt_leaves_the_table_and_no_files(catalog, monkeypatch, tmp_pa
 
 
 def test_a_file_still_being_written_after_the_cleanup_is_deleted_by_its_task(
-        catalog, monkeypatch, request):
+        catalog, monkeypatch, sigint_heard):
     """The threads scheduler's pool waits a few seconds for its threads when stopped; a
     task whose last file finished after the client had deleted the journaled files left
     that file behind. The task now deletes its own files when it sees the interrupt."""
@@ -874,9 +887,6 @@ def test_a_file_still_being_written_after_the_cleanup_is_deleted_by_its_task(
         time.sleep(1.0)             # still writing when the stopped pool gave up waiting
         return list(real(io, metadata, iter(tasks)))
 
-    # (a test run started in the background ignores SIGINT: hear it here)
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     monkeypatch.setattr(pyiceberg_arrow, "write_file", slow)
     monkeypatch.setattr(dask_scheduler._ThreadPool, "stop",
                         lambda self, timeout=5.0: stop(self, 0.1))
