@@ -747,11 +747,16 @@ def test_the_compact_table_gives_the_numpy_ranks_on_edge_keys(rank_bits, codes, 
     assert isinstance(table, rank_mod._NearTable)
     if layout == "crowded" and rank_bits >= 16:
         assert table.crowded and np.any(table.entries[:-1] >= 2**31)
-    keys = _as_rows(_edge_keys(keys_u64))
+    keys = _as_rows(np.resize(_edge_keys(keys_u64), max(200, 3 * len(keys_u64) + 2)))
     expected = _numpy_rank_bytes(keys, b)
     assert np.array_equal(rank_columns([keys], b)[0], expected)
+    # The plain loop, where AVX2 takes blocks of 64 rows (the last rows alone).
+    from zorder.values._rank import rank_rows, rank_rows_near
+    out = np.empty_like(expected)
+    rank_rows_near(keys, table.entries, table.offsets, table.codes, table.origin, table.shift,
+                   table.crowded, out, vector=False)
+    assert np.array_equal(out, expected)
     # The same split points in the table of 64-bit points give the same bytes.
-    from zorder.values._rank import rank_rows
     wide = rank_mod._build_table(keys_u64, b.codes[0], rank_bits // 8, near=False)
     assert isinstance(wide, rank_mod._Table)
     out = np.empty_like(expected)
@@ -821,5 +826,5 @@ def test_rank_rows_near_refuses_a_table_that_does_not_fit_and_never_reads_past_i
         junk = rng.integers(0, 2**32, len(t.entries), dtype=np.uint64).astype(np.uint32)
         offsets = rng.integers(-2**31, 2**31, len(t.offsets), dtype=np.int64).astype(np.int32)
         rank_rows_near(keys, junk, offsets, t.codes, int(rng.integers(0, 2**64, dtype=np.uint64)),
-                       int(rng.integers(0, 31)), bool(i % 2), out)
+                       int(rng.integers(0, 31)), bool(i % 2), out, vector=bool(i % 4 < 2))
         assert set(out.view(">u2").ravel().tolist()) <= allowed

@@ -19,6 +19,14 @@ from libc.string cimport memcpy
 
 import numpy
 
+from zorder.cpu import facts
+from zorder.cpu.features import supported
+
+#: Whether ``rank_rows_near`` takes adjacent 8-byte rows in blocks on AVX2 (this build has
+#: the code and this CPU runs it; from the CPU floor's facts, read once).
+AVX2 = bool(ZNEAR_AVX2_BUILT) and supported("avx2", facts())
+cdef int _avx2 = AVX2
+
 cdef extern from "rank_kernel.h":
     enum:
         ZRANK_PEEK
@@ -45,7 +53,9 @@ cdef extern from "rank_kernel.h":
     uint64_t zrank_load(const uint8_t* row, Py_ssize_t width) noexcept nogil
     void znear_rows(const znear_table* t, const uint8_t* row, Py_ssize_t stride,
                     Py_ssize_t width, uint8_t* out, Py_ssize_t nbytes, Py_ssize_t n,
-                    int crowded) noexcept nogil
+                    int crowded, int avx2) noexcept nogil
+    enum:
+        ZNEAR_AVX2_BUILT
     void zrank_rows(const zrank_table* t, const uint8_t* row, Py_ssize_t stride,
                     Py_ssize_t width, uint8_t* out, Py_ssize_t nbytes, Py_ssize_t n) noexcept nogil
 
@@ -115,7 +125,7 @@ cdef int _check_rows(const uint8_t[:, :] ordered, Py_ssize_t out_rows, Py_ssize_
 
 def rank_rows_near(const uint8_t[:, :] ordered, const uint32_t[::1] entries,
                    const int32_t[::1] offsets, const uint8_t[:, ::1] codes, uint64_t origin,
-                   int shift, bint crowded, uint8_t[:, ::1] out):
+                   int shift, bint crowded, uint8_t[:, ::1] out, *, bint vector=True):
     """Fill ``out`` (``(N, nbytes)``, nbytes 1 to 8) with each row's rank code bytes, from
     the compact table of a column's K sorted split points.
 
@@ -132,6 +142,7 @@ def rank_rows_near(const uint8_t[:, :] ordered, const uint32_t[::1] entries,
         origin: the first split point minus one (0 if it is 0); a key below it ranks 0.
         shift: the bucket width in bits, 0 to 30.
         crowded: whether any entry has ``2**31`` (searched; without, a wrong code).
+        vector: False for the plain loop even where ``AVX2`` holds (the same bytes).
     """
     cdef Py_ssize_t n = ordered.shape[0], width = ordered.shape[1]
     cdef Py_ssize_t nbytes = out.shape[1], size = offsets.shape[0]
@@ -159,8 +170,9 @@ def rank_rows_near(const uint8_t[:, :] ordered, const uint32_t[::1] entries,
     cdef const uint8_t* row = &ordered[0, 0]
     cdef Py_ssize_t stride = ordered.strides[0]
     cdef uint8_t* dest = &out[0, 0]
+    cdef int avx2 = _avx2 and vector
     with nogil:
-        znear_rows(&table, row, stride, width, dest, nbytes, n, crowded)
+        znear_rows(&table, row, stride, width, dest, nbytes, n, crowded, avx2)
 
 
 def sorted_keys(const uint8_t[:, :] ordered):

@@ -30,6 +30,9 @@
 #if ZORDER_X86_64
 #include <emmintrin.h>
 #endif
+#if ZORDER_X86_64 && ZORDER_CC_AVX2
+#include <immintrin.h>
+#endif
 
 #define ZRANK_INLINE ZORDER_ALWAYS_INLINE
 #define ZRANK_BSWAP64(x) ZORDER_BSWAP64(x)
@@ -245,14 +248,103 @@ ZRANK_INLINE void znear_loop(const znear_table *t, const uint8_t *row, ptrdiff_t
     }
 }
 
+#if ZORDER_X86_64 && ZORDER_CC_AVX2
+#define ZNEAR_AVX2_BUILT 1
+#define ZNEAR_BLOCK 64
+
+/* Adjacent 8-byte rows in blocks: AVX2 takes each block's keys to buckets and offsets 4
+ * rows a register (the clamps and shifts that were half a row's instructions), then each
+ * row's entry, points and code are read as above. */
+ZORDER_TARGET_ISA("avx2")
+ZRANK_INLINE void znear_blocks_avx2(const znear_table *t, const uint8_t *row, uint8_t *out,
+                                    ptrdiff_t nbytes, ptrdiff_t blocks, int crowded)
+{
+    const znear_table table = *t;
+    uint32_t bucket[ZNEAR_BLOCK];
+    int32_t bound[ZNEAR_BLOCK];      /* a key's offset in its bucket, + 1 */
+    const __m256i order = _mm256_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
+                                           7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8);
+    const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
+    const __m256i origin = _mm256_set1_epi64x((int64_t)table.origin);
+    const __m256i origin_signed = _mm256_xor_si256(origin, sign);
+    const __m256i top = _mm256_set1_epi64x((int64_t)table.top);
+    const __m256i top_signed = _mm256_xor_si256(top, sign);
+    const __m256i low = _mm256_set1_epi64x((int64_t)((UINT64_C(1) << table.shift) - 1));
+    const __m256i one = _mm256_set1_epi64x(1);
+    const __m128i shift = _mm_cvtsi32_si128(table.shift);
+    const __m256i evens = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    for (ptrdiff_t b = 0; b < blocks; b++) {
+        const uint8_t *keys = row + b * ZNEAR_BLOCK * 8;
+        for (int j = 0; j < ZNEAR_BLOCK; j += 4) {
+            __m256i key = _mm256_shuffle_epi8(
+                _mm256_loadu_si256((const __m256i *)(keys + 8 * j)), order);
+            /* unsigned max(key, origin) - origin, then min(., top): signed compares of
+             * the values with their top bit flipped */
+            __m256i below = _mm256_cmpgt_epi64(origin_signed, _mm256_xor_si256(key, sign));
+            __m256i offset = _mm256_sub_epi64(_mm256_blendv_epi8(key, origin, below), origin);
+            __m256i above = _mm256_cmpgt_epi64(_mm256_xor_si256(offset, sign), top_signed);
+            offset = _mm256_blendv_epi8(offset, top, above);
+            __m256i index = _mm256_permutevar8x32_epi32(_mm256_srl_epi64(offset, shift), evens);
+            __m256i within = _mm256_permutevar8x32_epi32(
+                _mm256_add_epi64(_mm256_and_si256(offset, low), one), evens);
+            _mm_storeu_si128((__m128i *)(bucket + j), _mm256_castsi256_si128(index));
+            _mm_storeu_si128((__m128i *)(bound + j), _mm256_castsi256_si128(within));
+        }
+        uint8_t *dest = out + b * ZNEAR_BLOCK * nbytes;
+        for (int j = 0; j < ZNEAR_BLOCK; j++) {
+            uint32_t entry = table.entries[bucket[j]];
+            uint64_t at = entry & table.index_mask, rank;
+            if (crowded && (entry & ZRANK_CROWDED))
+                rank = (uint64_t)znear_search(table.offsets, (int64_t)at,
+                                              (int64_t)(table.entries[bucket[j] + 1] & table.index_mask),
+                                              bound[j] - 1);
+            else
+                rank = at + znear_ones[znear_below(table.offsets + at, bound[j])
+                                       & (entry >> ZNEAR_START_BITS)];
+            memcpy(dest + j * nbytes, table.codes + rank * nbytes, nbytes);
+        }
+    }
+}
+
+ZORDER_TARGET_ISA("avx2") static ZORDER_NOINLINE
+void znear_avx2(const znear_table *t, const uint8_t *row, uint8_t *out, ptrdiff_t nbytes,
+                ptrdiff_t blocks, int crowded)
+{
+    if (nbytes == 2 && !crowded)
+        znear_blocks_avx2(t, row, out, 2, blocks, 0);
+    else if (nbytes == 2)
+        znear_blocks_avx2(t, row, out, 2, blocks, 1);
+    else if (nbytes == 4)
+        znear_blocks_avx2(t, row, out, 4, blocks, crowded);
+    else if (nbytes == 1)
+        znear_blocks_avx2(t, row, out, 1, blocks, crowded);
+    else
+        znear_blocks_avx2(t, row, out, nbytes, blocks, crowded);
+}
+#else
+#define ZNEAR_AVX2_BUILT 0
+#endif
+
 /* Every row's code from the compact table; `crowded`: some bucket is flagged crowded
- * (without, such a bucket gets a wrong code, never a bad read). Not inlined into its
- * caller, so the loop has the registers to itself; adjacent 8-byte rows with 2-byte
- * codes and no crowded bucket (a number column at 16 rank bits) get a loop of their own. */
+ * (without, such a bucket gets a wrong code, never a bad read); `avx2`: the CPU has it
+ * (adjacent 8-byte rows are then taken in blocks). Not inlined into its caller, so the
+ * loops have the registers to themselves; adjacent 8-byte rows with 2-byte codes and no
+ * crowded bucket (a number column at 16 rank bits) get a loop of their own. */
 static ZORDER_NOINLINE void znear_rows(const znear_table *t, const uint8_t *row,
                                        ptrdiff_t stride, ptrdiff_t width, uint8_t *out,
-                                       ptrdiff_t nbytes, ptrdiff_t n, int crowded)
+                                       ptrdiff_t nbytes, ptrdiff_t n, int crowded, int avx2)
 {
+#if ZNEAR_AVX2_BUILT
+    if (avx2 && width == 8 && stride == 8 && n >= ZNEAR_BLOCK) {
+        ptrdiff_t blocks = n / ZNEAR_BLOCK, done = blocks * ZNEAR_BLOCK;
+        znear_avx2(t, row, out, nbytes, blocks, crowded);
+        row += done * 8;
+        out += done * nbytes;
+        n -= done;
+    }
+#else
+    (void)avx2;
+#endif
     if (width == 8 && stride == 8 && nbytes == 2 && !crowded)
         znear_loop(t, row, 8, 8, out, 2, n, 0);
     else if (width == 8 && nbytes == 2)
