@@ -10,11 +10,13 @@ bigint ``user_id``), ``--rows`` rows:
   ``sort`` (target: at most 1.3x), with the learning alone (sampling 262,144 rows and
   sorting them: ``rank_boundaries``).
 
-Best of ``--repeat`` runs, wall and thread CPU time (the machine may be shared: the load
-average is printed). By default glibc's malloc is told to keep freed memory (``mallopt``),
-so every run writes into pages touched before, as the Iceberg-bytes ``zorder_values``
-did when it measured 2.1 ms: a fresh 16 MB output costs more in first-touch page faults
-than the kernels (``--fresh-memory`` leaves malloc as it is).
+Best of ``--repeat`` rounds, each running every step of its group (values, sorts) once,
+so that a busy spell of the machine weighs on all of them alike; wall and thread CPU time
+(the machine may be shared: the load average is printed). By default glibc's malloc is
+told to keep freed memory (``mallopt``), so every run writes into pages touched before,
+as the Iceberg-bytes ``zorder_values`` did when it measured 2.1 ms: a fresh 16 MB output
+costs more in first-touch page faults than the kernels (``--fresh-memory`` leaves malloc
+as it is).
 
     python benchmarks/rank_speed.py                  # 1,000,000 rows
     python benchmarks/rank_speed.py --rows 4000000 --repeat 9
@@ -71,15 +73,19 @@ def keep_freed_memory() -> bool:
     return bool(mallopt(M_MMAP_THRESHOLD, 1 << 30) and mallopt(M_TRIM_THRESHOLD, 1 << 30))
 
 
-def best(fn: Callable[[], Any], repeat: int) -> Tuple[float, float]:
-    """(best wall seconds, best thread CPU seconds) over ``repeat`` runs."""
-    wall = cpu = float("inf")
+def best_of(steps: Dict[str, Callable[[], Any]], repeat: int) -> Dict[str, Tuple[float, float]]:
+    """(best wall seconds, best thread CPU seconds) of each step over ``repeat`` rounds,
+    each round running every step once, so that a busy spell of a shared machine weighs
+    on all steps alike rather than on whichever ran during it."""
+    times = {name: (float("inf"), float("inf")) for name in steps}
     for _ in range(repeat):
-        w0, c0 = time.perf_counter(), time.thread_time()
-        fn()
-        cpu = min(cpu, time.thread_time() - c0)
-        wall = min(wall, time.perf_counter() - w0)
-    return wall, cpu
+        for name, fn in steps.items():
+            w0, c0 = time.perf_counter(), time.thread_time()
+            fn()
+            cpu = time.thread_time() - c0
+            wall = time.perf_counter() - w0
+            times[name] = (min(times[name][0], wall), min(times[name][1], cpu))
+    return times
 
 
 def run(rows: int, repeat: int) -> Dict[str, Tuple[float, float]]:
@@ -89,20 +95,20 @@ def run(rows: int, repeat: int) -> Dict[str, Tuple[float, float]]:
     ranks = rank_columns(parts, b)
     rows_of = interleave.rows_function(None)
     size = 2 * b.rank_bits // 8
-    return {
-        "iceberg values": best(lambda: zorder.zorder_values(table), repeat),
-        "rank values": best(lambda: zorder.zorder_values(table, encoding="rank", boundaries=b),
-                            repeat),
-        "  ordered bytes": best(lambda: [zorder.ordered_bytes(table.column(c))
-                                         for c in CLUSTER_COLUMNS], repeat),
-        "  rank search": best(lambda: rank_columns(parts, b), repeat),
-        "  interleave": best(lambda: rows_of(ranks, size), repeat),
-        "default sort": best(lambda: zorder.sort(table), repeat),
-        "rank sort": best(lambda: zorder.sort(table, encoding="rank"), repeat),
-        "  learning": best(lambda: zorder.rank_boundaries(table), repeat),
-        "  rank sort, boundaries given": best(
-            lambda: zorder.sort(table, encoding="rank", boundaries=b), repeat),
-    }
+    # Two groups, each interleaved: the sorts' hundreds of MB would push the values'
+    # input out of the cache between the runs of the values steps.
+    return {**best_of({
+        "iceberg values": lambda: zorder.zorder_values(table),
+        "rank values": lambda: zorder.zorder_values(table, encoding="rank", boundaries=b),
+        "  ordered bytes": lambda: [zorder.ordered_bytes(table.column(c)) for c in CLUSTER_COLUMNS],
+        "  rank search": lambda: rank_columns(parts, b),
+        "  interleave": lambda: rows_of(ranks, size),
+    }, repeat), **best_of({
+        "default sort": lambda: zorder.sort(table),
+        "rank sort": lambda: zorder.sort(table, encoding="rank"),
+        "  learning": lambda: zorder.rank_boundaries(table),
+        "  rank sort, boundaries given": lambda: zorder.sort(table, encoding="rank", boundaries=b),
+    }, repeat)}
 
 
 def main(argv=None) -> int:

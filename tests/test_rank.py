@@ -707,3 +707,124 @@ def test_a_table_too_large_for_the_cache_gives_the_same_ranks():
     assert b.counts == (39_999,) and 16 * (b.counts[0] + 4) > 2**18
     keys = zorder.ordered_bytes(np.concatenate([values[:30_000], rng.integers(-2**63, 2**63 - 1, 5_000)]))
     assert np.array_equal(rank_columns([keys], b)[0], _numpy_rank_bytes(keys, b))
+
+
+def _edge_keys(points):
+    """0, 2**64 - 1, every split point and its neighbours, as uint64 search keys."""
+    near = np.concatenate([points - np.uint64(1), points, points + np.uint64(1)])
+    return np.concatenate([np.array([0, 2**64 - 1], np.uint64), near])   # (wrapping at the ends)
+
+
+def _as_rows(keys, width=8):
+    return np.ascontiguousarray(keys.astype(">u8").view(np.uint8).reshape(-1, 8)[:, :width])
+
+
+@pytest.mark.parametrize("rank_bits", [8, 16, 24, 64])
+@pytest.mark.parametrize("codes", [True, False])
+@pytest.mark.parametrize("layout", ["spread", "crowded", "from zero", "one point", "dense"])
+def test_the_compact_table_gives_the_numpy_ranks_on_edge_keys(rank_bits, codes, layout):
+    """rank_rows_near (each point as its offset in a bucket of at most 2**30 keys) gives,
+    byte for byte, numpy's binary search, and so does rank_rows on the same points: keys
+    0 and 2**64 - 1, every point, and each point +- 1, in every kind of bucket."""
+    rng = np.random.default_rng(rank_bits + len(layout))
+    base = np.uint64(2**63 + 12_345)
+    if layout == "spread":
+        sample = base + rng.integers(0, 2**34, 5000).astype(np.uint64)
+    elif layout == "crowded":   # a cluster of close values among spread ones
+        sample = base + np.concatenate([rng.integers(0, 2**34, 3000),
+                                        2**33 + rng.integers(0, 200, 2000)]).astype(np.uint64)
+    elif layout == "from zero":   # the first point is key 0: no key lies below it
+        sample = np.concatenate([np.zeros(2000, np.uint64), rng.integers(0, 2**20, 3000).astype(np.uint64)])
+    elif layout == "one point":
+        sample = np.full(50, base, np.uint64)
+        sample[:10] = base - np.uint64(7)
+    else:                         # few values, a bucket each (shift 0)
+        sample = base + rng.integers(0, 40, 5000).astype(np.uint64)
+    b = RankBoundaries.from_ordered([_as_rows(sample)], rank_bits)
+    if not codes:
+        b = RankBoundaries(rank_bits, b.splits)
+    keys_u64, table = b._keys[0]
+    assert isinstance(table, rank_mod._NearTable)
+    if layout == "crowded" and rank_bits >= 16:
+        assert table.crowded and np.any(table.entries[:-1] >= 2**31)
+    keys = _as_rows(np.resize(_edge_keys(keys_u64), max(200, 3 * len(keys_u64) + 2)))
+    expected = _numpy_rank_bytes(keys, b)
+    assert np.array_equal(rank_columns([keys], b)[0], expected)
+    # The plain loop, where AVX2 takes blocks of 64 rows (the last rows alone).
+    from zorder.values._rank import rank_rows, rank_rows_near
+    out = np.empty_like(expected)
+    rank_rows_near(keys, table.entries, table.offsets, table.codes, table.origin, table.shift,
+                   table.crowded, out, vector=False)
+    assert np.array_equal(out, expected)
+    # The same split points in the table of 64-bit points give the same bytes.
+    wide = rank_mod._build_table(keys_u64, b.codes[0], rank_bits // 8, near=False)
+    assert isinstance(wide, rank_mod._Table)
+    out = np.empty_like(expected)
+    rank_rows(keys, wide.pairs, wide.entries, wide.lo, wide.shift, out)
+    assert np.array_equal(out, expected)
+    # Rows apart in a wider block, and rows of 5 bytes (the generic loop).
+    block = np.zeros((len(keys), 11), np.uint8)
+    block[:, 1:9] = keys
+    assert np.array_equal(rank_columns([block[:, 1:9]], b)[0], expected)
+
+
+def test_the_compact_table_serves_short_keys_and_spans_up_to_2_to_the_30_a_bucket():
+    rng = np.random.default_rng(30)
+    # 5-byte keys varying in their last byte: buckets of 2**24 keys.
+    short = np.zeros((3000, 5), np.uint8)
+    short[:, :4] = (1, 2, 3, 4)
+    short[:, 4] = rng.integers(0, 256, 3000)
+    b = RankBoundaries.from_ordered([short], 16)
+    assert isinstance(b._keys[0][1], rank_mod._NearTable)
+    keys = np.concatenate([short[:500], rng.integers(0, 256, (500, 5), dtype=np.uint8),
+                           np.zeros((1, 5), np.uint8), np.full((1, 5), 255, np.uint8)])
+    assert np.array_equal(rank_columns([keys], b)[0], _numpy_rank_bytes(keys, b))
+    # A bucket as wide as the compact table allows, and one wider: the 64-bit table.
+    for step, kind in [(30, rank_mod._NearTable), (31, rank_mod._Table)]:
+        points = np.uint64(2**63) + (np.arange(255, dtype=np.uint64) << np.uint64(step))
+        b = RankBoundaries(8, [_as_rows(points)])
+        keys_u64, table = b._keys[0]
+        assert isinstance(table, kind) and table.shift == step
+        keys = _as_rows(_edge_keys(keys_u64))
+        assert np.array_equal(rank_columns([keys], b)[0], _numpy_rank_bytes(keys, b))
+
+
+def test_rank_rows_near_refuses_a_table_that_does_not_fit_and_never_reads_past_it():
+    from zorder.values._rank import rank_rows_near
+
+    rng = np.random.default_rng(7)
+    values = np.uint64(2**63) + rng.integers(0, 2**30, 2000).astype(np.uint64)
+    b = RankBoundaries.from_ordered([_as_rows(values)], 16)
+    t = b._keys[0][1]
+    assert isinstance(t, rank_mod._NearTable)
+    keys = _as_rows(np.concatenate([_edge_keys(b._keys[0][0]), rng.integers(0, 2**64 - 1, 500,
+                                                                          dtype=np.uint64)]))
+    out = np.empty((len(keys), 2), np.uint8)
+    good = (keys, t.entries, t.offsets, t.codes, t.origin, t.shift, t.crowded, out)
+    rank_rows_near(*good)
+    assert np.array_equal(out, _numpy_rank_bytes(keys, b))
+    for change, message in [
+        ({1: t.entries[:1]}, "does not fit"),
+        ({5: 31}, "does not fit"),
+        ({2: t.offsets[:-1], 3: t.codes[:-1]}, "2\\*\\*p \\+ 4"),
+        ({2: np.zeros(5 + 4, np.int32), 3: np.zeros((9, 2), np.uint8)}, "2\\*\\*p \\+ 4"),
+        ({3: t.codes[:-1]}, "codes must be"),
+        ({3: np.zeros((len(t.offsets), 4), np.uint8)}, "codes must be"),
+        ({7: out[:5]}, "out has 5 rows"),
+        ({0: np.zeros((len(keys), 9), np.uint8)}, "widths 1 to 8"),
+        ({0: np.zeros((len(keys), 8), np.uint8)[:, ::-1]}, "adjacent"),
+    ]:
+        args = list(good)
+        for at, value in change.items():
+            args[at] = value
+        with pytest.raises(ValueError, match=message):
+            rank_rows_near(*args)
+    # Nonsense entries (past the points, decreasing, crowded or not), any origin, any
+    # shift, either loop: codes of the table, never a read outside it.
+    allowed = set(t.codes.view(">u2").ravel().tolist())
+    for i in range(40):
+        junk = rng.integers(0, 2**32, len(t.entries), dtype=np.uint64).astype(np.uint32)
+        offsets = rng.integers(-2**31, 2**31, len(t.offsets), dtype=np.int64).astype(np.int32)
+        rank_rows_near(keys, junk, offsets, t.codes, int(rng.integers(0, 2**64, dtype=np.uint64)),
+                       int(rng.integers(0, 31)), bool(i % 2), out, vector=bool(i % 4 < 2))
+        assert set(out.view(">u2").ravel().tolist()) <= allowed

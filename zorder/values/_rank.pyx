@@ -5,6 +5,8 @@ to rank bytes, and a sample's keys sorted.
 - ``rank_rows``: the code of each row's rank among a column's sorted split points,
   written as the big-endian bytes the interleave kernel reads (``rank_kernel.h``: a
   bucket table on the key, then four comparisons without a branch).
+- ``rank_rows_near``: the same from the compact table of buckets at most ``2**30`` keys
+  wide (each point as its 32-bit offset in its bucket, the codes apart).
 - ``sorted_keys``: the rows of a sample as big-endian words (zero-padded on the right),
   sorted: a least-significant-digit radix sort that skips the digits every key shares
   (the high bytes of a timestamp of one year, of small ids).
@@ -12,10 +14,18 @@ to rank bytes, and a sample's keys sorted.
 Both check their arguments once and run without the GIL.
 """
 
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 import numpy
+
+from zorder.cpu import facts
+from zorder.cpu.features import supported
+
+#: Whether ``rank_rows_near`` takes adjacent 8-byte rows in blocks on AVX2 (this build has
+#: the code and this CPU runs it; from the CPU floor's facts, read once).
+AVX2 = bool(ZNEAR_AVX2_BUILT) and supported("avx2", facts())
+cdef int _avx2 = AVX2
 
 cdef extern from "rank_kernel.h":
     enum:
@@ -28,7 +38,24 @@ cdef extern from "rank_kernel.h":
         uint64_t lo
         uint64_t last
         int shift
+    ctypedef struct znear_table:
+        const uint32_t* entries
+        const int32_t* offsets
+        const uint8_t* codes
+        uint64_t origin
+        uint64_t top
+        uint64_t index_mask
+        uint64_t last
+        int shift
+    enum:
+        ZNEAR_START_BITS
+        ZNEAR_SHIFT_MAX
     uint64_t zrank_load(const uint8_t* row, Py_ssize_t width) noexcept nogil
+    void znear_rows(const znear_table* t, const uint8_t* row, Py_ssize_t stride,
+                    Py_ssize_t width, uint8_t* out, Py_ssize_t nbytes, Py_ssize_t n,
+                    int crowded, int avx2) noexcept nogil
+    enum:
+        ZNEAR_AVX2_BUILT
     void zrank_rows(const zrank_table* t, const uint8_t* row, Py_ssize_t stride,
                     Py_ssize_t width, uint8_t* out, Py_ssize_t nbytes, Py_ssize_t n) noexcept nogil
 
@@ -82,6 +109,70 @@ def rank_rows(const uint8_t[:, :] ordered, const uint64_t[:, ::1] pairs,
     cdef uint8_t* dest = &out[0, 0]
     with nogil:
         zrank_rows(&table_of, row, stride, width, dest, nbytes, n)
+
+
+cdef int _check_rows(const uint8_t[:, :] ordered, Py_ssize_t out_rows, Py_ssize_t nbytes,
+                     str name) except -1:
+    cdef Py_ssize_t width = ordered.shape[1]
+    if not 1 <= width <= 8 or not 1 <= nbytes <= 8:
+        raise ValueError(f"{name}: widths 1 to 8 bytes, got {width} in, {nbytes} out")
+    if ordered.shape[0] and ordered.strides[1] != 1:
+        raise ValueError(f"{name}: each row's bytes must be adjacent")
+    if out_rows != ordered.shape[0]:
+        raise ValueError(f"{name}: out has {out_rows} rows for {ordered.shape[0]}")
+    return 0
+
+
+def rank_rows_near(const uint8_t[:, :] ordered, const uint32_t[::1] entries,
+                   const int32_t[::1] offsets, const uint8_t[:, ::1] codes, uint64_t origin,
+                   int shift, bint crowded, uint8_t[:, ::1] out, *, bint vector=True):
+    """Fill ``out`` (``(N, nbytes)``, nbytes 1 to 8) with each row's rank code bytes, from
+    the compact table of a column's K sorted split points.
+
+    Args:
+        ordered: ``(N, width)`` ordered bytes, width 1 to 8, each row's bytes adjacent.
+        entries: ``(T + 1,)``: for bucket ``h`` (the keys whose offset from ``origin`` is
+            ``h << shift`` up to the next bucket's), the number of points below it, plus
+            ``m << 27`` (bit j of m: the (j+1)-th point from there lies in the bucket) when
+            it holds at most 4, else ``2**31``; ``entries[T]`` is K.
+        offsets: ``(2**p + 4,)`` int32, ``2**p > K``, ``p <= 27``: each point's offset in its
+            bucket (the low ``shift`` bits of its offset from ``origin``), then
+            ``2**31 - 1``.
+        codes: ``(2**p + 4, nbytes)``: the big-endian code of each rank 0 .. K, then any.
+        origin: the first split point minus one (0 if it is 0); a key below it ranks 0.
+        shift: the bucket width in bits, 0 to 30.
+        crowded: whether any entry has ``2**31`` (searched; without, a wrong code).
+        vector: False for the plain loop even where ``AVX2`` holds (the same bytes).
+    """
+    cdef Py_ssize_t n = ordered.shape[0], width = ordered.shape[1]
+    cdef Py_ssize_t nbytes = out.shape[1], size = offsets.shape[0]
+    _check_rows(ordered, out.shape[0], nbytes, "rank_rows_near")
+    if codes.shape[0] != size or codes.shape[1] != nbytes:
+        raise ValueError(f"rank_rows_near: codes must be ({size}, {nbytes}) for {size} "
+                         f"offsets and {nbytes}-byte codes, got ({codes.shape[0]}, "
+                         f"{codes.shape[1]})")
+    cdef Py_ssize_t span = size - 4
+    if span < 1 or span & (span - 1) or span > (1 << ZNEAR_START_BITS):
+        raise ValueError("rank_rows_near: offsets must hold 2**p + 4 entries, p 0 to 27")
+    if entries.shape[0] < 2 or not 0 <= shift <= ZNEAR_SHIFT_MAX:
+        raise ValueError("rank_rows_near: the bucket table does not fit the split points")
+    if n == 0:
+        return
+    cdef znear_table table
+    table.entries = &entries[0]
+    table.offsets = &offsets[0]
+    table.codes = &codes[0, 0]
+    table.origin = origin
+    table.last = <uint64_t>(entries.shape[0] - 2)
+    table.shift = shift
+    table.top = (table.last << shift) | ((<uint64_t>1 << shift) - 1)
+    table.index_mask = <uint64_t>(span - 1)
+    cdef const uint8_t* row = &ordered[0, 0]
+    cdef Py_ssize_t stride = ordered.strides[0]
+    cdef uint8_t* dest = &out[0, 0]
+    cdef int avx2 = _avx2 and vector
+    with nogil:
+        znear_rows(&table, row, stride, width, dest, nbytes, n, crowded, avx2)
 
 
 def sorted_keys(const uint8_t[:, :] ordered):

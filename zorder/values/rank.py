@@ -21,8 +21,10 @@ every column then varies from its first bit.
   JSON (hex); boundaries without codes (written by zorder before the spread) keep their
   dense ranks 0, 1, 2, ..., so they give the order they gave.
 - ``rank_columns``: ordered bytes to rank bytes, one search per column: for keys of up
-  to 8 bytes in C (``_rank.rank_rows``: a bucket table on the key, four comparisons,
-  the code beside the point, written as the bytes the interleave reads), numpy
+  to 8 bytes in C (a bucket table on the key and four comparisons, written as the bytes
+  the interleave reads: ``_rank.rank_rows_near`` with each point as its 32-bit offset in
+  a bucket at most 2**30 keys wide, else ``_rank.rank_rows`` with the code beside the
+  point), numpy
   ``searchsorted`` for wider keys (``S`` dtype); the bucket of a value is the number of
   split points ``<=`` it, so equal values always get equal ranks and rank order is
   byte order.
@@ -42,13 +44,13 @@ from __future__ import annotations
 import json
 import operator
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy
 
 from zorder.ordered import IcebergOptions, ordered_bytes  # noqa: F401  (the doctest)
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
-from zorder.values._rank import rank_rows, sorted_keys
+from zorder.values._rank import rank_rows, rank_rows_near, sorted_keys
 from zorder.values.table import ColumnSelection, columns_bytes
 from zorder.values.stages import RANKS, stage
 
@@ -71,6 +73,10 @@ FORMAT_VERSION = 1
 _TABLE_BITS_MAX = 20
 #: Split points ``rank_rows`` compares every key with (a bucket with more is searched).
 _PEEK = 4
+#: The compact table (``rank_rows_near``): buckets at most 2**_NEAR_SHIFT_MAX keys wide,
+#: so a point's offset in its bucket fits an int32; at most 2**_NEAR_START_BITS - 1 points.
+_NEAR_SHIFT_MAX = 30
+_NEAR_START_BITS = 27
 
 
 def check_encoding(encoding: Any) -> str:
@@ -308,33 +314,86 @@ class _Table:
     pairs: numpy.ndarray
 
 
-def _build_table(points: numpy.ndarray, codes: Optional[numpy.ndarray]) -> Optional[_Table]:
+@dataclass(frozen=True)
+class _NearTable:
+    """What ``rank_rows_near`` searches with when every bucket is at most ``2**30`` keys
+    wide: bucket ``h`` holds the keys whose offset from ``origin`` (the first point - 1)
+    is ``h << shift`` up to the next bucket's; ``entries[h]`` is the number of points
+    below it, plus a mask of the next ``_PEEK`` points that lie in it (``<< 27``), or
+    ``2**31`` when it holds more; ``offsets`` each point's offset in its bucket (int32),
+    ``codes`` the big-endian code of each rank: 6 bytes a point at 16 rank bits, not 16,
+    so a table of 65,536 points stays in a 1 MB cache."""
+
+    origin: int
+    shift: int
+    crowded: bool
+    entries: numpy.ndarray
+    offsets: numpy.ndarray
+    codes: numpy.ndarray
+
+
+def _bucket_shift(points: numpy.ndarray, origin: int) -> Tuple[int, numpy.ndarray]:
+    """(bucket width in bits, points per bucket) of the table of sorted points: a bucket
+    per point; up to four per point while some bucket holds more than ``_PEEK`` (points
+    packed close together, as around heavy values, are searched otherwise)."""
     k = len(points)
-    if k == 0:
-        return None
-    lo, hi = int(points[0]), int(points[-1])
-    span = hi - lo
-    # A bucket per point; up to four per point while some bucket holds more than _PEEK
-    # (points packed close together, as around heavy values, are searched otherwise).
+    span = int(points[-1]) - origin
     table_bits = min(_TABLE_BITS_MAX, k.bit_length())
     while True:
         shift = max(0, span.bit_length() - table_bits)
-        last = span >> shift                      # the bucket of hi
-        buckets = ((points - numpy.uint64(lo)) >> numpy.uint64(shift)).astype(numpy.intp)
-        count = numpy.bincount(buckets, minlength=last + 1)
+        buckets = ((points - numpy.uint64(origin)) >> numpy.uint64(shift)).astype(numpy.intp)
+        count = numpy.bincount(buckets, minlength=(span >> shift) + 1)
         if (shift == 0 or table_bits >= min(_TABLE_BITS_MAX, k.bit_length() + 2)
                 or not bool(numpy.any(count > _PEEK))):
-            break
+            return shift, count
         table_bits += 1
-    entries = numpy.zeros(last + 2, numpy.uint32)
+
+
+def _build_table(points: numpy.ndarray, codes: Optional[numpy.ndarray], nbytes: int,
+                 near: bool = True) -> Union[_Table, _NearTable, None]:
+    """The search table of a column's sorted uint64 split points: a ``_NearTable`` when
+    ``near`` and its buckets fit, else a ``_Table``; None without points."""
+    k = len(points)
+    if k == 0:
+        return None
+    if codes is None:
+        codes = numpy.arange(k + 1, dtype=numpy.uint64)
+    lo = int(points[0])
+    origin = lo - 1 if lo else 0
+    shift, count = _bucket_shift(points, origin)
+    if near and shift <= _NEAR_SHIFT_MAX and k < 1 << _NEAR_START_BITS:
+        return _near_table(points, codes, nbytes, origin, shift, count)
+    shift, count = _bucket_shift(points, lo)
+    entries = numpy.zeros(len(count) + 1, numpy.uint32)
     numpy.cumsum(count, out=entries[1:])
     entries[:-1] |= (count > _PEEK).astype(numpy.uint32) << numpy.uint32(31)
     pairs = numpy.full((k + _PEEK, 2), 2**64 - 1, numpy.uint64)
     pairs[:k, 0] = points
-    pairs[:k + 1, 1] = numpy.arange(k + 1, dtype=numpy.uint64) if codes is None else codes
+    pairs[:k + 1, 1] = codes
     for array in (entries, pairs):
         array.setflags(write=False)
     return _Table(lo, shift, entries, pairs)
+
+
+def _near_table(points: numpy.ndarray, codes: numpy.ndarray, nbytes: int, origin: int,
+                shift: int, count: numpy.ndarray) -> _NearTable:
+    k = len(points)
+    crowded = count > _PEEK
+    entries = numpy.zeros(len(count) + 1, numpy.uint32)
+    numpy.cumsum(count, out=entries[1:])
+    lanes = (numpy.uint32(1) << numpy.minimum(count, _PEEK).astype(numpy.uint32)) - numpy.uint32(1)
+    entries[:-1] |= numpy.where(crowded, numpy.uint32(1 << 31),
+                                lanes << numpy.uint32(_NEAR_START_BITS)).astype(numpy.uint32)
+    size = (1 << k.bit_length()) + _PEEK        # 2**p > k, and the peek past the last
+    offsets = numpy.full(size, 2**31 - 1, numpy.int32)
+    offsets[:k] = (points - numpy.uint64(origin)) & numpy.uint64((1 << shift) - 1)
+    ranked = numpy.full(size, codes[k], numpy.uint64)
+    ranked[:k + 1] = codes
+    code_bytes = numpy.ascontiguousarray(
+        ranked.astype(">u8").view(numpy.uint8).reshape(size, 8)[:, 8 - nbytes:])
+    for array in (entries, offsets, code_bytes):
+        array.setflags(write=False)
+    return _NearTable(origin, shift, bool(numpy.any(crowded)), entries, offsets, code_bytes)
 
 
 def _ranks(keys: numpy.ndarray, points: numpy.ndarray) -> numpy.ndarray:
@@ -430,7 +489,8 @@ class RankBoundaries:
                 c.setflags(write=False)
             checked_codes.append(c)
         object.__setattr__(self, "codes", tuple(checked_codes))
-        self._keys[:] = [(keys, _build_table(keys, c) if keys.dtype == numpy.uint64 else None)
+        self._keys[:] = [(keys, _build_table(keys, c, bits // 8)
+                          if keys.dtype == numpy.uint64 else None)
                          for keys, c in zip(self._keys, checked_codes)]
 
     @property
@@ -615,7 +675,11 @@ def _ranked(parts: List[numpy.ndarray], boundaries: RankBoundaries) -> List[nump
             if part.shape[1] > 1 and part.strides[1] != 1:
                 part = numpy.ascontiguousarray(part)
             ranked = numpy.empty((part.shape[0], nbytes), numpy.uint8)
-            rank_rows(part, table.pairs, table.entries, table.lo, table.shift, ranked)
+            if isinstance(table, _NearTable):
+                rank_rows_near(part, table.entries, table.offsets, table.codes, table.origin,
+                               table.shift, table.crowded, ranked)
+            else:
+                rank_rows(part, table.pairs, table.entries, table.lo, table.shift, ranked)
             out.append(ranked)
             continue
         ranks = _ranks(_search_keys(part), points)
