@@ -134,6 +134,26 @@ def test_the_one_pass_hashes_equal_the_numpy_ones(arr):
         assert h.tolist() == expected.tolist()
 
 
+def test_the_one_pass_string_hash_equals_numpy_at_every_length():
+    # eight bytes a step and a shifted last word: every length 0..41 (whole words, every
+    # remainder, shorter than a word), at the data's start and end, and in a slice
+    rng = np.random.default_rng(3)
+    values = [bytes(rng.integers(0, 256, k, dtype=np.uint8)) for k in range(42)]
+    arr = pa.array(values + values[::-1], type=pa.binary())
+    for piece in (arr, arr.slice(5), arr.slice(40, 3)):
+        h = np.zeros(len(piece), dtype=np.uint64)
+        expected = (h + checksum._hash(piece)) * checksum._K
+        assert checksum._fold_in(h, piece)
+        assert h.tolist() == expected.tolist()
+
+
+def test_the_mixed_sum_is_numpys():
+    from zorder.parquet import _checksum
+    h = np.random.default_rng(4).integers(0, 2**63, 1000, dtype=np.uint64) * np.uint64(3)
+    assert _checksum.mixed_sum(h) == int(np.sum(checksum._mix(h), dtype=np.uint64))
+    assert _checksum.mixed_sum(h[:0]) == 0
+
+
 def test_the_one_pass_hashes_refuse_offsets_outside_the_data():
     from zorder.parquet import _checksum
     h = np.zeros(2, dtype=np.uint64)

@@ -690,20 +690,22 @@ def test_a_write_failing_mid_group_leaves_the_table_and_no_files(catalog, monkey
     # Files are written on a thread while the next is taken: the failure of the second
     # write surfaces, nothing is committed, and the first file and any path planned after
     # the failed one are cleaned up.
-    import pyiceberg.io.pyarrow as pyiceberg_arrow
+    from zorder.engines.iceberg_write import DataFileWriter
 
     table = make_table(catalog, name="wfail", appends=1, rows=20000, with_nulls=False)
     snapshot = table.current_snapshot().snapshot_id
     on_disk = data_files_on_disk(table)
-    real, calls = pyiceberg_arrow.write_file, []
+    real, calls = DataFileWriter.write, []
 
-    def failing(io, metadata, tasks):
-        calls.append(1)
+    def failing(self, rows):
+        # the second file's first row group (after the first file's first is written)
+        if self.path not in calls:
+            calls.append(self.path)
         if len(calls) == 2:
             raise OSError("disk full")
-        return real(io, metadata, tasks)
+        return real(self, rows)
 
-    monkeypatch.setattr(pyiceberg_arrow, "write_file", failing)
+    monkeypatch.setattr(DataFileWriter, "write", failing)
     with pytest.raises(OSError, match="disk full"):
         rewrite(table, ["l", "d"], target_file_size="40KB")
     monkeypatch.undo()
@@ -826,7 +828,7 @@ def test_an_interrupt_leaves_the_table_and_no_files(catalog, monkeypatch, tmp_pa
     import _thread
     import threading
 
-    import pyiceberg.io.pyarrow as pyiceberg_arrow
+    from zorder.engines.iceberg_write import DataFileWriter
 
     if scheduler is not None:
         pytest.importorskip("dask")
@@ -834,20 +836,20 @@ def test_an_interrupt_leaves_the_table_and_no_files(catalog, monkeypatch, tmp_pa
                        rows=3000, with_nulls=False)
     snapshot = table.current_snapshot().snapshot_id
     on_disk = data_files_on_disk(table)
-    real, calls, lock = pyiceberg_arrow.write_file, [], threading.Lock()
+    real, calls, lock = DataFileWriter.close, [], threading.Lock()
 
-    def interrupting(io, metadata, tasks):
-        files = list(real(io, metadata, tasks))
+    def interrupting(self, footer=None):
+        data_file = real(self, footer)
         with lock:
             calls.append(1)
             if len(calls) == 4:   # files of finished groups exist by now
                 _thread.interrupt_main()
-        return files
+        return data_file
 
     journals = tmp_path / "tmp"
     journals.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(journals))
-    monkeypatch.setattr(pyiceberg_arrow, "write_file", interrupting)
+    monkeypatch.setattr(DataFileWriter, "close", interrupting)
     with pytest.raises(KeyboardInterrupt):
         rewrite(table, ["l", "d"], target_file_size="20KB", scheduler=scheduler)
         time.sleep(30)   # (the interrupt lands in the sleep if the rewrite was done first)
@@ -867,27 +869,25 @@ def test_a_file_still_being_written_after_the_cleanup_is_deleted_by_its_task(
     import signal
     import threading
 
-    import pyiceberg.io.pyarrow as pyiceberg_arrow
-
     from zorder.engines import dask_scheduler
+    from zorder.engines.iceberg_write import DataFileWriter
 
     pytest.importorskip("dask")
     table = make_table(catalog, name="late_file", appends=2, rows=100, with_nulls=False)
     snapshot = table.current_snapshot().snapshot_id
     on_disk = data_files_on_disk(table)
-    real, calls = pyiceberg_arrow.write_file, []
+    real, calls = DataFileWriter.close, []
     stop = dask_scheduler._ThreadPool.stop
 
-    def slow(io, metadata, tasks):
-        tasks = list(tasks)
+    def slow(self, footer=None):
         calls.append(1)
         # a real Ctrl-C: a signal wakes the client's wait (interrupt_main would be seen
         # only after the task is done)
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(1.0)             # still writing when the stopped pool gave up waiting
-        return list(real(io, metadata, iter(tasks)))
+        return real(self, footer)
 
-    monkeypatch.setattr(pyiceberg_arrow, "write_file", slow)
+    monkeypatch.setattr(DataFileWriter, "close", slow)
     monkeypatch.setattr(dask_scheduler._ThreadPool, "stop",
                         lambda self, timeout=5.0: stop(self, 0.1))
     with pytest.raises(KeyboardInterrupt):
@@ -906,15 +906,15 @@ def test_a_file_still_being_written_after_the_cleanup_is_deleted_by_its_task(
 
 SIGTERM_ICEBERG = """
 import os, signal, sys, threading
-import pyiceberg.io.pyarrow as pyiceberg_arrow
-real, calls = pyiceberg_arrow.write_file, []
-def write_file(*a, **k):
-    files = list(real(*a, **k))
+from zorder.engines.iceberg_write import DataFileWriter
+real, calls = DataFileWriter.close, []
+def close(*a, **k):
+    data_file = real(*a, **k)
     calls.append(1)
     if len(calls) == 2:
         os.kill(os.getpid(), signal.SIGTERM)   # a `kill` arriving mid-rewrite
-    return files
-pyiceberg_arrow.write_file = write_file
+    return data_file
+DataFileWriter.close = close
 from zorder.__main__ import main
 sys.exit(main(sys.argv[1:]))
 """

@@ -348,23 +348,23 @@ def test_a_failed_rewrite_leaves_no_journal(catalog, monkeypatch):
 
 
 def test_every_written_file_is_journaled_before_it_is_written(catalog, monkeypatch):
-    import pyiceberg.io.pyarrow as pyiceberg_arrow
+    from zorder.engines.iceberg_write import DataFileWriter
 
     table = make_table(catalog, name="order", spec="identity", appends=2, rows=300)
-    real = pyiceberg_arrow.write_file
+    real = DataFileWriter.__init__
     seen = []
 
-    def write_file(io, metadata, tasks):
-        for data_file in real(io, metadata, tasks):
-            folder = local(table.location()) + "/zorder-journal"
-            entries = [json.loads(pathlib.Path(root, n).read_text())
-                       for root, _, names in os.walk(folder) for n in names
-                       if n != iceberg_journal.HEARTBEAT]
-            assert data_file.file_path in {e["path"] for e in entries}
-            seen.append(data_file.file_path)
-            yield data_file
+    def opening(self, table_metadata, io, path, key):
+        # (before the file is created: its path is in the journal already)
+        folder = local(table.location()) + "/zorder-journal"
+        entries = [json.loads(pathlib.Path(root, n).read_text())
+                   for root, _, names in os.walk(folder) for n in names
+                   if n != iceberg_journal.HEARTBEAT]
+        assert path in {e["path"] for e in entries}
+        seen.append(path)
+        real(self, table_metadata, io, path, key)
 
-    monkeypatch.setattr(pyiceberg_arrow, "write_file", write_file)
+    monkeypatch.setattr(DataFileWriter, "__init__", opening)
     result = rewrite(table, "l", target_file_size="20KB")
     assert seen and sorted(seen) == sorted(result.added_paths)
     assert journal_files(table) == set()

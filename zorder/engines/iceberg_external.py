@@ -47,12 +47,11 @@ from zorder.engines.iceberg_columns import curve_input_table
 from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, delete_files)
 from zorder.engines.iceberg_deletes import delete_positions, stream_live_rows
-from zorder.engines.iceberg_footer import add_footer_metadata
 from zorder.engines.iceberg_journal import JournalWriter, remove_spill, spill_folder
 from zorder.engines.iceberg_plan import FileGroup, entry_partition, group_name
 from zorder.engines.iceberg_select import file_metadata
 from zorder.engines.iceberg_tasks import WrittenPaths, on_dask, read_failure
-from zorder.engines.iceberg_write import _partition_key, group_entry
+from zorder.engines.iceberg_write import DataFileWriter, _partition_key, group_entry
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
 from zorder.parquet.external import (
@@ -180,9 +179,6 @@ class _FileWriter:
 
     def __init__(self, table_metadata: Any, io: Any, group: FileGroup, key: Any,
                  write_uuid: Any, written: List[str], where: str) -> None:
-        from pyiceberg.io.fileformat import FileFormatFactory
-        from pyiceberg.manifest import FileFormat
-        from pyiceberg.schema import sanitize_column_names
         from pyiceberg.table import TableProperties
         from pyiceberg.table.locations import load_location_provider
         from pyiceberg.utils.properties import property_as_int
@@ -191,11 +187,8 @@ class _FileWriter:
         self.write_uuid, self.written, self.where = write_uuid, written, where
         properties = table_metadata.properties
         self.schema = table_metadata.schema()
-        sanitized = sanitize_column_names(self.schema)
-        self.file_schema = sanitized if sanitized != self.schema else self.schema
-        self.format = FileFormat(properties.get(TableProperties.WRITE_FILE_FORMAT,
-                                                TableProperties.WRITE_FILE_FORMAT_DEFAULT))
-        self.model = FileFormatFactory.get(self.format)
+        self.extension = str(properties.get(TableProperties.WRITE_FILE_FORMAT,
+                                            TableProperties.WRITE_FILE_FORMAT_DEFAULT)).lower()
         self.group_rows = property_as_int(
             properties, TableProperties.PARQUET_ROW_GROUP_LIMIT,
             TableProperties.PARQUET_ROW_GROUP_LIMIT_DEFAULT) or (1 << 20)
@@ -207,7 +200,7 @@ class _FileWriter:
         self.task_id = 0
         self.progress: Progress = None
         self.planned = 0
-        self._open: Any = None      # (output file, its format writer, path)
+        self._open: Optional[DataFileWriter] = None
         self._pending: List[Any] = []
         self._pending_rows = 0
         self._first: Optional[bytes] = None
@@ -232,7 +225,6 @@ class _FileWriter:
 
     def _write_pending(self, rows: int) -> None:
         import pyarrow as pa
-        from pyiceberg.io.pyarrow import _to_requested_schema
 
         pending = pa.concat_tables(self._pending) if len(self._pending) > 1 \
             else self._pending[0]
@@ -245,49 +237,33 @@ class _FileWriter:
         self._pending_rows = rest.num_rows
         del pending, rest
         if self._open is None:
-            self._start()
-        batches = [_to_requested_schema(requested_schema=self.file_schema,
-                                        file_schema=self.schema, batch=batch,
-                                        include_field_ids=True, format_model=self.model)
-                   for batch in chunk.to_batches()]
-        self._open[1].write(pa.Table.from_batches(batches))
+            self._open = self._start()
+        self._open.write(chunk)
         self.checksum = (self.checksum + row_checksum(chunk)) % 2**64
         self.rows += chunk.num_rows
 
-    def _start(self) -> None:
+    def _start(self) -> DataFileWriter:
         from pyiceberg.table import WriteTask
 
         if interrupted():   # (a Dask thread pool an interrupt stopped: end now)
             raise Interrupted(f"{self.where}: interrupted")
         name = WriteTask(write_uuid=self.write_uuid, task_id=self.task_id, schema=self.schema,
                          record_batches=[], partition_key=self.key
-                         ).generate_data_file_filename(self.model.file_extension())
+                         ).generate_data_file_filename(self.extension)
         path = self.locations.new_data_location(data_file_name=name, partition_key=self.key)
         self.written.append(path)   # (journaled before the file exists)
-        output = self.io.new_output(path)
-        self._open = (output, self.model.create_writer(output, self.file_schema,
-                                                       self.table_metadata.properties), path)
+        return DataFileWriter(self.table_metadata, self.io, path, self.key)
 
     def _close(self) -> None:
-        from pyiceberg.manifest import DataFile, DataFileContent
-        from pyiceberg.typedef import Record
-
         if self._open is None:
             return
-        output, writer, path = self._open
-        self._open = None
+        writer, self._open = self._open, None
+        footer = None
         if self.group.clustering is not None and self._first is not None:
             assert self._last is not None
-            add_footer_metadata(writer, file_metadata(self.group.clustering, self._first,
-                                                      self._last))
-        statistics = writer.close()
+            footer = file_metadata(self.group.clustering, self._first, self._last)
+        self.files.append(writer.close(footer))
         self._first = self._last = None
-        self.files.append(DataFile.from_args(
-            content=DataFileContent.DATA, file_path=path, file_format=self.format,
-            partition=self.key.partition if self.key else Record(),
-            file_size_in_bytes=len(output), sort_order_id=None,
-            spec_id=self.table_metadata.default_spec_id, equality_ids=None,
-            key_metadata=None, **statistics.to_serialized_dict()))
         self.task_id += 1
         if self.progress is not None:
             self.progress("writing", self.task_id, max(self.planned, self.task_id), "files")

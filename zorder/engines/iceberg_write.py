@@ -12,7 +12,7 @@ from zorder.engines.cuts import aligned_cuts, estimated_bytes
 from zorder.engines.iceberg_columns import curve_order, curve_value_size
 from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, delete_files)
-from zorder.engines.iceberg_footer import footer_metadata
+from zorder.engines.iceberg_footer import add_footer_metadata
 from zorder.engines.iceberg_plan import FileGroup, entry_partition, group_name
 from zorder.engines.iceberg_read import read_group
 from zorder.engines.iceberg_journal import JournalWriter
@@ -125,30 +125,46 @@ def _combined(holder: List[Any]) -> Any:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
+def _halves(piece: Any) -> Tuple[List[int], List[int]]:
+    """``piece``'s columns in two halves of about equal bytes (the second may be empty)."""
+    sizes = [column.nbytes for column in piece.columns]
+    half, acc = sum(sizes) / 2, 0
+    first: List[int] = []
+    for i, size in enumerate(sizes):
+        if acc >= half and first:
+            break
+        first.append(i)
+        acc += size
+    return first, [i for i in range(piece.num_columns) if i not in first]
+
+
+def _joined(piece: Any, parts: List[Tuple[List[int], List[Any]]]) -> Any:
+    import pyarrow as pa
+
+    found = {i: column for columns, taken in parts for i, column in zip(columns, taken)}
+    return pa.Table.from_arrays([found[i] for i in range(piece.num_columns)],
+                                schema=piece.schema)
+
+
 def _taken(piece: Any, indices: Any, pool: ThreadPoolExecutor) -> Any:
     """``piece.take(indices)``, its columns in two halves of about equal bytes, one
     taken on ``pool`` while this thread takes the other (Arrow's take is one thread)."""
-    import pyarrow as pa
-
     with stage(REORDER):
-        if piece.num_columns < 2:
-            return piece.take(indices)
-        sizes = [column.nbytes for column in piece.columns]
-        half, acc = sum(sizes) / 2, 0
-        first: List[int] = []
-        for i, size in enumerate(sizes):
-            if acc >= half and first:
-                break
-            first.append(i)
-            acc += size
-        second = [i for i in range(piece.num_columns) if i not in first]
+        first, second = _halves(piece)
         if not second:
             return piece.take(indices)
         far = pool.submit(_take_columns, piece, second, indices)
         near = _take_columns(piece, first, indices)
-        found = {**dict(zip(first, near)), **dict(zip(second, far.result()))}
-        return pa.Table.from_arrays([found[i] for i in range(piece.num_columns)],
-                                    schema=piece.schema)
+        return _joined(piece, [(first, near), (second, far.result())])
+
+
+def _taken_later(piece: Any, indices: Any, pool: ThreadPoolExecutor) -> Callable[[], Any]:
+    """``piece.take(indices)`` started on ``pool``, its two halves as two jobs (none
+    waits on another, so writers sharing the pool never block each other's takes);
+    returns the call that waits for the rows."""
+    halves = [h for h in _halves(piece) if h]
+    jobs = [(columns, pool.submit(_take_columns, piece, columns, indices)) for columns in halves]
+    return lambda: _joined(piece, [(columns, job.result()) for columns, job in jobs])
 
 
 def _take_columns(piece: Any, columns: List[int], indices: Any) -> List[Any]:
@@ -190,12 +206,77 @@ _WRITERS = 2
 _ONE_FILE_SHARE = 1 / 8
 
 
+class DataFileWriter:
+    """One data file of a rewrite, at a path already recorded for cleanup, written as
+    PyIceberg's ``write_file`` writes it (the rows converted to the table's file schema,
+    row groups of its ``write.parquet.row-group-limit`` rows, the same statistics), but
+    a row group at a time (``write``), so that the rows of the next can be taken while
+    one is written; ``close`` gives the DataFile."""
+
+    def __init__(self, table_metadata: Any, io: Any, path: str, key: Any) -> None:
+        from pyiceberg.io.fileformat import FileFormatFactory
+        from pyiceberg.manifest import FileFormat
+        from pyiceberg.schema import sanitize_column_names
+        from pyiceberg.table import DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE, TableProperties
+        from pyiceberg.utils.config import Config
+        from pyiceberg.utils.properties import property_as_int
+
+        properties = table_metadata.properties
+        self.table_metadata, self.path, self.key = table_metadata, path, key
+        self.schema = table_metadata.schema()
+        sanitized = sanitize_column_names(self.schema)
+        self.file_schema = sanitized if sanitized != self.schema else self.schema
+        self.format = FileFormat(properties.get(TableProperties.WRITE_FILE_FORMAT,
+                                                TableProperties.WRITE_FILE_FORMAT_DEFAULT))
+        self.model = FileFormatFactory.get(self.format)
+        self.downcast = Config().get_bool(DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE) or False
+        #: rows per row group: what ``write`` should be given at a time
+        self.group_rows = property_as_int(
+            properties, TableProperties.PARQUET_ROW_GROUP_LIMIT,
+            TableProperties.PARQUET_ROW_GROUP_LIMIT_DEFAULT) or (1 << 20)
+        self.output = io.new_output(path)
+        self.writer = self.model.create_writer(self.output, self.file_schema, properties)
+
+    def write(self, rows: Any) -> None:
+        """Write ``rows`` (an Arrow table of the table's schema)."""
+        import pyarrow as pa
+        from pyiceberg.io.pyarrow import _to_requested_schema
+
+        batches = [_to_requested_schema(requested_schema=self.file_schema,
+                                        file_schema=self.schema, batch=batch,
+                                        downcast_ns_timestamp_to_us=self.downcast,
+                                        include_field_ids=True, format_model=self.model)
+                   for batch in rows.to_batches()]
+        self.writer.write(pa.Table.from_batches(batches))
+
+    def close(self, footer: Optional[Dict[str, str]] = None) -> Any:
+        """Finish the file, ``footer`` in its key-value metadata; its DataFile."""
+        from pyiceberg.manifest import DataFile, DataFileContent
+        from pyiceberg.typedef import Record
+
+        if footer:
+            add_footer_metadata(self.writer, footer)
+        statistics = self.writer.close()
+        return DataFile.from_args(
+            content=DataFileContent.DATA, file_path=self.path, file_format=self.format,
+            partition=self.key.partition if self.key else Record(),
+            file_size_in_bytes=len(self.output), sort_order_id=None,
+            spec_id=self.table_metadata.default_spec_id, equality_ids=None,
+            key_metadata=None, **statistics.to_serialized_dict())
+
+    def abort(self) -> None:
+        """Close what is open after a failure (the caller deletes the path)."""
+        try:
+            self.writer.close()
+        except Exception:  # noqa: BLE001 - the failure being handled is the one to report
+            pass
+
+
 def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[str],
                 ordering: Ordering, target: int,
                 written: List[str]) -> Tuple[List[Any], Dict[str, Any]]:
     """Rewrite one group; returns (its new DataFiles, its report entry). Every path
     written is appended to ``written`` as soon as it exists, for cleanup."""
-    from pyiceberg.io.pyarrow import write_file
     from pyiceberg.table import WriteTask
     from pyiceberg.table.locations import load_location_provider
 
@@ -223,18 +304,32 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     files: List[Any] = []
     task_id = 0
 
-    def write(piece: Any, indices: Any, task_id: int, key: Any, path: str,
+    def write(piece: Any, indices: Any, path: str, key: Any,
               footer: Optional[Dict[str, str]]) -> Tuple[List[Any], int]:
-        # a file's rows, taken here: the writers take in parallel, beside the planning
-        chunk = _taken(piece, indices, beside)
-        # its checksum beside its write (a group of one file left the other core idle)
-        checked = beside.submit(row_checksum, chunk)
-        task = WriteTask(write_uuid=write_uuid, task_id=task_id, schema=schema,
-                         record_batches=chunk.to_batches(), partition_key=key)
-        with footer_metadata(path, footer):
+        # A file's rows a row group at a time: the first taken here and beside, each next
+        # one beside while this one is written, and checksummed beside (the rows written
+        # are the rows checked). Two row groups in flight, never the file's rows whole.
+        out = DataFileWriter(table_metadata, io, path, key)
+        rows = out.group_rows
+        checks = []
+        try:
+            chunk = _taken(piece, indices[:rows], beside)
+            for start in range(0, len(indices), rows):
+                following = (_taken_later(piece, indices[start + rows:start + 2 * rows], beside)
+                             if start + rows < len(indices) else None)
+                checks.append(beside.submit(row_checksum, chunk))
+                with stage(WRITE):
+                    out.write(chunk)
+                del chunk
+                if following is not None:
+                    with stage(REORDER):
+                        chunk = following()
             with stage(WRITE):
-                new = list(write_file(io, table_metadata, iter([task])))
-            return new, checked.result()
+                new = out.close(footer)
+        except BaseException:
+            out.abort()
+            raise
+        return [new], sum(check.result() for check in checks) % 2**64
 
     # Each writer takes its file's rows from the unsorted rows, writes and checksums them,
     # while the next file is planned here: at most two files' rows beside the group's,
@@ -320,8 +415,8 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
                 footer = None if group.clustering is None else file_metadata(
                     group.clustering, bytes(values[order[start]]),
                     bytes(values[order[stop - 1]]))
-                pending.append((writer.submit(write, piece, order[start:stop], task_id, key,
-                                              written[-1], footer), start, stop))
+                pending.append((writer.submit(write, piece, order[start:stop], written[-1], key,
+                                              footer), start, stop))
                 task_id += 1
                 start = stop
             while pending:

@@ -263,5 +263,5 @@ def row_checksum(table: Any) -> int:
                 if not _fold_in(h, column):
                     h += _hash(column)
                     h *= _K
-            total = (total + int(numpy.sum(_mix(h), dtype=numpy.uint64))) % 2**64
+            total = (total + _checksum.mixed_sum(h)) % 2**64
     return total
