@@ -181,7 +181,7 @@ def test_transforms_agree_on_many_rows():
         assert np.array_equal(results[0][some], model_rows(list(data[some].transpose(1, 0, 2)), 64))
 
 
-@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("n", [2, 3, 4])
 def test_columns_read_in_place(n):
     """Columns of 8-byte rows back to back, which the state tables read without a copy in
     whole groups of 64 rows: full blocks, a last block of whole groups, and one cut inside
@@ -197,6 +197,46 @@ def test_columns_read_in_place(n):
             for other in results[1:]:
                 assert np.array_equal(results[0], other), (nrows, bits)
             assert np.array_equal(results[-1][some], model_rows([c[some] for c in columns], bits))
+
+
+@pytest.mark.parametrize("bits", [8, 24, 48, 64])
+def test_four_columns_on_every_transform(bits):
+    """Four columns, which the state tables write straight to the output: strided columns
+    (read through the block's words), row counts around the 64-row groups and the 16 rows
+    below which the AVX-512 steps run, and rows with spare bytes after the index."""
+    rng = np.random.default_rng(bits)
+    nbytes = bits // 8
+    for nrows in (5, 16, 17, 63, 64, 129, 255, 256, 263):
+        base = rng.integers(0, 256, (nrows, 4, nbytes + 3), dtype=np.uint8)
+        base[: nrows // 2, 1] &= np.uint8(1)   # near the curve's start too
+        columns = [base[:, c, 1: 1 + nbytes] for c in range(4)]
+        expected = model_rows(columns, bits)
+        for transform in TRANSFORMS:
+            out = np.full((nrows, 4 * nbytes + 5), 0xEE, np.uint8)
+            _hilbert._hilbert_rows_with("table", columns, bits, out, transform=transform)
+            assert np.array_equal(out[:, : 4 * nbytes], expected), (transform, nrows)
+            assert (out[:, 4 * nbytes:] == 0xEE).all(), (transform, nrows)
+
+
+@pytest.mark.parametrize("offset", [0, 16, 40])
+def test_four_columns_streamed_to_any_alignment(offset):
+    """From 4 MiB of output the 4-column state tables write whole 64-byte lines with
+    non-temporal stores: rows starting anywhere in a line, the first and last lines
+    partial, neighbouring bytes untouched; two threads, each with 4 MiB, write
+    neighbouring ranges that meet inside a line."""
+    rng = np.random.default_rng(offset)
+    nrows = 2 * ((4 << 20) // 32) + 77
+    columns = [rng.integers(0, 256, (nrows, 8), dtype=np.uint8) for _ in range(4)]
+    expected = _hilbert._hilbert_rows_with("table", columns, 64, transform="plain")
+    for threads in (1, 2):
+        buf = np.full(nrows * 32 + 192, 0xEE, np.uint8)
+        start = (-buf.ctypes.data) % 64 + 64 + offset
+        out = buf[start: start + nrows * 32].reshape(nrows, 32)
+        assert zorder.hilbert_rows(columns, 64, out, threads=threads) is out
+        assert np.array_equal(out, expected), threads
+        assert (buf[:start] == 0xEE).all() and (buf[start + nrows * 32:] == 0xEE).all()
+    some = rng.choice(nrows, 12, replace=False)
+    assert np.array_equal(expected[some], model_rows([c[some] for c in columns], 64))
 
 
 @pytest.mark.parametrize("threads", [2, 3, 8])

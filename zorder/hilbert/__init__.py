@@ -3,7 +3,7 @@
 ``hilbert_index`` (one row) and ``hilbert_rows`` (many) read each column's leading
 ``bits_per_column / 8`` bytes as a big-endian word, run John Skilling's axes-to-transposed
 index transform ("Programming the Hilbert curve", AIP Conf. Proc. 707, 2004) on the words
-of each row, vectorized across rows in C (``csrc/hilbert_kernel.c``: for 2 and 3 columns
+of each row, vectorized across rows in C (``csrc/hilbert_kernel.c``: for 2, 3 and 4 columns
 with AVX-512 VBMI + GFNI, the same transform as a state machine over the levels, its
 tables built at import from Skilling's steps, on 64 rows a register; else 8 rows per
 AVX-512 register, 4 per AVX2 register, plain C elsewhere), and interleave the transposed

@@ -2,9 +2,10 @@
 """Iceberg's Hilbert index (``HilbertByteUtils.hilbertIndex``), one row or many.
 
 The transform runs in C (_hilbert_kernel.c) on blocks of rows, vectorized across rows
-(AVX-512 VBMI + GFNI state tables for 2 and 3 columns, Skilling's steps on AVX-512, AVX2
+(AVX-512 VBMI + GFNI state tables for 2-4 columns, Skilling's steps on AVX-512, AVX2
 or plain C, chosen once with CPUID); each block's transposed words are then interleaved by
-an interleave backend's own row kernel, the fastest one by default.
+an interleave backend's own row kernel, the fastest one by default (the 4-column state
+tables write the interleaved bytes themselves).
 Argument checking follows Iceberg's order; layouts, ``out=`` and ``threads=`` are the
 interleave front end's (zorder/_frontend.pyx), so they behave exactly as in
 ``interleave_bits`` and ``interleave_rows``.
@@ -100,7 +101,7 @@ if len(BACKEND_NAMES) > NBACKENDS:  # pragma: no cover - a new backend needs a s
 
 
 #: The transform codes, by level: plain C, Skilling's steps on 4 rows an AVX2 or 8 an
-#: AVX-512 register, and the state tables on byte planes (2 and 3 columns; AVX-512's steps
+#: AVX-512 register, and the state tables on byte planes (2-4 columns; AVX-512's steps
 #: for the others).
 TRANSFORMS = ("plain", "avx2", "avx512", "vbmi")
 # (the tables are built here, at import, before any call can use them)

@@ -133,9 +133,9 @@ static void to_big_endian(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits, 
  * adjustment's flip), is the state; a level's n bits and the state give the level's n
  * output bits (Gray code and flip included) and the next state. A state whose column 0 is
  * inverted behaves as the same state with column 0 not inverted and the parity flipped,
- * so states keep column 0 uninverted: 4 states for 2 columns, 24 for 3. */
+ * so states keep column 0 uninverted: 4 states for 2 columns, 24 for 3, 192 for 4. */
 
-#define ZH_STATE_COLUMNS 3
+#define ZH_STATE_COLUMNS 4
 
 typedef struct {
     uint8_t perm[ZH_STATE_COLUMNS];   /* the level's bit j is the input's bit perm[j] */
@@ -227,6 +227,94 @@ static int build_states(int n, int levels, uint8_t *table, int capacity)
     return count;
 }
 
+/* 4 columns: 192 states x 16 inputs do not fit a byte permutation, so the state is split
+ * as the signed permutation it is. Level bit j is x_{perm[j]} ^ f_j, with f the sign and
+ * the parity in f_0 (the parity flips every output bit, as inverting column 0 does). With
+ * the signs in the input's order (sbar_{perm[j]} = f_j) that is perm applied to
+ * x' = x ^ sbar, and the claim checked while the tables are built is that perm and x'
+ * alone give the output bits, the next perm and the change of sbar. perm is one of 24,
+ * numbered lexicographically (the identity 0), in chunks of 8: the lookup index is perm's
+ * place in its chunk (bits 4-6) and x' (bits 0-3), one 128-entry table per chunk.
+ * zh_table4[0]: the next perm's place in its chunk << 4 | the bits sbar changes;
+ * zh_table4[1]: the next perm's chunk (1: bit 6, 2: bit 7) | the output bits.
+ * Chunks 1 and 2 are stored as their xor with chunk 0, which the vector code adds only
+ * where the row's perm is in that chunk. */
+#define ZH_PERMS4 24
+static uint8_t zh_table4[2][3][128];
+
+/* The lexicographic number of a permutation of 0..3. */
+static int perm_rank4(const uint8_t *p)
+{
+    int i, j, rank = 0;
+    for (i = 0; i < 4; i++) {
+        int smaller = 0;
+        for (j = i + 1; j < 4; j++)
+            smaller += p[j] < p[i];
+        rank = rank * (4 - i) + smaller;
+    }
+    return rank;
+}
+
+/* sbar: the state's signs (parity in column 0's) in the input's bit order. */
+static unsigned input_signs4(const zh_state *s)
+{
+    unsigned sbar = 0;
+    int j;
+    for (j = 0; j < 4; j++) {
+        unsigned f = ((s->sign >> j) & 1) ^ (j == 0 ? s->parity : 0);
+        sbar |= f << (3 - s->perm[j]);
+    }
+    return sbar;
+}
+
+/* Fills zh_table4 from state_level over the 192 states; 0 if the split does not hold. */
+static int build_states4(void)
+{
+    zh_state states[192];
+    uint8_t filled[3][128];
+    int count = 0, done, c, k;
+    zh_state s;
+    memset(&s, 0, sizeof s);
+    memset(filled, 0, sizeof filled);
+    for (done = 0; done < 4; done++)
+        s.perm[done] = (uint8_t)done;
+    state_id(states, &count, 192, &s, 4);
+    for (done = 0; done < count; done++) {
+        const int rank = perm_rank4(states[done].perm);
+        const unsigned sbar = input_signs4(&states[done]);
+        unsigned x;
+        for (x = 0; x < 16; x++) {
+            zh_state nxt;
+            unsigned y, slot;
+            int next_rank;
+            uint8_t a, b;
+            state_level(&states[done], 4, x, &nxt, &y);
+            if (state_id(states, &count, 192, &nxt, 4) < 0)
+                return 0;
+            next_rank = perm_rank4(nxt.perm);
+            a = (uint8_t)(((next_rank & 7) << 4) | (input_signs4(&nxt) ^ sbar));
+            b = (uint8_t)(((next_rank >> 3) << 6) | y);
+            slot = (unsigned)((rank & 7) << 4) | (x ^ sbar);
+            if (filled[rank >> 3][slot] &&
+                (zh_table4[0][rank >> 3][slot] != a || zh_table4[1][rank >> 3][slot] != b))
+                return 0;
+            filled[rank >> 3][slot] = 1;
+            zh_table4[0][rank >> 3][slot] = a;
+            zh_table4[1][rank >> 3][slot] = b;
+        }
+    }
+    for (c = 0; c < 3; c++)
+        for (k = 0; k < 128; k++)
+            if (!filled[c][k])
+                return 0;
+    for (c = 1; c < 3; c++)
+        for (k = 0; k < 128; k++) {
+            zh_table4[0][c][k] ^= zh_table4[0][0][k];
+            zh_table4[1][c][k] ^= zh_table4[1][0][k];
+        }
+    return count == 192;
+}
+
 /* 2 columns: 4 states, two levels a step (6-bit index); 3 columns: 24 states, one level. */
 static uint8_t zh_table2[64];
 static uint8_t zh_table3[192];
@@ -236,7 +324,7 @@ int zorder_hilbert_tables_init(void)
 {
     if (!zh_tables_ready)
         zh_tables_ready = build_states(2, 2, zh_table2, 4) == 4 &&
-                          build_states(3, 1, zh_table3, 24) == 24;
+                          build_states(3, 1, zh_table3, 24) == 24 && build_states4();
     return ZH_X86_BUILD && zh_tables_ready;
 }
 
@@ -498,7 +586,7 @@ ZHV_INLINE void from_planes(__m512i plane[8], uint64_t *words)
  * MSB-first byte j at byte j (the column itself, big-endian: be) or at byte nbytes-1-j
  * (the block's words). */
 typedef struct {
-    const uint8_t *in[3];
+    const uint8_t *in[4];
     int be;
 } zh_source;
 
@@ -603,8 +691,229 @@ ZHV static void states3_one(const zh_source *src, uint64_t *words, ptrdiff_t ws,
     states3_groups(src, words, ws, r, nbytes, 1);
 }
 
-/* Whether the state tables run this block: 2 or 3 columns, and enough rows to fill the
- * 64-row planes (fewer run on transform512's tiles of 8). */
+/* ternarylogic immediates are built from the truth tables of its operands a, b, c. */
+#define ZH_TA 0xF0
+#define ZH_TB 0xCC
+#define ZH_TC 0xAA
+/* c ? a : a ^ b (the bits of c from a, the others from a ^ b) */
+#define ZH_KEEP_XOR (((ZH_TC & ZH_TA) | (~ZH_TC & (ZH_TA ^ ZH_TB))) & 0xFF)
+/* c ? b : b ^ a */
+#define ZH_TAKE_XOR (((ZH_TC & ZH_TB) | (~ZH_TC & (ZH_TA ^ ZH_TB))) & 0xFF)
+/* c ? a : b */
+#define ZH_CHOOSE (((ZH_TC & ZH_TA) | (~ZH_TC & ZH_TB)) & 0xFF)
+
+/* One of zh_table4's tables at 64 indices: chunk 0's entry, xor chunk 1's difference
+ * where k1 (the row's perm is in chunk 1) and chunk 2's where k2. */
+ZHV_INLINE __m512i lookup4(__m512i idx, __mmask64 k1, __mmask64 k2, const __m512i t[6])
+{
+    const __m512i r0 = _mm512_permutex2var_epi8(t[0], idx, t[1]);
+    const __m512i r1 = _mm512_maskz_permutex2var_epi8(k1, t[2], idx, t[3]);
+    const __m512i r2 = _mm512_maskz_permutex2var_epi8(k2, t[4], idx, t[5]);
+    return _mm512_ternarylogic_epi64(r0, r1, r2, ZH_TA ^ ZH_TB ^ ZH_TC);
+}
+
+/* The state of 64 rows: e holds perm's place in its chunk (bits 4-6) and sbar (bits 0-3),
+ * k1 and k2 its chunk. */
+typedef struct {
+    __m512i e;
+    __mmask64 k1, k2;
+} zh_state4;
+
+/* One level: x holds the level's bits in bits 0-3 (bits 4-7 are ignored); returns the
+ * output bits in bits 0-3 (bits 4-5 clear, 6-7 the chunk). */
+ZHV_INLINE __m512i step4(zh_state4 *st, __m512i x, const __m512i ta[6], const __m512i tb[6])
+{
+    const __m512i high = _mm512_set1_epi8((char)0xF0), chunk1 = _mm512_set1_epi8(0x40);
+    /* (vpermi2b reads the low 7 bits of each index byte: bit 7 may hold anything) */
+    const __m512i idx = _mm512_ternarylogic_epi64(st->e, x, high, ZH_KEEP_XOR);
+    const __m512i a = lookup4(idx, st->k1, st->k2, ta), b = lookup4(idx, st->k1, st->k2, tb);
+    st->e = _mm512_ternarylogic_epi64(st->e, a, high, ZH_TAKE_XOR);
+    st->k1 = _mm512_test_epi8_mask(b, chunk1);
+    st->k2 = _mm512_movepi8_mask(b);
+    return b;
+}
+
+/* 4 columns, G groups of 64 rows from r. A byte k of the four columns' planes gives four
+ * bytes of two levels each (column 0 in bits 7 and 3); each level's output bits go to
+ * the same place, which makes them bytes of Iceberg's interleave of the transposed words:
+ * output byte m of a row is plane o[m]. Those planes are turned back into rows of 8
+ * bytes, quad q (output bytes 8q .. 8q+7) at words + q * ws. */
+ZHV_INLINE void states4_groups(const zh_source *src, uint64_t *words, ptrdiff_t ws,
+                               ptrdiff_t r, int nbytes, const int G)
+{
+    const __m512i high = _mm512_set1_epi8((char)0xF0);
+    __m512i ta[6], tb[6], p[2][4][8], o[2][32];
+    zh_state4 st[2];
+    int g, c, j, t, q;
+    for (c = 0; c < 3; c++) {
+        ta[2 * c] = _mm512_loadu_si512(zh_table4[0][c]);
+        ta[2 * c + 1] = _mm512_loadu_si512(zh_table4[0][c] + 64);
+        tb[2 * c] = _mm512_loadu_si512(zh_table4[1][c]);
+        tb[2 * c + 1] = _mm512_loadu_si512(zh_table4[1][c] + 64);
+    }
+    for (g = 0; g < G; g++) {
+        for (c = 0; c < 4; c++)
+            to_planes(src->in[c] + 8 * (r + 64 * g), p[g][c]);
+        st[g].e = _mm512_setzero_si512();
+        st[g].k1 = st[g].k2 = 0;
+    }
+    for (j = 0; j < nbytes; j++) {
+        const int k = ZH_PLANE(src, nbytes, j);
+        for (t = 0; t < 4; t++) {
+            const int hi = 7 - 2 * t, lo = 6 - 2 * t;
+            __m512i x[2], bh[2], bl[2];
+            for (g = 0; g < G; g++)
+                x[g] = _mm512_or_si512(
+                    _mm512_ternarylogic_epi64(
+                        affine(p[g][0][k], ZH_MOVE(hi, 7) | ZH_MOVE(lo, 3)),
+                        affine(p[g][1][k], ZH_MOVE(hi, 6) | ZH_MOVE(lo, 2)),
+                        affine(p[g][2][k], ZH_MOVE(hi, 5) | ZH_MOVE(lo, 1)), ZH_OR3),
+                    affine(p[g][3][k], ZH_MOVE(hi, 4) | ZH_MOVE(lo, 0)));
+            for (g = 0; g < G; g++)
+                bh[g] = step4(&st[g], _mm512_srli_epi16(x[g], 4), ta, tb);
+            for (g = 0; g < G; g++)
+                bl[g] = step4(&st[g], x[g], ta, tb);
+            for (g = 0; g < G; g++)
+                o[g][4 * j + t] =
+                    _mm512_ternarylogic_epi64(_mm512_slli_epi16(bh[g], 4), bl[g], high, ZH_CHOOSE);
+        }
+    }
+    for (g = 0; g < G; g++) {
+        for (j = 4 * nbytes; j < 32; j++)
+            o[g][j] = _mm512_setzero_si512();
+        for (q = 0; q < (nbytes + 1) / 2; q++)
+            from_planes(o[g] + 8 * q, words + q * ws + r + 64 * g);
+    }
+}
+
+ZHV static void states4_pair(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t r,
+                             int nbytes)
+{
+    states4_groups(src, words, ws, r, nbytes, 2);
+}
+
+ZHV static void states4_one(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t r,
+                            int nbytes)
+{
+    states4_groups(src, words, ws, r, nbytes, 1);
+}
+
+/* Outputs of rows back to back from this many bytes are written as whole 64-byte lines
+ * with non-temporal stores, so the destination is not read for ownership first: the
+ * interleave's AVX-512 backend does the same from the same size (avx512/stream.h, whose
+ * writer this follows; its line realignment, since numpy's buffers are 16-byte aligned).
+ * The partial lines at both ends are masked ordinary stores, so no byte outside the
+ * call's rows is touched (threads write neighbouring ranges). */
+#define ZH_STREAM_MIN ((ptrdiff_t)4 << 20)
+
+typedef struct {
+    uint8_t *line;   /* the next 64-byte-aligned line */
+    __m512i prev;    /* the register put last */
+    __m512i shift;   /* a line: the last `mis` bytes of prev, then the first 64 - mis of next */
+    int mis;         /* the start's address mod 64 */
+    int started;
+} zh_stream;
+
+ZHV static void stream_start(zh_stream *st, uint8_t *start)
+{
+    uint8_t idx[64];
+    int i;
+    st->mis = (int)((uintptr_t)start & 63);
+    st->line = start - st->mis;
+    for (i = 0; i < 64; i++)
+        idx[i] = (uint8_t)(i < st->mis ? 64 - st->mis + i : 64 + i - st->mis);
+    st->shift = _mm512_loadu_si512(idx);
+    st->prev = _mm512_setzero_si512();
+    st->started = 0;
+}
+
+/* The next 64 bytes of the output. */
+ZHV_INLINE void stream_put(zh_stream *st, __m512i v)
+{
+    if (st->mis == 0) {
+        _mm512_stream_si512((void *)st->line, v);
+    } else {
+        const __m512i line = _mm512_permutex2var_epi8(st->prev, st->shift, v);
+        if (st->started)
+            _mm512_stream_si512((void *)st->line, line);
+        else   /* the first line starts before the output */
+            _mm512_mask_storeu_epi8(st->line, ~(__mmask64)0 << st->mis, line);
+    }
+    st->line += 64;
+    st->prev = v;
+    st->started = 1;
+}
+
+/* Writes what is still carried and orders the non-temporal stores before later ones. */
+ZHV static void stream_finish(zh_stream *st)
+{
+    if (st->started && st->mis)
+        _mm512_mask_storeu_epi8(st->line, ((__mmask64)1 << st->mis) - 1,
+                                _mm512_permutex2var_epi8(st->prev, st->shift, st->prev));
+    _mm_sfence();
+}
+
+/* Rows [0, count) of the quads (states4_groups) to out: 8 rows of 32 bytes at a time for
+ * 64-bit columns (through st, when not NULL: rows back to back), byte runs otherwise. */
+ZHV static void write_quads(const uint64_t *words, ptrdiff_t ws, int nbytes, ptrdiff_t count,
+                            uint8_t *out, ptrdiff_t out_stride, zh_stream *st)
+{
+    const ptrdiff_t size = 4 * nbytes;
+    ptrdiff_t row = 0, q;
+    if (nbytes == 8) {
+        /* quads 0-1 and 2-3 paired row by row, then each row's four quads together */
+        const __m512i pair_lo = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11),
+                      pair_hi = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15),
+                      rows_lo = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
+                      rows_hi = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+        for (; row + 8 <= count; row += 8) {
+            const __m512i z0 = _mm512_loadu_si512(words + row),
+                          z1 = _mm512_loadu_si512(words + ws + row),
+                          z2 = _mm512_loadu_si512(words + 2 * ws + row),
+                          z3 = _mm512_loadu_si512(words + 3 * ws + row);
+            const __m512i u0 = _mm512_permutex2var_epi64(z0, pair_lo, z1),
+                          u1 = _mm512_permutex2var_epi64(z0, pair_hi, z1),
+                          v0 = _mm512_permutex2var_epi64(z2, pair_lo, z3),
+                          v1 = _mm512_permutex2var_epi64(z2, pair_hi, z3);
+            __m512i two[4];
+            int i;
+            two[0] = _mm512_permutex2var_epi64(u0, rows_lo, v0);
+            two[1] = _mm512_permutex2var_epi64(u0, rows_hi, v0);
+            two[2] = _mm512_permutex2var_epi64(u1, rows_lo, v1);
+            two[3] = _mm512_permutex2var_epi64(u1, rows_hi, v1);
+            if (st != NULL) {
+                for (i = 0; i < 4; i++)
+                    stream_put(st, two[i]);
+                continue;
+            }
+            for (i = 0; i < 4; i++) {
+                uint8_t *dst = out + (row + 2 * i) * out_stride;
+                _mm256_storeu_si256((__m256i *)dst, _mm512_castsi512_si256(two[i]));
+                _mm256_storeu_si256((__m256i *)(dst + out_stride),
+                                    _mm512_extracti64x4_epi64(two[i], 1));
+            }
+        }
+    }
+    for (; row < count; row++)
+        for (q = 0; 8 * q < size; q++)
+            memcpy(out + row * out_stride + 8 * q, words + q * ws + row,
+                   (size_t)(size - 8 * q < 8 ? size - 8 * q : 8));
+}
+
+/* The block's Hilbert index for 4 columns, written to out (no interleave pass). */
+static void states4_block(const zh_source *src, uint64_t *words, ptrdiff_t ws, int bits,
+                          ptrdiff_t count, uint8_t *out, ptrdiff_t out_stride, zh_stream *st)
+{
+    ptrdiff_t r = 0;
+    for (; r + 64 < count; r += 128)
+        states4_pair(src, words, ws, r, bits / 8);
+    if (r < count)
+        states4_one(src, words, ws, r, bits / 8);
+    write_quads(words, ws, bits / 8, count, out, out_stride, st);
+}
+
+/* Whether the state tables run this block: 2 or 3 columns (4: states4_block), and enough
+ * rows to fill the 64-row planes (fewer run on transform512's tiles of 8). */
 static int states_take(ptrdiff_t n, ptrdiff_t count)
 {
     return (n == 2 || n == 3) && count > 16;
@@ -689,9 +998,15 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
 #if ZH_X86_BUILD
     /* The state tables read whole groups of 64 rows straight from columns of 8-byte rows
      * back to back (big-endian already): no copy into the block's words. */
-    int direct = level == ZORDER_HILBERT_VBMI && (ncols == 2 || ncols == 3);
+    int direct = level == ZORDER_HILBERT_VBMI && ncols >= 2 && ncols <= 4;
     for (c = 0; c < ncols && direct; c++)
         direct = cols[c].row_stride == 8 && cols[c].width == 8;
+    zh_stream stream_state, *stream = NULL;
+    if (level == ZORDER_HILBERT_VBMI && ncols == 4 && bits == 64 && out_stride == 32 &&
+        nrows * 32 >= ZH_STREAM_MIN) {
+        stream = &stream_state;
+        stream_start(stream, out);
+    }
 #endif
     for (r0 = 0; r0 < nrows; r0 += ws) {
         const ptrdiff_t count = nrows - r0 < ws ? nrows - r0 : ws;
@@ -701,6 +1016,11 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
             src.be = 1;
             for (c = 0; c < ncols; c++)
                 src.in[c] = cols[c].data + r0 * 8;
+            if (ncols == 4) {
+                states4_block(&src, words, ws, bits, count, out + r0 * out_stride, out_stride,
+                              stream);
+                continue;
+            }
             transform_states(&src, words, ws, ncols, bits, count);
             interleave(block, ncols, ncols * nbytes, count, out + r0 * out_stride, out_stride);
             continue;
@@ -719,9 +1039,23 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
                     dst[r] = load_be(src + r * stride, nbytes);
             }
         }
+#if ZH_X86_BUILD
+        if (level == ZORDER_HILBERT_VBMI && ncols == 4 && count > 16) {
+            zh_source src;
+            src.be = 0;
+            for (c = 0; c < ncols; c++)
+                src.in[c] = (const uint8_t *)(words + c * ws);
+            states4_block(&src, words, ws, bits, count, out + r0 * out_stride, out_stride, stream);
+            continue;
+        }
+#endif
         transform_block(words, ws, ncols, bits, count, level);
         interleave(block, ncols, ncols * nbytes, count, out + r0 * out_stride, out_stride);
     }
+#if ZH_X86_BUILD
+    if (stream != NULL)
+        stream_finish(stream);
+#endif
     if (words != stack_words) {
         free(words);
         free(block);

@@ -4,7 +4,8 @@
  * axes-to-transposed-index transform on those words, the transposed words written back
  * big-endian, then Iceberg's interleaveBits of them. The transform runs on blocks of rows
  * held column by column (one array of words per column), vectorized across rows; each
- * block is then interleaved by an interleave backend's RowsKernel while it is in cache. */
+ * block is then interleaved by an interleave backend's RowsKernel while it is in cache
+ * (4 columns on the VBMI state tables write Iceberg's interleave themselves). */
 #ifndef ZORDER_HILBERT_KERNEL_H
 #define ZORDER_HILBERT_KERNEL_H
 
@@ -16,7 +17,7 @@ typedef void (*zorder_rows_kernel)(const zorder_column *cols, ptrdiff_t ncols, p
 
 /* Which code runs the transform: plain C (any CPU), 4 rows per AVX2 register, 8 rows
  * per AVX-512 register, or (AVX-512 VBMI + GFNI) the state tables below on 64 rows a
- * register for 2 and 3 columns, AVX-512's transform for the others. */
+ * register for 2, 3 and 4 columns, AVX-512's transform for the others. */
 #define ZORDER_HILBERT_PLAIN 0
 #define ZORDER_HILBERT_AVX2 1
 #define ZORDER_HILBERT_AVX512 2
