@@ -451,35 +451,36 @@ _SUB_BITS_MORE = 1
 _TWO_BASE_BITS = 26
 
 
+def _bit_length(values: numpy.ndarray) -> numpy.ndarray:
+    """The bit length of each uint64 (exact: each 32-bit half is exact as a float)."""
+    high = (values >> numpy.uint64(32)).astype(numpy.float64)
+    low = (values & numpy.uint64(0xFFFFFFFF)).astype(numpy.float64)
+    def length(half: numpy.ndarray) -> numpy.ndarray:
+        return numpy.where(half > 0, numpy.floor(numpy.log2(numpy.maximum(half, 1))) + 1, 0)
+    return numpy.where(high > 0, 32 + length(high), length(low)).astype(numpy.int64)
+
+
 def _sub_bits(relative: numpy.ndarray, bucket: numpy.ndarray, count: numpy.ndarray,
               shift: int) -> numpy.ndarray:
     """Per first-level bucket, the bits of its sub-table: 0 for a bucket of at most
     ``_PEEK`` points; else the fewest that leave no sub-bucket with more than ``_PEEK``,
-    at most the bit length of its count + ``_SUB_BITS_MORE`` (and ``shift``)."""
-    crowded = count > _PEEK
-    cap = numpy.zeros(len(count), numpy.int64)
-    if not bool(numpy.any(crowded)):
-        return cap
-    lengths = numpy.floor(numpy.log2(numpy.maximum(count, 1))).astype(numpy.int64) + 1
-    cap[crowded] = numpy.minimum(lengths[crowded] + _SUB_BITS_MORE, shift)
-    chosen = cap.copy()
-    pending = crowded & (cap > 0)
-    at = pending[bucket]
-    rel, owner = relative[at], bucket[at]
-    for d in range(1, int(cap.max()) + 1):
-        sub = rel >> numpy.uint64(shift - d)
-        starts = numpy.flatnonzero(numpy.concatenate(([True], sub[1:] != sub[:-1])))
-        runs = numpy.diff(numpy.append(starts, len(sub)))
-        worst = numpy.zeros(len(count), numpy.int64)
-        numpy.maximum.at(worst, owner[starts], runs)
-        done = pending & (worst <= _PEEK) & (d <= cap)
-        chosen[done] = d
-        pending &= ~done & (d < cap)
-        if not bool(numpy.any(pending)):
-            break
-        keep = pending[owner]
-        rel, owner = rel[keep], owner[keep]
-    return chosen
+    at most the bit length of its count + ``_SUB_BITS_MORE`` (and ``shift``).
+
+    A sub-bucket holds more than ``_PEEK`` points when some ``_PEEK + 1`` consecutive
+    points share it, that is the bits above it of the first and the last of them: so
+    the bits needed are the most, over such runs in the bucket, that the run's ends
+    share below the bucket's own bits, plus one."""
+    bits = numpy.zeros(len(count), numpy.int64)
+    if len(relative) <= _PEEK:
+        return bits
+    first, last = relative[:-_PEEK], relative[_PEEK:]
+    together = bucket[:-_PEEK] == bucket[_PEEK:]
+    if not bool(numpy.any(together)):
+        return bits
+    shared = shift - _bit_length(first[together] ^ last[together]) + 1
+    numpy.maximum.at(bits, bucket[:-_PEEK][together], shared)
+    lengths = _bit_length(count.astype(numpy.uint64))
+    return numpy.minimum(bits, numpy.minimum(lengths + _SUB_BITS_MORE, shift))
 
 
 def _two_level_table(points: numpy.ndarray, codes: numpy.ndarray,
