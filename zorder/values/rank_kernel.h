@@ -397,6 +397,7 @@ static ZORDER_NOINLINE void znear_rows(const znear_table *t, const uint8_t *row,
 #define ZTWO_BASE_BITS 26
 #define ZTWO_BASE_MASK ((UINT32_C(1) << ZTWO_BASE_BITS) - 1)
 #define ZTWO_TOP_BITS 30            /* bits of a point's offset kept in its int32 */
+#define ZTWO_BLOCK 64               /* rows whose ties are told apart together */
 
 typedef struct {
     const uint32_t *first;    /* last + 1 entries: sub-table start | its shift << 26 */
@@ -447,8 +448,11 @@ ZRANK_INLINE uint64_t ztwo_offset(const ztwo_table *t, uint64_t key)
 }
 
 /* The rank of the key at a clamped offset; `exact`: points wider than their int32 are
- * told apart in full (t->points is read). */
-ZRANK_INLINE uint64_t ztwo_rank(const ztwo_table *t, uint64_t offset, int exact, int crowded)
+ * told apart in full (t->points is read), here on a branch or, given `tie` (the block
+ * loop), later: the rank without the points whose top bits equal the key's is returned
+ * and *tie set when there are some. */
+ZRANK_INLINE uint64_t ztwo_rank(const ztwo_table *t, uint64_t offset, int exact, int crowded,
+                                unsigned *tie)
 {
     uint32_t first = t->first[offset >> t->shift];
     unsigned sub = first >> ZTWO_BASE_BITS;
@@ -466,7 +470,12 @@ ZRANK_INLINE uint64_t ztwo_rank(const ztwo_table *t, uint64_t offset, int exact,
     unsigned in_bucket = (entry >> ZNEAR_START_BITS) & 15;
     if (exact && cut) {
         unsigned below = znear_below(t->offsets + at, within) & in_bucket;
-        if (ZRANK_UNLIKELY(ztwo_equal(t->offsets + at, within) & in_bucket)) {
+        unsigned equal = ztwo_equal(t->offsets + at, within) & in_bucket;
+        if (tie) {
+            *tie = equal;
+            return at + znear_ones[below];
+        }
+        if (ZRANK_UNLIKELY(equal)) {
             uint64_t key = offset + t->origin;
             const uint64_t *point = t->points + at;
             below = ((unsigned)(point[0] <= key) | (unsigned)(point[1] <= key) << 1
@@ -478,27 +487,51 @@ ZRANK_INLINE uint64_t ztwo_rank(const ztwo_table *t, uint64_t offset, int exact,
     return at + znear_ones[znear_below(t->offsets + at, within + 1) & in_bucket];
 }
 
+/* The codes of n <= ZTWO_BLOCK rows at these clamped offsets. Rows whose top bits tie
+ * with a point's are listed without a branch and told apart after the others: their
+ * 64-bit points, seldom read and out of cache, are then fetched together, not each
+ * behind a mispredicted branch. */
+ZRANK_INLINE void ztwo_block(const ztwo_table *t, const uint64_t *offsets, int n,
+                             uint8_t *out, ptrdiff_t nbytes, int exact, int crowded)
+{
+    uint32_t ranks[ZTWO_BLOCK];
+    uint8_t tied[ZTWO_BLOCK];
+    int ties = 0;
+    for (int j = 0; j < n; j++) {
+        unsigned tie = 0;
+        ranks[j] = (uint32_t)ztwo_rank(t, offsets[j], exact, crowded, exact ? &tie : NULL);
+        tied[ties] = (uint8_t)j;
+        ties += tie != 0;
+    }
+    for (int i = 0; i < ties; i++)
+        ranks[tied[i]] = (uint32_t)ztwo_rank(t, offsets[tied[i]], exact, crowded, NULL);
+    for (int j = 0; j < n; j++)
+        memcpy(out + j * nbytes, t->codes + (size_t)ranks[j] * nbytes, nbytes);
+}
+
 ZRANK_INLINE void ztwo_loop(const ztwo_table *t, const uint8_t *row, ptrdiff_t stride,
                             ptrdiff_t width, uint8_t *out, ptrdiff_t nbytes, ptrdiff_t n,
                             int exact, int crowded)
 {
     const ztwo_table table = *t;   /* (in registers: the stores may alias *t) */
-    for (ptrdiff_t i = 0; i < n; i++) {
-        uint64_t offset = ztwo_offset(&table, zrank_load(row + i * stride, width));
-        uint64_t rank = ztwo_rank(&table, offset, exact, crowded);
-        memcpy(out + i * nbytes, table.codes + rank * nbytes, nbytes);
+    uint64_t offsets[ZTWO_BLOCK];
+    for (ptrdiff_t i = 0; i < n; i += ZTWO_BLOCK) {
+        int rows = n - i < ZTWO_BLOCK ? (int)(n - i) : ZTWO_BLOCK;
+        for (int j = 0; j < rows; j++)
+            offsets[j] = ztwo_offset(&table, zrank_load(row + (i + j) * stride, width));
+        ztwo_block(&table, offsets, rows, out + i * nbytes, nbytes, exact, crowded);
     }
 }
 
 #if ZNEAR_AVX2_BUILT
-/* Adjacent 8-byte rows in blocks: AVX2 takes each block's keys to their clamped offsets
- * 4 rows a register, then each row reads its two entries, points and code. */
+/* Adjacent 8-byte rows: AVX2 takes each block's keys to their clamped offsets 4 rows a
+ * register, then ztwo_block. */
 ZORDER_TARGET_ISA("avx2")
 ZRANK_INLINE void ztwo_blocks_avx2(const ztwo_table *t, const uint8_t *row, uint8_t *out,
                                    ptrdiff_t nbytes, ptrdiff_t blocks, int exact, int crowded)
 {
     const ztwo_table table = *t;
-    uint64_t offsets[ZNEAR_BLOCK];
+    uint64_t offsets[ZTWO_BLOCK];
     const __m256i order = _mm256_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
                                            7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8);
     const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
@@ -507,8 +540,8 @@ ZRANK_INLINE void ztwo_blocks_avx2(const ztwo_table *t, const uint8_t *row, uint
     const __m256i top = _mm256_set1_epi64x((int64_t)table.top);
     const __m256i top_signed = _mm256_xor_si256(top, sign);
     for (ptrdiff_t b = 0; b < blocks; b++) {
-        const uint8_t *keys = row + b * ZNEAR_BLOCK * 8;
-        for (int j = 0; j < ZNEAR_BLOCK; j += 4) {
+        const uint8_t *keys = row + b * ZTWO_BLOCK * 8;
+        for (int j = 0; j < ZTWO_BLOCK; j += 4) {
             __m256i key = _mm256_shuffle_epi8(
                 _mm256_loadu_si256((const __m256i *)(keys + 8 * j)), order);
             __m256i below = _mm256_cmpgt_epi64(origin_signed, _mm256_xor_si256(key, sign));
@@ -516,11 +549,8 @@ ZRANK_INLINE void ztwo_blocks_avx2(const ztwo_table *t, const uint8_t *row, uint
             __m256i above = _mm256_cmpgt_epi64(_mm256_xor_si256(offset, sign), top_signed);
             _mm256_storeu_si256((__m256i *)(offsets + j), _mm256_blendv_epi8(offset, top, above));
         }
-        uint8_t *dest = out + b * ZNEAR_BLOCK * nbytes;
-        for (int j = 0; j < ZNEAR_BLOCK; j++) {
-            uint64_t rank = ztwo_rank(&table, offsets[j], exact, crowded);
-            memcpy(dest + j * nbytes, table.codes + rank * nbytes, nbytes);
-        }
+        ztwo_block(&table, offsets, ZTWO_BLOCK, out + b * ZTWO_BLOCK * nbytes, nbytes, exact,
+                   crowded);
     }
 }
 
@@ -551,8 +581,8 @@ static ZORDER_NOINLINE void ztwo_rows(const ztwo_table *t, const uint8_t *row,
                                       int avx2)
 {
 #if ZNEAR_AVX2_BUILT
-    if (avx2 && width == 8 && stride == 8 && n >= ZNEAR_BLOCK) {
-        ptrdiff_t blocks = n / ZNEAR_BLOCK, done = blocks * ZNEAR_BLOCK;
+    if (avx2 && width == 8 && stride == 8 && n >= ZTWO_BLOCK) {
+        ptrdiff_t blocks = n / ZTWO_BLOCK, done = blocks * ZTWO_BLOCK;
         ztwo_avx2(t, row, out, nbytes, blocks, exact, crowded);
         row += done * 8;
         out += done * nbytes;
