@@ -201,19 +201,20 @@ def rank_rows_two_level(const uint8_t[:, :] ordered, const uint32_t[::1] first,
     """Fill ``out`` (``(N, nbytes)``, nbytes 1 to 8) with each row's rank code bytes, from
     the two-level table of a column's K sorted split points.
 
-    A key's offset from ``origin`` (clamped to the table) picks ``first[offset >> shift]``:
-    its low 26 bits are where the bucket's sub-table starts in ``second``, its high 6 bits
-    the sub-table's bucket width ``s`` in bits; the key's entry is
-    ``second[start + ((offset mod 2**shift) >> s)]``, an entry of ``rank_rows_near``'s form
-    (points below, in-bucket mask or ``2**31``).
+    A key's offset from ``origin`` (clamped to the table) picks ``first[offset >> shift]``,
+    either an entry of ``rank_rows_near``'s form (points below, in-bucket mask) or, with
+    bit 31 set, a sub-table: its low 25 bits are where it starts in ``second``, the next 6
+    its bucket width ``s`` in bits, and the key's entry is
+    ``second[start + ((offset mod 2**shift) >> s)]``, of ``rank_rows_near``'s form (or
+    ``2**31``: crowded). ``s`` is ``shift`` for an entry of the first level.
 
     Args:
         ordered: ``(N, width)`` ordered bytes, width 1 to 8, each row's bytes adjacent.
         first: ``(T,)`` uint32, T >= 1: the first level.
-        second: ``(2**q,)`` uint32, ``1 <= q <= 27``: the second level (the entry after
-            the last bucket's is K).
+        second: ``(2**q,)`` uint32, ``1 <= q <= 26``: the second level (the entry after
+            each sub-table's last is the next sub-table's first, or K).
         offsets: ``(2**p + 4,)`` int32, ``2**p > K``, ``p <= 27``: each point's offset in
-            its second-level bucket, ``>> (s - 30)`` where ``s > 30``; then padding.
+            its bucket, ``>> (s - 30)`` where ``s > 30``; then padding.
         points: None when every ``s`` is at most 30, else ``(2**p + 4,)`` uint64: the
             points (read where a key's top bits equal a point's).
         codes: ``(2**p + 4, nbytes)``: the big-endian code of each rank 0 .. K, then any.

@@ -340,14 +340,15 @@ class _NearTable:
 class _TwoLevelTable:
     """What ``rank_rows_two_level`` searches with when points cluster or buckets are wider
     than ``2**30`` keys: the first level (``first``) buckets a key's offset from
-    ``origin`` by ``shift`` bits as ``_NearTable`` does, and each entry names where its
-    bucket's sub-table starts in ``second`` (low 26 bits) and that sub-table's own bucket
-    width (high 6 bits): a crowded bucket is cut again on the bits where its points vary,
-    so each lookup reads two entries, then four points. ``second`` holds entries of
-    ``_NearTable``'s form; ``offsets`` each point's offset in its second-level bucket as
-    an int32 (its top 30 bits in a bucket wider than ``2**30`` keys), ``points`` the
-    points themselves where some bucket is (a key with a point's top bits is compared in
-    full), else None."""
+    ``origin`` by ``shift`` bits as ``_NearTable`` does. A bucket of at most ``_PEEK``
+    points has its entry there, in ``_NearTable``'s form; a crowded one is cut again on
+    the bits where its points vary: its entry (bit 31 set) names where its sub-table
+    starts in ``second`` (low 25 bits) and the sub-table's bucket width (the next 6), and
+    ``second`` holds entries of ``_NearTable``'s form. So a lookup reads one or two
+    entries, then four points. ``offsets``: each point's offset in its bucket as an int32
+    (its top 30 bits in a bucket wider than ``2**30`` keys); ``points``: the points
+    themselves where some bucket is (a key with a point's top bits is compared in full),
+    else None."""
 
     origin: int
     shift: int
@@ -443,12 +444,10 @@ def _near_table(points: numpy.ndarray, codes: numpy.ndarray, nbytes: int, origin
     return _NearTable(origin, shift, bool(numpy.any(crowded)), entries, offsets, code_bytes)
 
 
-#: The two-level table's first level: about 2**-_FIRST_BITS_FEWER buckets a point.
-_FIRST_BITS_FEWER = 0
 #: A crowded first-level bucket of c points is cut into at most 2**(bit length of c +
 #: _SUB_BITS_MORE) sub-buckets (points closer than that are searched).
 _SUB_BITS_MORE = 1
-_TWO_BASE_BITS = 26
+_TWO_BASE_BITS = 25
 
 
 def _bit_length(values: numpy.ndarray) -> numpy.ndarray:
@@ -489,35 +488,40 @@ def _two_level_table(points: numpy.ndarray, codes: numpy.ndarray,
     k = len(points)
     lo = int(points[0])
     origin = lo - 1 if lo else 0
-    span = int(points[-1]) - origin
-    first_bits = max(1, min(_TABLE_BITS_MAX, k.bit_length() - _FIRST_BITS_FEWER))
-    shift = max(0, span.bit_length() - first_bits)
+    shift, count = _bucket_shift(points, origin)   # (finer where points crowd: fewer sub-tables)
     relative = points - numpy.uint64(origin)
     bucket = (relative >> numpy.uint64(shift)).astype(numpy.intp)
-    count = numpy.bincount(bucket, minlength=(span >> shift) + 1)
     bits = _sub_bits(relative, bucket, count, shift)
-    # A bucket with points gets 2**bits entries; a run of empty ones shares one entry.
-    empty = count == 0
-    shared = empty & numpy.concatenate(([False], empty[:-1]))
-    size = numpy.where(shared, 0, numpy.int64(1) << bits)
-    base = numpy.cumsum(size) - size - shared
+    # A crowded bucket gets a sub-table of 2**bits entries and one after them (its end,
+    # for the search of a crowded sub-bucket); any other bucket its entry here.
+    split = numpy.flatnonzero(bits > 0)
+    size = numpy.where(bits > 0, (numpy.int64(1) << bits) + 1, 0)
+    base = numpy.cumsum(size) - size
     total = int(size.sum())
     if total + 1 > 1 << _TWO_BASE_BITS:
         return None
-    sub_shift = shift - bits
+    sub_shift = numpy.where(bits > 0, shift - bits, shift)
+    starts = numpy.zeros(len(count) + 1, numpy.int64)
+    numpy.cumsum(count, out=starts[1:])
+    lanes = (numpy.uint32(1) << numpy.minimum(count, _PEEK).astype(numpy.uint32)) - numpy.uint32(1)
+    first = numpy.where(bits > 0,
+                        numpy.uint32(1 << 31) | base.astype(numpy.uint32)
+                        | (sub_shift.astype(numpy.uint32) << numpy.uint32(_TWO_BASE_BITS)),
+                        starts[:-1].astype(numpy.uint32)
+                        | (lanes << numpy.uint32(_NEAR_START_BITS))).astype(numpy.uint32)
+    inside = bits[bucket] > 0
     low = numpy.uint64((1 << shift) - 1)
-    slot = base[bucket] + ((relative & low) >> sub_shift[bucket].astype(numpy.uint64)).astype(numpy.int64)
+    slot = base[bucket[inside]] + ((relative[inside] & low)
+                                   >> sub_shift[bucket[inside]].astype(numpy.uint64)).astype(numpy.int64)
     in_slot = numpy.bincount(slot, minlength=total)
-    length = 1 << total.bit_length()           # > total: the entry after the last is k
-    second = numpy.full(length, k, numpy.uint32)
-    numpy.cumsum(in_slot[:-1], out=second[1:total])
-    second[0] = 0
+    owner = numpy.repeat(split, size[split])
+    before = numpy.cumsum(in_slot) - in_slot          # points in the slots before, all tables
+    second = numpy.full(max(2, 1 << total.bit_length()), k, numpy.uint32)
+    second[:total] = starts[owner] + before - before[base[owner]]
     crowded = in_slot > _PEEK
     lanes = (numpy.uint32(1) << numpy.minimum(in_slot, _PEEK).astype(numpy.uint32)) - numpy.uint32(1)
     second[:total] |= numpy.where(crowded, numpy.uint32(1 << 31),
                                   lanes << numpy.uint32(_NEAR_START_BITS)).astype(numpy.uint32)
-    first = (base.astype(numpy.uint32)
-             | (sub_shift.astype(numpy.uint32) << numpy.uint32(_TWO_BASE_BITS)))
     size_points = (1 << k.bit_length()) + _PEEK
     width = sub_shift[bucket].astype(numpy.uint64)
     cut = numpy.maximum(width, numpy.uint64(_NEAR_SHIFT_MAX)) - numpy.uint64(_NEAR_SHIFT_MAX)

@@ -372,14 +372,14 @@ static ZORDER_NOINLINE void znear_rows(const znear_table *t, const uint8_t *row,
  *
  * For columns whose points cluster (doubles around a few centres, a dense run of small
  * ids among sparse ones) or whose buckets are wider than 2**30 keys. The key's clamped
- * offset from the origin (as in the compact table) picks a first-level entry, which
- * holds where that bucket's sub-table starts in the second level (the low
- * ZTWO_BASE_BITS bits) and the sub-table's bucket width s in bits (the high 6): a crowded
- * first-level bucket gets 2**d sub-buckets of its own, every other one a single entry
- * (a run of empty buckets shares one). The second level's entries are the compact
- * table's (points below | in-bucket mask << 27 | ZRANK_CROWDED), so every lookup is two
- * table reads and the four-point peek; only a second-level bucket still crowded (points
- * closer than the finest sub-bucket) is searched.
+ * offset from the origin (as in the compact table) picks a first-level entry. A bucket
+ * of at most 4 points holds the compact table's entry (points below | in-bucket mask <<
+ * 27); a crowded one, flagged ZTWO_SUB_TABLE, holds where its sub-table of 2**d
+ * sub-buckets starts in the second level (the low ZTWO_BASE_BITS bits) and their width s
+ * in bits (the next 6), and the second level holds entries of the same form (or
+ * ZRANK_CROWDED). So a lookup is one or two table reads and the four-point peek; only a
+ * second-level bucket still crowded (points closer than the finest sub-bucket) is
+ * searched.
  *
  * Each point is stored as the int32 top bits of its offset in its second-level bucket:
  * all of them when s <= 30, else the offset >> (s - 30). A key compares its own offset
@@ -394,13 +394,15 @@ static ZORDER_NOINLINE void znear_rows(const znear_table *t, const uint8_t *row,
  * key below the first point ranks 0 and so does the origin; a key past the table's top
  * is past every point and so is the top. So the loops carry only the clamped offset. */
 
-#define ZTWO_BASE_BITS 26
+#define ZTWO_BASE_BITS 25
 #define ZTWO_BASE_MASK ((UINT32_C(1) << ZTWO_BASE_BITS) - 1)
+#define ZTWO_SUB_TABLE 0x80000000u  /* a first-level entry's flag: start | shift << 25 */
 #define ZTWO_TOP_BITS 30            /* bits of a point's offset kept in its int32 */
 #define ZTWO_BLOCK 64               /* rows whose ties are told apart together */
 
 typedef struct {
-    const uint32_t *first;    /* last + 1 entries: sub-table start | its shift << 26 */
+    const uint32_t *first;    /* last + 1 entries: as the second's, or a sub-table's start |
+                                 its shift << 25 | ZTWO_SUB_TABLE */
     const uint32_t *second;   /* second_mask + 1 entries, as znear_table's entries */
     const int32_t *offsets;   /* at >= index_mask + 5: top bits of the offset in the bucket */
     const uint64_t *points;   /* (exact) at >= index_mask + 5: the points */
@@ -409,7 +411,7 @@ typedef struct {
     uint64_t top;             /* the largest offset a key is clamped to */
     uint64_t low;             /* 2**shift - 1: a key's offset in its first-level bucket */
     uint64_t index_mask;      /* 2**p - 1, p <= ZNEAR_START_BITS: a start's clamp */
-    uint64_t second_mask;     /* 2**q - 1, q <= ZTWO_BASE_BITS + 1: a second-level index's */
+    uint64_t second_mask;     /* 2**q - 1, q <= ZTWO_BASE_BITS + 1: a second-level index's clamp */
     int shift;                /* first-level bucket width in bits, 0 to 63 */
 } ztwo_table;
 
@@ -454,10 +456,14 @@ ZRANK_INLINE uint64_t ztwo_offset(const ztwo_table *t, uint64_t key)
 ZRANK_INLINE uint64_t ztwo_rank(const ztwo_table *t, uint64_t offset, int exact, int crowded,
                                 unsigned *tie)
 {
-    uint32_t first = t->first[offset >> t->shift];
-    unsigned sub = first >> ZTWO_BASE_BITS;
-    uint64_t index = ((first & ZTWO_BASE_MASK) + ((offset & t->low) >> sub)) & t->second_mask;
-    uint32_t entry = t->second[index];
+    uint32_t entry = t->first[offset >> t->shift];
+    unsigned sub = (unsigned)t->shift;
+    uint64_t index = 0;
+    if (entry & ZTWO_SUB_TABLE) {
+        sub = (entry >> ZTWO_BASE_BITS) & 63;
+        index = ((entry & ZTWO_BASE_MASK) + ((offset & t->low) >> sub)) & t->second_mask;
+        entry = t->second[index];
+    }
     uint64_t at = entry & t->index_mask;
     unsigned cut = sub > ZTWO_TOP_BITS ? sub - ZTWO_TOP_BITS : 0;
     int32_t within = (int32_t)((offset & ((UINT64_C(1) << sub) - 1)) >> cut);
