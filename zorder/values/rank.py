@@ -408,7 +408,7 @@ def _build_table(points: numpy.ndarray, codes: Optional[numpy.ndarray], nbytes: 
         if layout == "near" and fits or (
                 layout is None and fits and _crowded_rows(count, codes) <= _CROWDED_ROWS_MAX):
             return _near_table(points, codes, nbytes, origin, shift, count)
-        two = _two_level_table(points, codes, nbytes)
+        two = _two_level_table(points, codes, nbytes, (shift, count))
         if two is not None:
             return two
     shift, count = _bucket_shift(points, lo)
@@ -451,12 +451,12 @@ _TWO_BASE_BITS = 25
 
 
 def _bit_length(values: numpy.ndarray) -> numpy.ndarray:
-    """The bit length of each uint64 (exact: each 32-bit half is exact as a float)."""
-    high = (values >> numpy.uint64(32)).astype(numpy.float64)
-    low = (values & numpy.uint64(0xFFFFFFFF)).astype(numpy.float64)
-    def length(half: numpy.ndarray) -> numpy.ndarray:
-        return numpy.where(half > 0, numpy.floor(numpy.log2(numpy.maximum(half, 1))) + 1, 0)
-    return numpy.where(high > 0, 32 + length(high), length(low)).astype(numpy.int64)
+    """The bit length of each uint64: the float's exponent, less one where the value
+    rounded up to the next power of two."""
+    _, length = numpy.frexp(values.astype(numpy.float64))
+    length = length.astype(numpy.int64)
+    shifted = values >> numpy.maximum(length - 1, 0).astype(numpy.uint64)
+    return length - (shifted == 0) * (length > 0)
 
 
 def _sub_bits(relative: numpy.ndarray, bucket: numpy.ndarray, count: numpy.ndarray,
@@ -477,53 +477,60 @@ def _sub_bits(relative: numpy.ndarray, bucket: numpy.ndarray, count: numpy.ndarr
     if not bool(numpy.any(together)):
         return bits
     shared = shift - _bit_length(first[together] ^ last[together]) + 1
-    numpy.maximum.at(bits, bucket[:-_PEEK][together], shared)
-    lengths = _bit_length(count.astype(numpy.uint64))
-    return numpy.minimum(bits, numpy.minimum(lengths + _SUB_BITS_MORE, shift))
+    owner = bucket[:-_PEEK][together]              # sorted: the most of each run of owners
+    runs = numpy.flatnonzero(numpy.concatenate(([True], owner[1:] != owner[:-1])))
+    bits[owner[runs]] = numpy.maximum.reduceat(shared, runs)
+    crowded = numpy.flatnonzero(bits)
+    cap = numpy.minimum(_bit_length(count[crowded].astype(numpy.uint64)) + _SUB_BITS_MORE, shift)
+    bits[crowded] = numpy.minimum(bits[crowded], cap)
+    return bits
 
 
-def _two_level_table(points: numpy.ndarray, codes: numpy.ndarray,
-                     nbytes: int) -> Optional[_TwoLevelTable]:
-    """The two-level table of sorted uint64 split points (None past its limits)."""
+def _two_level_table(points: numpy.ndarray, codes: numpy.ndarray, nbytes: int,
+                     buckets: Optional[Tuple[int, numpy.ndarray]] = None) -> Optional[_TwoLevelTable]:
+    """The two-level table of sorted uint64 split points (None past its limits);
+    ``buckets``: ``_bucket_shift`` of them, if known."""
     k = len(points)
     lo = int(points[0])
     origin = lo - 1 if lo else 0
-    shift, count = _bucket_shift(points, origin)   # (finer where points crowd: fewer sub-tables)
+    # the first level as the one-level table's (finer where points crowd: fewer sub-tables)
+    shift, count = _bucket_shift(points, origin) if buckets is None else buckets
     relative = points - numpy.uint64(origin)
     bucket = (relative >> numpy.uint64(shift)).astype(numpy.intp)
     bits = _sub_bits(relative, bucket, count, shift)
-    # A crowded bucket gets a sub-table of 2**bits entries and one after them (its end,
-    # for the search of a crowded sub-bucket); any other bucket its entry here.
-    split = numpy.flatnonzero(bits > 0)
-    size = numpy.where(bits > 0, (numpy.int64(1) << bits) + 1, 0)
+    # Any bucket of at most _PEEK points has its entry in the first level; a crowded one
+    # gets a sub-table of 2**bits entries and one after them (its end, for the search of
+    # a crowded sub-bucket).
+    split = numpy.flatnonzero(bits)
+    size = (numpy.int64(1) << bits[split]) + 1
     base = numpy.cumsum(size) - size
     total = int(size.sum())
     if total + 1 > 1 << _TWO_BASE_BITS:
         return None
-    sub_shift = numpy.where(bits > 0, shift - bits, shift)
+    sub_shift = shift - bits[split]
     starts = numpy.zeros(len(count) + 1, numpy.int64)
     numpy.cumsum(count, out=starts[1:])
-    lanes = (numpy.uint32(1) << numpy.minimum(count, _PEEK).astype(numpy.uint32)) - numpy.uint32(1)
-    first = numpy.where(bits > 0,
-                        numpy.uint32(1 << 31) | base.astype(numpy.uint32)
-                        | (sub_shift.astype(numpy.uint32) << numpy.uint32(_TWO_BASE_BITS)),
-                        starts[:-1].astype(numpy.uint32)
-                        | (lanes << numpy.uint32(_NEAR_START_BITS))).astype(numpy.uint32)
+    first = starts[:-1].astype(numpy.uint32)
+    first |= ((numpy.uint32(1) << numpy.minimum(count, _PEEK).astype(numpy.uint32))
+              - numpy.uint32(1)) << numpy.uint32(_NEAR_START_BITS)
+    first[split] = (numpy.uint32(1 << 31) | base.astype(numpy.uint32)
+                    | (sub_shift.astype(numpy.uint32) << numpy.uint32(_TWO_BASE_BITS)))
     inside = bits[bucket] > 0
-    low = numpy.uint64((1 << shift) - 1)
-    slot = base[bucket[inside]] + ((relative[inside] & low)
-                                   >> sub_shift[bucket[inside]].astype(numpy.uint64)).astype(numpy.int64)
+    table = numpy.searchsorted(split, bucket[inside])      # each such point's sub-table
+    width = numpy.full(k, shift, numpy.uint64)            # each point's bucket width in bits
+    width[inside] = sub_shift[table]
+    slot = base[table] + ((relative[inside] & numpy.uint64((1 << shift) - 1))
+                          >> width[inside]).astype(numpy.int64)
     in_slot = numpy.bincount(slot, minlength=total)
-    owner = numpy.repeat(split, size[split])
+    owner = numpy.repeat(numpy.arange(len(split)), size)
     before = numpy.cumsum(in_slot) - in_slot          # points in the slots before, all tables
     second = numpy.full(max(2, 1 << total.bit_length()), k, numpy.uint32)
-    second[:total] = starts[owner] + before - before[base[owner]]
+    second[:total] = starts[split][owner] + before - before[base[owner]]
     crowded = in_slot > _PEEK
     lanes = (numpy.uint32(1) << numpy.minimum(in_slot, _PEEK).astype(numpy.uint32)) - numpy.uint32(1)
     second[:total] |= numpy.where(crowded, numpy.uint32(1 << 31),
                                   lanes << numpy.uint32(_NEAR_START_BITS)).astype(numpy.uint32)
     size_points = (1 << k.bit_length()) + _PEEK
-    width = sub_shift[bucket].astype(numpy.uint64)
     cut = numpy.maximum(width, numpy.uint64(_NEAR_SHIFT_MAX)) - numpy.uint64(_NEAR_SHIFT_MAX)
     offsets = numpy.full(size_points, 2**31 - 1, numpy.int32)
     offsets[:k] = (relative & ((numpy.uint64(1) << width) - numpy.uint64(1))) >> cut
