@@ -1,11 +1,12 @@
 """The rank encoding at kernel speed (issue 39, section 2): its two ratios in one run.
 
 On the table of ``balanced.py`` (a TIMESTAMP_NTZ ``ts`` over one year and a Zipf-skewed
-bigint ``user_id``), ``--rows`` rows:
+bigint ``user_id``), ``--rows`` rows, or with ``--table geo`` on ``end_to_end.py``'s doubles
+``lat``/``lon`` clustered around 40 centres (the search's two-level table):
 
 - ``zorder_values(..., encoding="rank", boundaries=b)`` against the Iceberg-bytes
   ``zorder_values`` (target: at most 4x), with the rank's stages: ordered bytes, the
-  search (``rank_columns``), the interleave;
+  search (``rank_columns``, and each column's alone, naming its table), the interleave;
 - ``sort(..., encoding="rank")``, boundaries learned inside the call, against the default
   ``sort`` (target: at most 1.3x), with the learning alone (sampling 262,144 rows and
   sorting them: ``rank_boundaries``).
@@ -21,6 +22,7 @@ as it is).
     python benchmarks/rank_speed.py                  # 1,000,000 rows
     python benchmarks/rank_speed.py --rows 4000000 --repeat 9
     python benchmarks/rank_speed.py --fresh-memory
+    python benchmarks/rank_speed.py --table geo
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ from typing import Any, Callable, Dict, Tuple
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from balanced import CLUSTER_COLUMNS, cpu_model, generate  # noqa: E402  (puts the checkout first)
+import balanced  # noqa: E402  (puts the checkout first)
+import end_to_end  # noqa: E402
 
 import zorder  # noqa: E402
 from zorder import interleave  # noqa: E402
-from zorder.values.rank import rank_columns  # noqa: E402
+from zorder.values.rank import RankBoundaries, rank_columns  # noqa: E402
 
 
 def cpu_family_model() -> str:
@@ -88,20 +91,32 @@ def best_of(steps: Dict[str, Callable[[], Any]], repeat: int) -> Dict[str, Tuple
     return times
 
 
-def run(rows: int, repeat: int) -> Dict[str, Tuple[float, float]]:
-    table = generate(rows).select(CLUSTER_COLUMNS)
+#: The tables measured: (generator, columns).
+TABLES = {"events": (balanced.generate, balanced.CLUSTER_COLUMNS),
+          "geo": (end_to_end.generate, ["lat", "lon"])}
+
+
+def run(rows: int, repeat: int, which: str = "events") -> Dict[str, Tuple[float, float]]:
+    generate, columns = TABLES[which]
+    table = generate(rows).select(columns)
     b = zorder.rank_boundaries(table)
-    parts = [zorder.ordered_bytes(table.column(c)) for c in CLUSTER_COLUMNS]
+    parts = [zorder.ordered_bytes(table.column(c)) for c in columns]
     ranks = rank_columns(parts, b)
     rows_of = interleave.rows_function(None)
     size = 2 * b.rank_bits // 8
+    alone: Dict[str, Callable[[], Any]] = {}
+    for i, name in enumerate(columns):
+        one = RankBoundaries(b.rank_bits, [b.splits[i]], None, [b.codes[i]])
+        kind = type(one._keys[0][1]).__name__.strip("_")
+        alone[f"    {name} ({kind})"] = lambda part=parts[i], one=one: rank_columns([part], one)
     # Two groups, each interleaved: the sorts' hundreds of MB would push the values'
     # input out of the cache between the runs of the values steps.
     return {**best_of({
         "iceberg values": lambda: zorder.zorder_values(table),
         "rank values": lambda: zorder.zorder_values(table, encoding="rank", boundaries=b),
-        "  ordered bytes": lambda: [zorder.ordered_bytes(table.column(c)) for c in CLUSTER_COLUMNS],
+        "  ordered bytes": lambda: [zorder.ordered_bytes(table.column(c)) for c in columns],
         "  rank search": lambda: rank_columns(parts, b),
+        **alone,
         "  interleave": lambda: rows_of(ranks, size),
     }, repeat), **best_of({
         "default sort": lambda: zorder.sort(table),
@@ -115,6 +130,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per step (best)")
+    parser.add_argument("--table", choices=sorted(TABLES), default="events",
+                        help="events: balanced.py's (ts, user_id); geo: end_to_end.py's "
+                             "clustered doubles (lat, lon)")
     parser.add_argument("--fresh-memory", action="store_true",
                         help="leave malloc as it is: large outputs are fresh pages each run")
     args = parser.parse_args(argv)
@@ -123,8 +141,8 @@ def main(argv=None) -> int:
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     kept = False if args.fresh_memory else keep_freed_memory()
-    times = run(args.rows, args.repeat)
-    print(f"{args.rows:,} rows of ({', '.join(CLUSTER_COLUMNS)}); CPU {cpu_model()} "
+    times = run(args.rows, args.repeat, args.table)
+    print(f"{args.rows:,} rows of ({', '.join(TABLES[args.table][1])}); CPU {balanced.cpu_model()} "
           f"({cpu_family_model()}), backend {zorder.backend.split(' ')[0]}, load average "
           f"{os.getloadavg()[0]:.1f}; best of {args.repeat}; freed memory "
           f"{'kept' if kept else 'returned (fresh pages)'}")
@@ -134,7 +152,8 @@ def main(argv=None) -> int:
                                   ("rank sort / default sort", "rank sort", "default sort", 1.3)):
         wall = times[num][0] / times[den][0]
         cpu = times[num][1] / times[den][1]
-        print(f"{label}: {wall:.2f}x wall, {cpu:.2f}x CPU (target at most {goal}x)")
+        target = f"target at most {goal}x" + ("" if args.table == "events" else " on the events table")
+        print(f"{label}: {wall:.2f}x wall, {cpu:.2f}x CPU ({target})")
     return 0
 
 

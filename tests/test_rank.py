@@ -639,14 +639,19 @@ def test_the_c_search_gives_the_numpy_ranks(width, rank_bits, codes):
     b = RankBoundaries.from_ordered([sample], rank_bits)
     if not codes:
         b = RankBoundaries(rank_bits, b.splits)
-    table = b._keys[0][1]
+    points = b._keys[0][0]
+    table = rank_mod._build_table(points, b.codes[0], rank_bits // 8, layout="wide")
     if width > 1 and b.counts[0] > 64:
         assert np.any(table.entries[:-1] >= 2**31)      # a crowded bucket is searched
     keys = np.concatenate([sample[:5000], rng.integers(0, 256, (5000, width), dtype=np.uint8),
                            np.zeros((1, width), np.uint8), np.full((1, width), 255, np.uint8),
                            b.splits[0][:1], b.splits[0][-1:]])
-    got = rank_columns([keys], b)[0]
+    got = rank_columns([keys], b)[0]     # (the table the boundaries chose)
     assert np.array_equal(got, _numpy_rank_bytes(keys, b))
+    from zorder.values._rank import rank_rows
+    wide = np.empty_like(got)
+    rank_rows(keys, table.pairs, table.entries, table.lo, table.shift, wide)
+    assert np.array_equal(wide, got)
     # Any row stride: a column taken from a wider block.
     block = np.zeros((len(keys), width + 5), np.uint8)
     block[:, 2:2 + width] = keys
@@ -657,7 +662,7 @@ def test_rank_rows_refuses_a_table_that_does_not_fit_and_never_reads_past_it():
     from zorder.values._rank import rank_rows
 
     b = RankBoundaries.from_ordered([np.arange(64, dtype=np.uint8).reshape(-1, 1)], 8)
-    table = b._keys[0][1]
+    table = rank_mod._build_table(b._keys[0][0], b.codes[0], 1, layout="wide")
     keys = np.arange(256, dtype=np.uint8).reshape(-1, 1)
     out = np.empty((256, 1), np.uint8)
     rank_rows(keys, table.pairs, table.entries, table.lo, table.shift, out)
@@ -743,7 +748,11 @@ def test_the_compact_table_gives_the_numpy_ranks_on_edge_keys(rank_bits, codes, 
     b = RankBoundaries.from_ordered([_as_rows(sample)], rank_bits)
     if not codes:
         b = RankBoundaries(rank_bits, b.splits)
-    keys_u64, table = b._keys[0]
+    keys_u64, chosen = b._keys[0]
+    # (a cluster holding many rows gets the two-level table; the compact one is forced)
+    assert isinstance(chosen, rank_mod._TwoLevelTable if layout == "crowded"
+                      else rank_mod._NearTable)
+    table = rank_mod._build_table(keys_u64, b.codes[0], rank_bits // 8, layout="near")
     assert isinstance(table, rank_mod._NearTable)
     if layout == "crowded" and rank_bits >= 16:
         assert table.crowded and np.any(table.entries[:-1] >= 2**31)
@@ -757,7 +766,7 @@ def test_the_compact_table_gives_the_numpy_ranks_on_edge_keys(rank_bits, codes, 
                    table.crowded, out, vector=False)
     assert np.array_equal(out, expected)
     # The same split points in the table of 64-bit points give the same bytes.
-    wide = rank_mod._build_table(keys_u64, b.codes[0], rank_bits // 8, near=False)
+    wide = rank_mod._build_table(keys_u64, b.codes[0], rank_bits // 8, layout="wide")
     assert isinstance(wide, rank_mod._Table)
     out = np.empty_like(expected)
     rank_rows(keys, wide.pairs, wide.entries, wide.lo, wide.shift, out)
@@ -779,8 +788,8 @@ def test_the_compact_table_serves_short_keys_and_spans_up_to_2_to_the_30_a_bucke
     keys = np.concatenate([short[:500], rng.integers(0, 256, (500, 5), dtype=np.uint8),
                            np.zeros((1, 5), np.uint8), np.full((1, 5), 255, np.uint8)])
     assert np.array_equal(rank_columns([keys], b)[0], _numpy_rank_bytes(keys, b))
-    # A bucket as wide as the compact table allows, and one wider: the 64-bit table.
-    for step, kind in [(30, rank_mod._NearTable), (31, rank_mod._Table)]:
+    # A bucket as wide as the compact table allows, and one wider: the two-level table.
+    for step, kind in [(30, rank_mod._NearTable), (31, rank_mod._TwoLevelTable)]:
         points = np.uint64(2**63) + (np.arange(255, dtype=np.uint64) << np.uint64(step))
         b = RankBoundaries(8, [_as_rows(points)])
         keys_u64, table = b._keys[0]
@@ -827,4 +836,145 @@ def test_rank_rows_near_refuses_a_table_that_does_not_fit_and_never_reads_past_i
         offsets = rng.integers(-2**31, 2**31, len(t.offsets), dtype=np.int64).astype(np.int32)
         rank_rows_near(keys, junk, offsets, t.codes, int(rng.integers(0, 2**64, dtype=np.uint64)),
                        int(rng.integers(0, 31)), bool(i % 2), out, vector=bool(i % 4 < 2))
+        assert set(out.view(">u2").ravel().tolist()) <= allowed
+
+
+def _clustered_doubles(rng, n):
+    """Doubles around a few centres of either sign, and the values whose ordered bytes
+    sit at the ends: -inf, -0.0, 0.0, inf, NaN."""
+    centres = np.array([-170.0, -41.5, -0.75, 3e-300, 0.5, 40.25, 1e12])
+    values = centres[rng.integers(0, len(centres), n)] * (1 + rng.normal(0, 1e-3, n))
+    values[:5] = [-np.inf, -0.0, 0.0, np.inf, np.nan]
+    return values
+
+
+def _two_level_cases(rng):
+    """(name, sorted-by-nothing uint64 keys of a column) whose one-level table crowds."""
+    doubles = _clustered_doubles(rng, 6000)
+    ints = np.concatenate([rng.integers(0, 3000, 5000), rng.integers(0, 10**7, 1000)])
+    equalish = np.uint64(2**62) + np.concatenate([    # runs of neighbours in a wide span
+        rng.integers(0, 40, 3000), 2**50 + rng.integers(0, 40, 2000),
+        rng.integers(0, 2**61, 1000)]).astype(np.uint64)
+    return [("clustered doubles", rank_mod._search_keys(zorder.ordered_bytes(doubles))),
+            ("dense ints, sparse tail", rank_mod._search_keys(zorder.ordered_bytes(ints))),
+            ("equal-ish points", equalish)]
+
+
+@pytest.mark.parametrize("rank_bits", [8, 16, 24])
+@pytest.mark.parametrize("codes", [True, False])
+@pytest.mark.parametrize("case", [0, 1, 2])
+def test_the_two_level_table_gives_the_numpy_ranks_on_edge_keys(rank_bits, codes, case):
+    """rank_rows_two_level (a crowded bucket cut again on its own bits; points as the top
+    30 bits of their offset, told apart in full where a key has those bits) gives, byte
+    for byte, numpy's binary search: keys 0 and 2**64 - 1, every point and its neighbours,
+    the data (clustered doubles of both signs, infinities, NaN), random keys."""
+    from zorder.values._rank import rank_rows_two_level
+
+    rng = np.random.default_rng(rank_bits * 10 + case)
+    name, sample = _two_level_cases(rng)[case]
+    b = RankBoundaries.from_ordered([_as_rows(sample)], rank_bits)
+    if not codes:
+        b = RankBoundaries(rank_bits, b.splits)
+    points = b._keys[0][0]
+    table = rank_mod._two_level_table(points, b.codes[0] if codes else
+                                      np.arange(len(points) + 1, dtype=np.uint64), rank_bits // 8)
+    if rank_bits >= 16:
+        assert isinstance(b._keys[0][1], rank_mod._TwoLevelTable), name
+        # doubles and wide spans keep only the top bits of each point in the int32
+        assert (table.points is not None) == (name != "dense ints, sparse tail")
+    keys = np.concatenate([_edge_keys(points), sample,
+                           rng.integers(0, 2**64 - 1, 2000, dtype=np.uint64, endpoint=True)])
+    rows = _as_rows(keys)
+    expected = _numpy_rank_bytes(rows, b)
+    assert np.array_equal(rank_columns([rows], b)[0], expected)
+    out = np.empty_like(expected)
+    for vector in (True, False):
+        rank_rows_two_level(rows, table.first, table.second, table.offsets, table.points,
+                            table.codes, table.origin, table.shift, table.crowded, out,
+                            vector=vector)
+        assert np.array_equal(out, expected)
+    block = np.zeros((len(rows), 11), np.uint8)     # rows apart in a wider block
+    block[:, 2:10] = rows
+    assert np.array_equal(rank_columns([block[:, 2:10]], b)[0], expected)
+
+
+def test_the_two_level_table_serves_short_keys_and_crowded_sub_buckets():
+    """5-byte keys (the generic loop), and points closer than the finest sub-bucket a
+    bucket may have (searched)."""
+    rng = np.random.default_rng(39)
+    short = np.zeros((4000, 5), np.uint8)
+    short[:, 0] = rng.choice([3, 200], 4000)
+    short[:, 1:] = rng.integers(0, 256, (4000, 4))
+    short[:2000, 1:4] = 7                           # 256 neighbours in a 2**40 span
+    b = RankBoundaries.from_ordered([short], 16)
+    assert isinstance(b._keys[0][1], rank_mod._TwoLevelTable)
+    keys = np.concatenate([short, rng.integers(0, 256, (500, 5), dtype=np.uint8),
+                           np.zeros((1, 5), np.uint8), np.full((1, 5), 255, np.uint8)])
+    assert np.array_equal(rank_columns([keys], b)[0], _numpy_rank_bytes(keys, b))
+    # A bucket of 64 consecutive points in a span of 2**60: the sub-table stops at its
+    # cap (2**8 sub-buckets) and its bucket stays crowded.
+    points = np.concatenate([np.arange(64, dtype=np.uint64),
+                             np.uint64(2**60) + (np.arange(64, dtype=np.uint64) << np.uint64(54))])
+    b = RankBoundaries(16, [_as_rows(points)])
+    table = b._keys[0][1]
+    assert isinstance(table, rank_mod._TwoLevelTable) and table.crowded
+    keys = _as_rows(_edge_keys(points))
+    assert np.array_equal(rank_columns([keys], b)[0], _numpy_rank_bytes(keys, b))
+
+
+def test_few_crowded_rows_keep_the_compact_table():
+    """One crowded bucket among many: its rows are searched in the compact table."""
+    rng = np.random.default_rng(3)
+    values = np.concatenate([rng.integers(0, 2**40, 60_000), 2**39 + np.arange(30)])
+    b = rank_boundaries([values], rank_bits=16)
+    table = b._keys[0][1]
+    assert isinstance(table, rank_mod._NearTable) and table.crowded
+    keys = zorder.ordered_bytes(np.concatenate([values[:5000], 2**39 + np.arange(-3, 33)]))
+    assert np.array_equal(rank_columns([keys], b)[0], _numpy_rank_bytes(keys, b))
+
+
+def test_rank_rows_two_level_refuses_a_table_that_does_not_fit_and_never_reads_past_it():
+    from zorder.values._rank import rank_rows_two_level
+
+    rng = np.random.default_rng(11)
+    b = RankBoundaries.from_ordered([zorder.ordered_bytes(_clustered_doubles(rng, 3000))], 16)
+    t = b._keys[0][1]
+    assert isinstance(t, rank_mod._TwoLevelTable) and t.points is not None
+    keys = _as_rows(np.concatenate([_edge_keys(b._keys[0][0]),
+                                    rng.integers(0, 2**64 - 1, 500, dtype=np.uint64)]))
+    out = np.empty((len(keys), 2), np.uint8)
+    good = (keys, t.first, t.second, t.offsets, t.points, t.codes, t.origin, t.shift,
+            t.crowded, out)
+    rank_rows_two_level(*good)
+    assert np.array_equal(out, _numpy_rank_bytes(keys, b))
+    for change, message in [
+        ({1: t.first[:0]}, "do not fit"),
+        ({2: t.second[:3]}, "do not fit"),
+        ({2: t.second[:1]}, "do not fit"),
+        ({7: 64}, "do not fit"),
+        ({3: t.offsets[:-1], 4: None, 5: t.codes[:-1]}, "2\\*\\*p \\+ 4"),
+        ({4: t.points[:-1]}, "as long as offsets"),
+        ({5: t.codes[:-1]}, "codes must be"),
+        ({9: out[:5]}, "out has 5 rows"),
+        ({0: np.zeros((len(keys), 9), np.uint8)}, "widths 1 to 8"),
+        ({0: np.zeros((len(keys), 8), np.uint8)[:, ::-1]}, "adjacent"),
+    ]:
+        args = list(good)
+        for at, value in change.items():
+            args[at] = value
+        with pytest.raises(ValueError, match=message):
+            rank_rows_two_level(*args)
+    with pytest.raises((TypeError, ValueError)):
+        rank_rows_two_level(*good[:4], t.points.astype(np.int64), *good[5:])
+    # Nonsense entries at both levels, offsets and points, any origin and shift, with and
+    # without the full points, either loop: codes of the table, never a read outside it.
+    allowed = set(t.codes.view(">u2").ravel().tolist())
+    for i in range(40):
+        first = rng.integers(0, 2**32, len(t.first), dtype=np.uint64).astype(np.uint32)
+        second = rng.integers(0, 2**32, len(t.second), dtype=np.uint64).astype(np.uint32)
+        offsets = rng.integers(-2**31, 2**31, len(t.offsets), dtype=np.int64).astype(np.int32)
+        points = rng.integers(0, 2**64 - 1, len(t.offsets), dtype=np.uint64, endpoint=True)
+        rank_rows_two_level(keys, first, second, offsets, points if i % 3 else None, t.codes,
+                            int(rng.integers(0, 2**64, dtype=np.uint64)), int(rng.integers(0, 64)),
+                            bool(i % 2), out, vector=bool(i % 4 < 2))
         assert set(out.view(">u2").ravel().tolist()) <= allowed

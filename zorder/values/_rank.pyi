@@ -12,4 +12,9 @@ def rank_rows_near(ordered: npt.NDArray[np.uint8], entries: npt.NDArray[np.uint3
                    offsets: npt.NDArray[np.int32], codes: npt.NDArray[np.uint8], origin: int,
                    shift: int, crowded: bool, out: npt.NDArray[np.uint8], *,
                    vector: bool = True) -> None: ...
+def rank_rows_two_level(ordered: npt.NDArray[np.uint8], first: npt.NDArray[np.uint32],
+                        second: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int32],
+                        points: Optional[npt.NDArray[np.uint64]], codes: npt.NDArray[np.uint8],
+                        origin: int, shift: int, crowded: bool, out: npt.NDArray[np.uint8], *,
+                        vector: bool = True) -> None: ...
 def sorted_keys(ordered: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]: ...

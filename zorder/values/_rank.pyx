@@ -7,6 +7,8 @@ to rank bytes, and a sample's keys sorted.
   bucket table on the key, then four comparisons without a branch).
 - ``rank_rows_near``: the same from the compact table of buckets at most ``2**30`` keys
   wide (each point as its 32-bit offset in its bucket, the codes apart).
+- ``rank_rows_two_level``: the same from a two-level table, for points that cluster or
+  buckets wider than ``2**30`` keys (a crowded bucket gets a sub-table of its own).
 - ``sorted_keys``: the rows of a sample as big-endian words (zero-padded on the right),
   sorted: a least-significant-digit radix sort that skips the digits every key shares
   (the high bytes of a timestamp of one year, of small ids).
@@ -56,6 +58,23 @@ cdef extern from "rank_kernel.h":
                     int crowded, int avx2) noexcept nogil
     enum:
         ZNEAR_AVX2_BUILT
+    ctypedef struct ztwo_table:
+        const uint32_t* first
+        const uint32_t* second
+        const int32_t* offsets
+        const uint64_t* points
+        const uint8_t* codes
+        uint64_t origin
+        uint64_t top
+        uint64_t low
+        uint64_t index_mask
+        uint64_t second_mask
+        int shift
+    enum:
+        ZTWO_BASE_BITS
+    void ztwo_rows(const ztwo_table* t, const uint8_t* row, Py_ssize_t stride,
+                   Py_ssize_t width, uint8_t* out, Py_ssize_t nbytes, Py_ssize_t n,
+                   int exact, int crowded, int avx2) noexcept nogil
     void zrank_rows(const zrank_table* t, const uint8_t* row, Py_ssize_t stride,
                     Py_ssize_t width, uint8_t* out, Py_ssize_t nbytes, Py_ssize_t n) noexcept nogil
 
@@ -173,6 +192,79 @@ def rank_rows_near(const uint8_t[:, :] ordered, const uint32_t[::1] entries,
     cdef int avx2 = _avx2 and vector
     with nogil:
         znear_rows(&table, row, stride, width, dest, nbytes, n, crowded, avx2)
+
+
+def rank_rows_two_level(const uint8_t[:, :] ordered, const uint32_t[::1] first,
+                        const uint32_t[::1] second, const int32_t[::1] offsets, points,
+                        const uint8_t[:, ::1] codes, uint64_t origin, int shift, bint crowded,
+                        uint8_t[:, ::1] out, *, bint vector=True):
+    """Fill ``out`` (``(N, nbytes)``, nbytes 1 to 8) with each row's rank code bytes, from
+    the two-level table of a column's K sorted split points.
+
+    A key's offset from ``origin`` (clamped to the table) picks ``first[offset >> shift]``,
+    either an entry of ``rank_rows_near``'s form (points below, in-bucket mask) or, with
+    bit 31 set, a sub-table: its low 25 bits are where it starts in ``second``, the next 6
+    its bucket width ``s`` in bits, and the key's entry is
+    ``second[start + ((offset mod 2**shift) >> s)]``, of ``rank_rows_near``'s form (or
+    ``2**31``: crowded). ``s`` is ``shift`` for an entry of the first level.
+
+    Args:
+        ordered: ``(N, width)`` ordered bytes, width 1 to 8, each row's bytes adjacent.
+        first: ``(T,)`` uint32, T >= 1: the first level.
+        second: ``(2**q,)`` uint32, ``1 <= q <= 26``: the second level (the entry after
+            each sub-table's last is the next sub-table's first, or K).
+        offsets: ``(2**p + 4,)`` int32, ``2**p > K``, ``p <= 27``: each point's offset in
+            its bucket, ``>> (s - 30)`` where ``s > 30``; then padding.
+        points: None when every ``s`` is at most 30, else ``(2**p + 4,)`` uint64: the
+            points (read where a key's top bits equal a point's).
+        codes: ``(2**p + 4, nbytes)``: the big-endian code of each rank 0 .. K, then any.
+        origin: the first split point minus one (0 if it is 0).
+        shift: the first level's bucket width in bits, 0 to 63.
+        crowded: whether any second-level entry has ``2**31`` (searched; without, a
+            wrong code).
+        vector: False for the plain loop even where ``AVX2`` holds (the same bytes).
+    """
+    cdef Py_ssize_t n = ordered.shape[0], width = ordered.shape[1]
+    cdef Py_ssize_t nbytes = out.shape[1], size = offsets.shape[0]
+    _check_rows(ordered, out.shape[0], nbytes, "rank_rows_two_level")
+    cdef const uint64_t[::1] points_of
+    cdef int exact = points is not None
+    if exact:
+        points_of = points
+        if points_of.shape[0] != size:
+            raise ValueError(f"rank_rows_two_level: points must be as long as offsets "
+                             f"({size}), got {points_of.shape[0]}")
+    if codes.shape[0] != size or codes.shape[1] != nbytes:
+        raise ValueError(f"rank_rows_two_level: codes must be ({size}, {nbytes}) for {size} "
+                         f"offsets and {nbytes}-byte codes, got ({codes.shape[0]}, "
+                         f"{codes.shape[1]})")
+    cdef Py_ssize_t span = size - 4
+    if span < 1 or span & (span - 1) or span > (1 << ZNEAR_START_BITS):
+        raise ValueError("rank_rows_two_level: offsets must hold 2**p + 4 entries, p 0 to 27")
+    cdef Py_ssize_t levels = second.shape[0]
+    if (first.shape[0] < 1 or levels < 2 or levels & (levels - 1)
+            or levels > (2 << ZTWO_BASE_BITS) or not 0 <= shift <= 63):
+        raise ValueError("rank_rows_two_level: the bucket tables do not fit the split points")
+    if n == 0:
+        return
+    cdef ztwo_table table
+    table.first = &first[0]
+    table.second = &second[0]
+    table.offsets = &offsets[0]
+    table.points = &points_of[0] if exact else NULL
+    table.codes = &codes[0, 0]
+    table.origin = origin
+    table.shift = shift
+    table.low = (<uint64_t>1 << shift) - 1
+    table.top = (<uint64_t>(first.shape[0] - 1) << shift) | table.low
+    table.index_mask = <uint64_t>(span - 1)
+    table.second_mask = <uint64_t>(levels - 1)
+    cdef const uint8_t* row = &ordered[0, 0]
+    cdef Py_ssize_t stride = ordered.strides[0]
+    cdef uint8_t* dest = &out[0, 0]
+    cdef int avx2 = _avx2 and vector
+    with nogil:
+        ztwo_rows(&table, row, stride, width, dest, nbytes, n, exact, crowded, avx2)
 
 
 def sorted_keys(const uint8_t[:, :] ordered):

@@ -23,8 +23,8 @@ every column then varies from its first bit.
 - ``rank_columns``: ordered bytes to rank bytes, one search per column: for keys of up
   to 8 bytes in C (a bucket table on the key and four comparisons, written as the bytes
   the interleave reads: ``_rank.rank_rows_near`` with each point as its 32-bit offset in
-  a bucket at most 2**30 keys wide, else ``_rank.rank_rows`` with the code beside the
-  point), numpy
+  a bucket at most 2**30 keys wide; ``_rank.rank_rows_two_level`` where points cluster
+  or buckets are wider, a crowded bucket cut again on its own bits), numpy
   ``searchsorted`` for wider keys (``S`` dtype); the bucket of a value is the number of
   split points ``<=`` it, so equal values always get equal ranks and rank order is
   byte order.
@@ -50,7 +50,7 @@ import numpy
 
 from zorder.ordered import IcebergOptions, ordered_bytes  # noqa: F401  (the doctest)
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
-from zorder.values._rank import rank_rows, rank_rows_near, sorted_keys
+from zorder.values._rank import rank_rows, rank_rows_near, rank_rows_two_level, sorted_keys
 from zorder.values.table import ColumnSelection, columns_bytes
 from zorder.values.stages import RANKS, stage
 
@@ -77,6 +77,10 @@ _PEEK = 4
 #: so a point's offset in its bucket fits an int32; at most 2**_NEAR_START_BITS - 1 points.
 _NEAR_SHIFT_MAX = 30
 _NEAR_START_BITS = 27
+#: The compact table serves a column while at most this share of its rows falls in
+#: crowded buckets (searched, tens of ns a row); past it the two-level table does (two
+#: table reads a row, every row).
+_CROWDED_ROWS_MAX = 1 / 32
 
 
 def check_encoding(encoding: Any) -> str:
@@ -332,6 +336,30 @@ class _NearTable:
     codes: numpy.ndarray
 
 
+@dataclass(frozen=True)
+class _TwoLevelTable:
+    """What ``rank_rows_two_level`` searches with when points cluster or buckets are wider
+    than ``2**30`` keys: the first level (``first``) buckets a key's offset from
+    ``origin`` by ``shift`` bits as ``_NearTable`` does. A bucket of at most ``_PEEK``
+    points has its entry there, in ``_NearTable``'s form; a crowded one is cut again on
+    the bits where its points vary: its entry (bit 31 set) names where its sub-table
+    starts in ``second`` (low 25 bits) and the sub-table's bucket width (the next 6), and
+    ``second`` holds entries of ``_NearTable``'s form. So a lookup reads one or two
+    entries, then four points. ``offsets``: each point's offset in its bucket as an int32
+    (its top 30 bits in a bucket wider than ``2**30`` keys); ``points``: the points
+    themselves where some bucket is (a key with a point's top bits is compared in full),
+    else None."""
+
+    origin: int
+    shift: int
+    crowded: bool
+    first: numpy.ndarray
+    second: numpy.ndarray
+    offsets: numpy.ndarray
+    points: Optional[numpy.ndarray]
+    codes: numpy.ndarray
+
+
 def _bucket_shift(points: numpy.ndarray, origin: int) -> Tuple[int, numpy.ndarray]:
     """(bucket width in bits, points per bucket) of the table of sorted points: a bucket
     per point; up to four per point while some bucket holds more than ``_PEEK`` (points
@@ -349,10 +377,24 @@ def _bucket_shift(points: numpy.ndarray, origin: int) -> Tuple[int, numpy.ndarra
         table_bits += 1
 
 
+def _crowded_rows(count: numpy.ndarray, codes: numpy.ndarray) -> float:
+    """The share of rows whose keys fall in crowded buckets (searched), by the codes: a
+    bucket's rows are about the codes its ranks span (the codes are row shares; dense
+    codes, point shares)."""
+    crowded = numpy.flatnonzero(count > _PEEK)
+    if len(crowded) == 0:
+        return 0.0
+    starts = numpy.concatenate(([0], numpy.cumsum(count)))
+    spanned = codes[starts[crowded + 1]].astype(numpy.float64) - codes[starts[crowded]]
+    return float(spanned.sum()) / max(1.0, float(codes[-1]) - float(codes[0]))
+
+
 def _build_table(points: numpy.ndarray, codes: Optional[numpy.ndarray], nbytes: int,
-                 near: bool = True) -> Union[_Table, _NearTable, None]:
-    """The search table of a column's sorted uint64 split points: a ``_NearTable`` when
-    ``near`` and its buckets fit, else a ``_Table``; None without points."""
+                 layout: Optional[str] = None) -> Union[_Table, _NearTable, _TwoLevelTable, None]:
+    """The search table of a column's sorted uint64 split points (None without points):
+    a ``_NearTable`` if its buckets fit and few rows fall in crowded ones, else a
+    ``_TwoLevelTable``, past whose limits a ``_Table``. ``layout`` ("near", "two-level",
+    "wide") forces one where it fits (the tests compare them)."""
     k = len(points)
     if k == 0:
         return None
@@ -361,8 +403,14 @@ def _build_table(points: numpy.ndarray, codes: Optional[numpy.ndarray], nbytes: 
     lo = int(points[0])
     origin = lo - 1 if lo else 0
     shift, count = _bucket_shift(points, origin)
-    if near and shift <= _NEAR_SHIFT_MAX and k < 1 << _NEAR_START_BITS:
-        return _near_table(points, codes, nbytes, origin, shift, count)
+    if layout != "wide" and k < 1 << _NEAR_START_BITS:
+        fits = shift <= _NEAR_SHIFT_MAX
+        if layout == "near" and fits or (
+                layout is None and fits and _crowded_rows(count, codes) <= _CROWDED_ROWS_MAX):
+            return _near_table(points, codes, nbytes, origin, shift, count)
+        two = _two_level_table(points, codes, nbytes, (shift, count))
+        if two is not None:
+            return two
     shift, count = _bucket_shift(points, lo)
     entries = numpy.zeros(len(count) + 1, numpy.uint32)
     numpy.cumsum(count, out=entries[1:])
@@ -394,6 +442,111 @@ def _near_table(points: numpy.ndarray, codes: numpy.ndarray, nbytes: int, origin
     for array in (entries, offsets, code_bytes):
         array.setflags(write=False)
     return _NearTable(origin, shift, bool(numpy.any(crowded)), entries, offsets, code_bytes)
+
+
+#: A crowded first-level bucket of c points is cut into at most 2**(bit length of c +
+#: _SUB_BITS_MORE) sub-buckets (points closer than that are searched).
+_SUB_BITS_MORE = 1
+_TWO_BASE_BITS = 25
+
+
+def _bit_length(values: numpy.ndarray) -> numpy.ndarray:
+    """The bit length of each uint64: the float's exponent, less one where the value
+    rounded up to the next power of two."""
+    _, length = numpy.frexp(values.astype(numpy.float64))
+    length = length.astype(numpy.int64)
+    shifted = values >> numpy.maximum(length - 1, 0).astype(numpy.uint64)
+    return length - (shifted == 0) * (length > 0)
+
+
+def _sub_bits(relative: numpy.ndarray, bucket: numpy.ndarray, count: numpy.ndarray,
+              shift: int) -> numpy.ndarray:
+    """Per first-level bucket, the bits of its sub-table: 0 for a bucket of at most
+    ``_PEEK`` points; else the fewest that leave no sub-bucket with more than ``_PEEK``,
+    at most the bit length of its count + ``_SUB_BITS_MORE`` (and ``shift``).
+
+    A sub-bucket holds more than ``_PEEK`` points when some ``_PEEK + 1`` consecutive
+    points share it, that is the bits above it of the first and the last of them: so
+    the bits needed are the most, over such runs in the bucket, that the run's ends
+    share below the bucket's own bits, plus one."""
+    bits = numpy.zeros(len(count), numpy.int64)
+    if len(relative) <= _PEEK:
+        return bits
+    first, last = relative[:-_PEEK], relative[_PEEK:]
+    together = bucket[:-_PEEK] == bucket[_PEEK:]
+    if not bool(numpy.any(together)):
+        return bits
+    shared = shift - _bit_length(first[together] ^ last[together]) + 1
+    owner = bucket[:-_PEEK][together]              # sorted: the most of each run of owners
+    runs = numpy.flatnonzero(numpy.concatenate(([True], owner[1:] != owner[:-1])))
+    bits[owner[runs]] = numpy.maximum.reduceat(shared, runs)
+    crowded = numpy.flatnonzero(bits)
+    cap = numpy.minimum(_bit_length(count[crowded].astype(numpy.uint64)) + _SUB_BITS_MORE, shift)
+    bits[crowded] = numpy.minimum(bits[crowded], cap)
+    return bits
+
+
+def _two_level_table(points: numpy.ndarray, codes: numpy.ndarray, nbytes: int,
+                     buckets: Optional[Tuple[int, numpy.ndarray]] = None) -> Optional[_TwoLevelTable]:
+    """The two-level table of sorted uint64 split points (None past its limits);
+    ``buckets``: ``_bucket_shift`` of them, if known."""
+    k = len(points)
+    lo = int(points[0])
+    origin = lo - 1 if lo else 0
+    # the first level as the one-level table's (finer where points crowd: fewer sub-tables)
+    shift, count = _bucket_shift(points, origin) if buckets is None else buckets
+    relative = points - numpy.uint64(origin)
+    bucket = (relative >> numpy.uint64(shift)).astype(numpy.intp)
+    bits = _sub_bits(relative, bucket, count, shift)
+    # Any bucket of at most _PEEK points has its entry in the first level; a crowded one
+    # gets a sub-table of 2**bits entries and one after them (its end, for the search of
+    # a crowded sub-bucket).
+    split = numpy.flatnonzero(bits)
+    size = (numpy.int64(1) << bits[split]) + 1
+    base = numpy.cumsum(size) - size
+    total = int(size.sum())
+    if total + 1 > 1 << _TWO_BASE_BITS:
+        return None
+    sub_shift = shift - bits[split]
+    starts = numpy.zeros(len(count) + 1, numpy.int64)
+    numpy.cumsum(count, out=starts[1:])
+    first = starts[:-1].astype(numpy.uint32)
+    first |= ((numpy.uint32(1) << numpy.minimum(count, _PEEK).astype(numpy.uint32))
+              - numpy.uint32(1)) << numpy.uint32(_NEAR_START_BITS)
+    first[split] = (numpy.uint32(1 << 31) | base.astype(numpy.uint32)
+                    | (sub_shift.astype(numpy.uint32) << numpy.uint32(_TWO_BASE_BITS)))
+    inside = bits[bucket] > 0
+    table = numpy.searchsorted(split, bucket[inside])      # each such point's sub-table
+    width = numpy.full(k, shift, numpy.uint64)            # each point's bucket width in bits
+    width[inside] = sub_shift[table]
+    slot = base[table] + ((relative[inside] & numpy.uint64((1 << shift) - 1))
+                          >> width[inside]).astype(numpy.int64)
+    in_slot = numpy.bincount(slot, minlength=total)
+    owner = numpy.repeat(numpy.arange(len(split)), size)
+    before = numpy.cumsum(in_slot) - in_slot          # points in the slots before, all tables
+    second = numpy.full(max(2, 1 << total.bit_length()), k, numpy.uint32)
+    second[:total] = starts[split][owner] + before - before[base[owner]]
+    crowded = in_slot > _PEEK
+    lanes = (numpy.uint32(1) << numpy.minimum(in_slot, _PEEK).astype(numpy.uint32)) - numpy.uint32(1)
+    second[:total] |= numpy.where(crowded, numpy.uint32(1 << 31),
+                                  lanes << numpy.uint32(_NEAR_START_BITS)).astype(numpy.uint32)
+    size_points = (1 << k.bit_length()) + _PEEK
+    cut = numpy.maximum(width, numpy.uint64(_NEAR_SHIFT_MAX)) - numpy.uint64(_NEAR_SHIFT_MAX)
+    offsets = numpy.full(size_points, 2**31 - 1, numpy.int32)
+    offsets[:k] = (relative & ((numpy.uint64(1) << width) - numpy.uint64(1))) >> cut
+    exact: Optional[numpy.ndarray] = None
+    if bool(numpy.any(cut)):
+        exact = numpy.full(size_points, 2**64 - 1, numpy.uint64)
+        exact[:k] = points
+    ranked = numpy.full(size_points, codes[k], numpy.uint64)
+    ranked[:k + 1] = codes
+    code_bytes = numpy.ascontiguousarray(
+        ranked.astype(">u8").view(numpy.uint8).reshape(size_points, 8)[:, 8 - nbytes:])
+    for array in (first, second, offsets, exact, code_bytes):
+        if array is not None:
+            array.setflags(write=False)
+    return _TwoLevelTable(origin, shift, bool(numpy.any(crowded)), first, second, offsets,
+                          exact, code_bytes)
 
 
 def _ranks(keys: numpy.ndarray, points: numpy.ndarray) -> numpy.ndarray:
@@ -678,6 +831,10 @@ def _ranked(parts: List[numpy.ndarray], boundaries: RankBoundaries) -> List[nump
             if isinstance(table, _NearTable):
                 rank_rows_near(part, table.entries, table.offsets, table.codes, table.origin,
                                table.shift, table.crowded, ranked)
+            elif isinstance(table, _TwoLevelTable):
+                rank_rows_two_level(part, table.first, table.second, table.offsets,
+                                    table.points, table.codes, table.origin, table.shift,
+                                    table.crowded, ranked)
             else:
                 rank_rows(part, table.pairs, table.entries, table.lo, table.shift, ranked)
             out.append(ranked)

@@ -17,6 +17,11 @@
  * offset within its bucket, the codes in an array of their own (znear_rows). At 65,536
  * points that is 0.6 MB, not 1.3, and it stays in a 1 MB L2 cache. With AVX2, adjacent
  * 8-byte keys go to their buckets 4 rows a register, 64 rows a block.
+ *
+ * A two-level table serves columns whose points cluster or whose buckets are wider
+ * (ztwo_rows): a crowded bucket gets a sub-table of its own, and each point is kept as
+ * the top 30 bits of its offset in an int32, the full point read only for a key with
+ * the same bits.
  */
 #ifndef ZORDER_RANK_KERNEL_H
 #define ZORDER_RANK_KERNEL_H
@@ -39,6 +44,11 @@
 #define ZRANK_BSWAP64(x) ZORDER_BSWAP64(x)
 #define ZRANK_LITTLE_ENDIAN ZORDER_LITTLE_ENDIAN
 #define ZRANK_PREFETCH(p) ZORDER_PREFETCH(p)
+#if ZORDER_MSVC
+#define ZRANK_UNLIKELY(x) (x)
+#else
+#define ZRANK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#endif
 
 #define ZRANK_PEEK 4                  /* points compared with every key */
 #define ZRANK_AHEAD 8                 /* rows ahead whose points are fetched early */
@@ -356,6 +366,243 @@ static ZORDER_NOINLINE void znear_rows(const znear_table *t, const uint8_t *row,
         znear_loop(t, row, stride, 8, out, 1, n, crowded);
     else
         znear_loop(t, row, stride, width, out, nbytes, n, crowded);
+}
+
+/* ---- the two-level table --------------------------------------------------------------
+ *
+ * For columns whose points cluster (doubles around a few centres, a dense run of small
+ * ids among sparse ones) or whose buckets are wider than 2**30 keys. The key's clamped
+ * offset from the origin (as in the compact table) picks a first-level entry. A bucket
+ * of at most 4 points holds the compact table's entry (points below | in-bucket mask <<
+ * 27); a crowded one, flagged ZTWO_SUB_TABLE, holds where its sub-table of 2**d
+ * sub-buckets starts in the second level (the low ZTWO_BASE_BITS bits) and their width s
+ * in bits (the next 6), and the second level holds entries of the same form (or
+ * ZRANK_CROWDED). So a lookup is one or two table reads and the four-point peek; only a
+ * second-level bucket still crowded (points closer than the finest sub-bucket) is
+ * searched.
+ *
+ * Each point is stored as the int32 top bits of its offset in its second-level bucket:
+ * all of them when s <= 30, else the offset >> (s - 30). A key compares its own offset
+ * the same way; a point it cannot tell from the key's (the same top bits: in practice a
+ * key equal to the point) is compared in full from the 64-bit points (`exact`). So the
+ * points read on every row are 4 bytes each whatever the key's width, and the 64-bit
+ * ones only for those rows. The second level is indexed through a power-of-two mask,
+ * the points and codes as in the compact table: a bad table gives wrong codes, never a
+ * bad read.
+ *
+ * A key clamped to the table's range ranks as the clamped key (origin + offset) does: a
+ * key below the first point ranks 0 and so does the origin; a key past the table's top
+ * is past every point and so is the top. So the loops carry only the clamped offset. */
+
+#define ZTWO_BASE_BITS 25
+#define ZTWO_BASE_MASK ((UINT32_C(1) << ZTWO_BASE_BITS) - 1)
+#define ZTWO_SUB_TABLE 0x80000000u  /* a first-level entry's flag: start | shift << 25 */
+#define ZTWO_TOP_BITS 30            /* bits of a point's offset kept in its int32 */
+#define ZTWO_BLOCK 64               /* rows whose ties are told apart together */
+
+typedef struct {
+    const uint32_t *first;    /* last + 1 entries: as the second's, or a sub-table's start |
+                                 its shift << 25 | ZTWO_SUB_TABLE */
+    const uint32_t *second;   /* second_mask + 1 entries, as znear_table's entries */
+    const int32_t *offsets;   /* at >= index_mask + 5: top bits of the offset in the bucket */
+    const uint64_t *points;   /* (exact) at >= index_mask + 5: the points */
+    const uint8_t *codes;     /* at >= index_mask + 5 codes of nbytes bytes, by rank */
+    uint64_t origin;          /* the first point - 1 (0 if the first point is 0) */
+    uint64_t top;             /* the largest offset a key is clamped to */
+    uint64_t low;             /* 2**shift - 1: a key's offset in its first-level bucket */
+    uint64_t index_mask;      /* 2**p - 1, p <= ZNEAR_START_BITS: a start's clamp */
+    uint64_t second_mask;     /* 2**q - 1, q <= ZTWO_BASE_BITS + 1: a second-level index's clamp */
+    int shift;                /* first-level bucket width in bits, 0 to 63 */
+} ztwo_table;
+
+/* The mask of offset[0..3] == value (a bit a lane). */
+ZRANK_INLINE unsigned ztwo_equal(const int32_t *offset, int32_t value)
+{
+#if ZORDER_X86_64
+    __m128i lanes = _mm_loadu_si128((const __m128i *)offset);
+    __m128i equal = _mm_cmpeq_epi32(_mm_set1_epi32(value), lanes);
+    return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(equal));
+#else
+    return (unsigned)(offset[0] == value) | (unsigned)(offset[1] == value) << 1
+           | (unsigned)(offset[2] == value) << 2 | (unsigned)(offset[3] == value) << 3;
+#endif
+}
+
+/* The rank of a crowded bucket's key among 64-bit points: a + the points of [a, b) <= key. */
+static int64_t ztwo_search(const uint64_t *points, int64_t a, int64_t b, uint64_t key)
+{
+    while (b - a > 8) {
+        int64_t mid = a + (b - a) / 2;
+        if (points[mid] <= key)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    while (a < b && points[a] <= key)
+        a++;
+    return a;
+}
+
+ZRANK_INLINE uint64_t ztwo_offset(const ztwo_table *t, uint64_t key)
+{
+    uint64_t offset = (key > t->origin ? key : t->origin) - t->origin;
+    return offset < t->top ? offset : t->top;
+}
+
+/* The rank of the key at a clamped offset; `exact`: points wider than their int32 are
+ * told apart in full (t->points is read), here on a branch or, given `tie` (the block
+ * loop), later: the rank without the points whose top bits equal the key's is returned
+ * and *tie set when there are some. */
+ZRANK_INLINE uint64_t ztwo_rank(const ztwo_table *t, uint64_t offset, int exact, int crowded,
+                                unsigned *tie)
+{
+    uint32_t entry = t->first[offset >> t->shift];
+    unsigned sub = (unsigned)t->shift;
+    uint64_t index = 0;
+    if (entry & ZTWO_SUB_TABLE) {
+        sub = (entry >> ZTWO_BASE_BITS) & 63;
+        index = ((entry & ZTWO_BASE_MASK) + ((offset & t->low) >> sub)) & t->second_mask;
+        entry = t->second[index];
+    }
+    uint64_t at = entry & t->index_mask;
+    unsigned cut = sub > ZTWO_TOP_BITS ? sub - ZTWO_TOP_BITS : 0;
+    int32_t within = (int32_t)((offset & ((UINT64_C(1) << sub) - 1)) >> cut);
+    if (crowded && (entry & ZRANK_CROWDED)) {
+        int64_t end = (int64_t)(t->second[(index + 1) & t->second_mask] & t->index_mask);
+        if (exact)
+            return (uint64_t)ztwo_search(t->points, (int64_t)at, end, offset + t->origin);
+        return (uint64_t)znear_search(t->offsets, (int64_t)at, end, within);
+    }
+    unsigned in_bucket = (entry >> ZNEAR_START_BITS) & 15;
+    if (exact && cut) {
+        unsigned below = znear_below(t->offsets + at, within) & in_bucket;
+        unsigned equal = ztwo_equal(t->offsets + at, within) & in_bucket;
+        if (tie) {
+            *tie = equal;
+            return at + znear_ones[below];
+        }
+        if (ZRANK_UNLIKELY(equal)) {
+            uint64_t key = offset + t->origin;
+            const uint64_t *point = t->points + at;
+            below = ((unsigned)(point[0] <= key) | (unsigned)(point[1] <= key) << 1
+                     | (unsigned)(point[2] <= key) << 2 | (unsigned)(point[3] <= key) << 3)
+                    & in_bucket;
+        }
+        return at + znear_ones[below];
+    }
+    return at + znear_ones[znear_below(t->offsets + at, within + 1) & in_bucket];
+}
+
+/* The codes of n <= ZTWO_BLOCK rows at these clamped offsets. Rows whose top bits tie
+ * with a point's are listed without a branch and told apart after the others: their
+ * 64-bit points, seldom read and out of cache, are then fetched together, not each
+ * behind a mispredicted branch. */
+ZRANK_INLINE void ztwo_block(const ztwo_table *t, const uint64_t *offsets, int n,
+                             uint8_t *out, ptrdiff_t nbytes, int exact, int crowded)
+{
+    uint32_t ranks[ZTWO_BLOCK];
+    uint8_t tied[ZTWO_BLOCK];
+    int ties = 0;
+    for (int j = 0; j < n; j++) {
+        unsigned tie = 0;
+        ranks[j] = (uint32_t)ztwo_rank(t, offsets[j], exact, crowded, exact ? &tie : NULL);
+        tied[ties] = (uint8_t)j;
+        ties += tie != 0;
+    }
+    for (int i = 0; i < ties; i++)
+        ranks[tied[i]] = (uint32_t)ztwo_rank(t, offsets[tied[i]], exact, crowded, NULL);
+    for (int j = 0; j < n; j++)
+        memcpy(out + j * nbytes, t->codes + (size_t)ranks[j] * nbytes, nbytes);
+}
+
+ZRANK_INLINE void ztwo_loop(const ztwo_table *t, const uint8_t *row, ptrdiff_t stride,
+                            ptrdiff_t width, uint8_t *out, ptrdiff_t nbytes, ptrdiff_t n,
+                            int exact, int crowded)
+{
+    const ztwo_table table = *t;   /* (in registers: the stores may alias *t) */
+    uint64_t offsets[ZTWO_BLOCK];
+    for (ptrdiff_t i = 0; i < n; i += ZTWO_BLOCK) {
+        int rows = n - i < ZTWO_BLOCK ? (int)(n - i) : ZTWO_BLOCK;
+        for (int j = 0; j < rows; j++)
+            offsets[j] = ztwo_offset(&table, zrank_load(row + (i + j) * stride, width));
+        ztwo_block(&table, offsets, rows, out + i * nbytes, nbytes, exact, crowded);
+    }
+}
+
+#if ZNEAR_AVX2_BUILT
+/* Adjacent 8-byte rows: AVX2 takes each block's keys to their clamped offsets 4 rows a
+ * register, then ztwo_block. */
+ZORDER_TARGET_ISA("avx2")
+ZRANK_INLINE void ztwo_blocks_avx2(const ztwo_table *t, const uint8_t *row, uint8_t *out,
+                                   ptrdiff_t nbytes, ptrdiff_t blocks, int exact, int crowded)
+{
+    const ztwo_table table = *t;
+    uint64_t offsets[ZTWO_BLOCK];
+    const __m256i order = _mm256_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
+                                           7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8);
+    const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
+    const __m256i origin = _mm256_set1_epi64x((int64_t)table.origin);
+    const __m256i origin_signed = _mm256_xor_si256(origin, sign);
+    const __m256i top = _mm256_set1_epi64x((int64_t)table.top);
+    const __m256i top_signed = _mm256_xor_si256(top, sign);
+    for (ptrdiff_t b = 0; b < blocks; b++) {
+        const uint8_t *keys = row + b * ZTWO_BLOCK * 8;
+        for (int j = 0; j < ZTWO_BLOCK; j += 4) {
+            __m256i key = _mm256_shuffle_epi8(
+                _mm256_loadu_si256((const __m256i *)(keys + 8 * j)), order);
+            __m256i below = _mm256_cmpgt_epi64(origin_signed, _mm256_xor_si256(key, sign));
+            __m256i offset = _mm256_sub_epi64(_mm256_blendv_epi8(key, origin, below), origin);
+            __m256i above = _mm256_cmpgt_epi64(_mm256_xor_si256(offset, sign), top_signed);
+            _mm256_storeu_si256((__m256i *)(offsets + j), _mm256_blendv_epi8(offset, top, above));
+        }
+        ztwo_block(&table, offsets, ZTWO_BLOCK, out + b * ZTWO_BLOCK * nbytes, nbytes, exact,
+                   crowded);
+    }
+}
+
+ZORDER_TARGET_ISA("avx2") static ZORDER_NOINLINE
+void ztwo_avx2(const ztwo_table *t, const uint8_t *row, uint8_t *out, ptrdiff_t nbytes,
+               ptrdiff_t blocks, int exact, int crowded)
+{
+    if (nbytes == 2 && exact && crowded)
+        ztwo_blocks_avx2(t, row, out, 2, blocks, 1, 1);
+    else if (nbytes == 2 && exact)
+        ztwo_blocks_avx2(t, row, out, 2, blocks, 1, 0);
+    else if (nbytes == 2 && crowded)
+        ztwo_blocks_avx2(t, row, out, 2, blocks, 0, 1);
+    else if (nbytes == 2)
+        ztwo_blocks_avx2(t, row, out, 2, blocks, 0, 0);
+    else
+        ztwo_blocks_avx2(t, row, out, nbytes, blocks, exact, crowded);
+}
+#endif
+
+/* Every row's code from the two-level table; `exact`: t->points holds the 64-bit points
+ * (some second-level bucket is wider than 2**30 keys; without, such a bucket's points are
+ * told apart by their top bits only: a wrong code for a key among them, never a bad
+ * read); `crowded`, `avx2`: as for znear_rows. */
+static ZORDER_NOINLINE void ztwo_rows(const ztwo_table *t, const uint8_t *row,
+                                      ptrdiff_t stride, ptrdiff_t width, uint8_t *out,
+                                      ptrdiff_t nbytes, ptrdiff_t n, int exact, int crowded,
+                                      int avx2)
+{
+#if ZNEAR_AVX2_BUILT
+    if (avx2 && width == 8 && stride == 8 && n >= ZTWO_BLOCK) {
+        ptrdiff_t blocks = n / ZTWO_BLOCK, done = blocks * ZTWO_BLOCK;
+        ztwo_avx2(t, row, out, nbytes, blocks, exact, crowded);
+        row += done * 8;
+        out += done * nbytes;
+        n -= done;
+    }
+#else
+    (void)avx2;
+#endif
+    if (width == 8 && nbytes == 2 && exact)
+        ztwo_loop(t, row, stride, 8, out, 2, n, 1, crowded);
+    else if (width == 8 && nbytes == 2)
+        ztwo_loop(t, row, stride, 8, out, 2, n, 0, crowded);
+    else
+        ztwo_loop(t, row, stride, width, out, nbytes, n, exact, crowded);
 }
 
 #endif
