@@ -142,6 +142,20 @@ cdef int _check_rows(const uint8_t[:, :] ordered, Py_ssize_t out_rows, Py_ssize_
     return 0
 
 
+cdef Py_ssize_t _check_points(const uint8_t[:, ::1] codes, Py_ssize_t size, Py_ssize_t nbytes,
+                              str name) except -1:
+    """The span 2**p of a table of ``size`` = 2**p + 4 point offsets (p 0 to 27), checked
+    with its codes, one of ``nbytes`` bytes a point."""
+    if codes.shape[0] != size or codes.shape[1] != nbytes:
+        raise ValueError(f"{name}: codes must be ({size}, {nbytes}) for {size} "
+                         f"offsets and {nbytes}-byte codes, got ({codes.shape[0]}, "
+                         f"{codes.shape[1]})")
+    cdef Py_ssize_t span = size - 4
+    if span < 1 or span & (span - 1) or span > (1 << ZNEAR_START_BITS):
+        raise ValueError(f"{name}: offsets must hold 2**p + 4 entries, p 0 to 27")
+    return span
+
+
 def rank_rows_near(const uint8_t[:, :] ordered, const uint32_t[::1] entries,
                    const int32_t[::1] offsets, const uint8_t[:, ::1] codes, uint64_t origin,
                    int shift, bint crowded, uint8_t[:, ::1] out, *, bint vector=True):
@@ -166,13 +180,7 @@ def rank_rows_near(const uint8_t[:, :] ordered, const uint32_t[::1] entries,
     cdef Py_ssize_t n = ordered.shape[0], width = ordered.shape[1]
     cdef Py_ssize_t nbytes = out.shape[1], size = offsets.shape[0]
     _check_rows(ordered, out.shape[0], nbytes, "rank_rows_near")
-    if codes.shape[0] != size or codes.shape[1] != nbytes:
-        raise ValueError(f"rank_rows_near: codes must be ({size}, {nbytes}) for {size} "
-                         f"offsets and {nbytes}-byte codes, got ({codes.shape[0]}, "
-                         f"{codes.shape[1]})")
-    cdef Py_ssize_t span = size - 4
-    if span < 1 or span & (span - 1) or span > (1 << ZNEAR_START_BITS):
-        raise ValueError("rank_rows_near: offsets must hold 2**p + 4 entries, p 0 to 27")
+    cdef Py_ssize_t span = _check_points(codes, size, nbytes, "rank_rows_near")
     if entries.shape[0] < 2 or not 0 <= shift <= ZNEAR_SHIFT_MAX:
         raise ValueError("rank_rows_near: the bucket table does not fit the split points")
     if n == 0:
@@ -234,13 +242,7 @@ def rank_rows_two_level(const uint8_t[:, :] ordered, const uint32_t[::1] first,
         if points_of.shape[0] != size:
             raise ValueError(f"rank_rows_two_level: points must be as long as offsets "
                              f"({size}), got {points_of.shape[0]}")
-    if codes.shape[0] != size or codes.shape[1] != nbytes:
-        raise ValueError(f"rank_rows_two_level: codes must be ({size}, {nbytes}) for {size} "
-                         f"offsets and {nbytes}-byte codes, got ({codes.shape[0]}, "
-                         f"{codes.shape[1]})")
-    cdef Py_ssize_t span = size - 4
-    if span < 1 or span & (span - 1) or span > (1 << ZNEAR_START_BITS):
-        raise ValueError("rank_rows_two_level: offsets must hold 2**p + 4 entries, p 0 to 27")
+    cdef Py_ssize_t span = _check_points(codes, size, nbytes, "rank_rows_two_level")
     cdef Py_ssize_t levels = second.shape[0]
     if (first.shape[0] < 1 or levels < 2 or levels & (levels - 1)
             or levels > (2 << ZTWO_BASE_BITS) or not 0 <= shift <= 63):

@@ -101,20 +101,26 @@ ZRANK_INLINE void zrank_store(uint8_t *out, uint64_t code, ptrdiff_t nbytes)
     }
 }
 
-/* The rank of key in a crowded bucket: a + the points of [a, b) that are <= key. */
-static int64_t zrank_search(const uint64_t *pair, int64_t a, int64_t b, uint64_t key)
-{
-    while (b - a > 8) {
-        int64_t mid = a + (b - a) / 2;
-        if (pair[2 * mid] <= key)
-            a = mid + 1;
-        else
-            b = mid;
+/* A crowded bucket's search, a + the points of [a, b) that are <= key (binary, then the
+ * last few in turn), for points of TYPE stored STRIDE elements apart: NAME(points, a, b,
+ * key). One definition for each table's layout. */
+#define ZRANK_SEARCH(NAME, TYPE, STRIDE)                                                  \
+    static int64_t NAME(const TYPE *points, int64_t a, int64_t b, TYPE key)               \
+    {                                                                                     \
+        while (b - a > 8) {                                                               \
+            int64_t mid = a + (b - a) / 2;                                                \
+            if (points[(STRIDE) * mid] <= key)                                            \
+                a = mid + 1;                                                              \
+            else                                                                          \
+                b = mid;                                                                  \
+        }                                                                                 \
+        while (a < b && points[(STRIDE) * a] <= key)                                      \
+            a++;                                                                          \
+        return a;                                                                         \
     }
-    while (a < b && pair[2 * a] <= key)
-        a++;
-    return a;
-}
+
+/* The 64-bit table: each point beside its code. */
+ZRANK_SEARCH(zrank_search, uint64_t, 2)
 
 ZRANK_INLINE uint64_t zrank_bucket(const zrank_table *t, uint64_t key)
 {
@@ -219,25 +225,20 @@ ZRANK_INLINE unsigned znear_below(const int32_t *offset, int32_t bound)
 #endif
 }
 
-/* The rank of a crowded bucket's key: a + the offsets of [a, b) that are <= key. */
-static int64_t znear_search(const int32_t *offsets, int64_t a, int64_t b, int32_t key)
+/* The compact table: each point's offset in its bucket. */
+ZRANK_SEARCH(znear_search, int32_t, 1)
+
+/* A key's offset from a table's origin, clamped to [0, top] (so its bucket is <= the last):
+ * the compact and two-level tables' first step. */
+ZRANK_INLINE uint64_t zrank_offset(uint64_t origin, uint64_t top, uint64_t key)
 {
-    while (b - a > 8) {
-        int64_t mid = a + (b - a) / 2;
-        if (offsets[mid] <= key)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    while (a < b && offsets[a] <= key)
-        a++;
-    return a;
+    uint64_t offset = (key > origin ? key : origin) - origin;
+    return offset < top ? offset : top;
 }
 
 ZRANK_INLINE uint64_t znear_rank(const znear_table *t, uint64_t key, int crowded)
 {
-    uint64_t offset = (key > t->origin ? key : t->origin) - t->origin;
-    offset = offset < t->top ? offset : t->top;     /* so the bucket is <= last */
+    uint64_t offset = zrank_offset(t->origin, t->top, key);
     uint64_t bucket = offset >> t->shift;
     int32_t within = (int32_t)(offset & ((UINT64_C(1) << t->shift) - 1));
     uint32_t entry = t->entries[bucket];
@@ -263,6 +264,37 @@ ZRANK_INLINE void znear_loop(const znear_table *t, const uint8_t *row, ptrdiff_t
 #define ZNEAR_AVX2_BUILT 1
 #define ZNEAR_BLOCK 64
 
+/* zrank_offset of 4 adjacent big-endian 8-byte keys a register: unsigned max(key, origin)
+ * - origin, then min(., top), by signed compares of the values with their top bit
+ * flipped. The constants are made once a call (zrank_clamp4_of). */
+typedef struct {
+    __m256i order, sign, origin, origin_signed, top, top_signed;
+} zrank_clamp4;
+
+ZORDER_TARGET_ISA("avx2")
+ZRANK_INLINE zrank_clamp4 zrank_clamp4_of(uint64_t origin, uint64_t top)
+{
+    zrank_clamp4 c;
+    c.order = _mm256_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
+                               7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8);
+    c.sign = _mm256_set1_epi64x(INT64_MIN);
+    c.origin = _mm256_set1_epi64x((int64_t)origin);
+    c.origin_signed = _mm256_xor_si256(c.origin, c.sign);
+    c.top = _mm256_set1_epi64x((int64_t)top);
+    c.top_signed = _mm256_xor_si256(c.top, c.sign);
+    return c;
+}
+
+ZORDER_TARGET_ISA("avx2")
+ZRANK_INLINE __m256i zrank_offsets4(const zrank_clamp4 *c, const uint8_t *keys)
+{
+    __m256i key = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)keys), c->order);
+    __m256i below = _mm256_cmpgt_epi64(c->origin_signed, _mm256_xor_si256(key, c->sign));
+    __m256i offset = _mm256_sub_epi64(_mm256_blendv_epi8(key, c->origin, below), c->origin);
+    __m256i above = _mm256_cmpgt_epi64(_mm256_xor_si256(offset, c->sign), c->top_signed);
+    return _mm256_blendv_epi8(offset, c->top, above);
+}
+
 /* Adjacent 8-byte rows in blocks: AVX2 takes each block's keys to buckets and offsets 4
  * rows a register (the clamps and shifts that were half a row's instructions), then each
  * row's entry, points and code are read as above. */
@@ -273,13 +305,7 @@ ZRANK_INLINE void znear_blocks_avx2(const znear_table *t, const uint8_t *row, ui
     const znear_table table = *t;
     uint32_t bucket[ZNEAR_BLOCK];
     int32_t bound[ZNEAR_BLOCK];      /* a key's offset in its bucket, + 1 */
-    const __m256i order = _mm256_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
-                                           7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8);
-    const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
-    const __m256i origin = _mm256_set1_epi64x((int64_t)table.origin);
-    const __m256i origin_signed = _mm256_xor_si256(origin, sign);
-    const __m256i top = _mm256_set1_epi64x((int64_t)table.top);
-    const __m256i top_signed = _mm256_xor_si256(top, sign);
+    const zrank_clamp4 clamp = zrank_clamp4_of(table.origin, table.top);
     const __m256i low = _mm256_set1_epi64x((int64_t)((UINT64_C(1) << table.shift) - 1));
     const __m256i one = _mm256_set1_epi64x(1);
     const __m128i shift = _mm_cvtsi32_si128(table.shift);
@@ -287,14 +313,7 @@ ZRANK_INLINE void znear_blocks_avx2(const znear_table *t, const uint8_t *row, ui
     for (ptrdiff_t b = 0; b < blocks; b++) {
         const uint8_t *keys = row + b * ZNEAR_BLOCK * 8;
         for (int j = 0; j < ZNEAR_BLOCK; j += 4) {
-            __m256i key = _mm256_shuffle_epi8(
-                _mm256_loadu_si256((const __m256i *)(keys + 8 * j)), order);
-            /* unsigned max(key, origin) - origin, then min(., top): signed compares of
-             * the values with their top bit flipped */
-            __m256i below = _mm256_cmpgt_epi64(origin_signed, _mm256_xor_si256(key, sign));
-            __m256i offset = _mm256_sub_epi64(_mm256_blendv_epi8(key, origin, below), origin);
-            __m256i above = _mm256_cmpgt_epi64(_mm256_xor_si256(offset, sign), top_signed);
-            offset = _mm256_blendv_epi8(offset, top, above);
+            __m256i offset = zrank_offsets4(&clamp, keys + 8 * j);
             __m256i index = _mm256_permutevar8x32_epi32(_mm256_srl_epi64(offset, shift), evens);
             __m256i within = _mm256_permutevar8x32_epi32(
                 _mm256_add_epi64(_mm256_and_si256(offset, low), one), evens);
@@ -428,26 +447,8 @@ ZRANK_INLINE unsigned ztwo_equal(const int32_t *offset, int32_t value)
 #endif
 }
 
-/* The rank of a crowded bucket's key among 64-bit points: a + the points of [a, b) <= key. */
-static int64_t ztwo_search(const uint64_t *points, int64_t a, int64_t b, uint64_t key)
-{
-    while (b - a > 8) {
-        int64_t mid = a + (b - a) / 2;
-        if (points[mid] <= key)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    while (a < b && points[a] <= key)
-        a++;
-    return a;
-}
-
-ZRANK_INLINE uint64_t ztwo_offset(const ztwo_table *t, uint64_t key)
-{
-    uint64_t offset = (key > t->origin ? key : t->origin) - t->origin;
-    return offset < t->top ? offset : t->top;
-}
+/* The two-level table's 64-bit points (read where a key's top bits tie with a point's). */
+ZRANK_SEARCH(ztwo_search, uint64_t, 1)
 
 /* The rank of the key at a clamped offset; `exact`: points wider than their int32 are
  * told apart in full (t->points is read), here on a branch or, given `tie` (the block
@@ -524,7 +525,8 @@ ZRANK_INLINE void ztwo_loop(const ztwo_table *t, const uint8_t *row, ptrdiff_t s
     for (ptrdiff_t i = 0; i < n; i += ZTWO_BLOCK) {
         int rows = n - i < ZTWO_BLOCK ? (int)(n - i) : ZTWO_BLOCK;
         for (int j = 0; j < rows; j++)
-            offsets[j] = ztwo_offset(&table, zrank_load(row + (i + j) * stride, width));
+            offsets[j] = zrank_offset(table.origin, table.top,
+                                      zrank_load(row + (i + j) * stride, width));
         ztwo_block(&table, offsets, rows, out + i * nbytes, nbytes, exact, crowded);
     }
 }
@@ -538,23 +540,11 @@ ZRANK_INLINE void ztwo_blocks_avx2(const ztwo_table *t, const uint8_t *row, uint
 {
     const ztwo_table table = *t;
     uint64_t offsets[ZTWO_BLOCK];
-    const __m256i order = _mm256_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
-                                           7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8);
-    const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
-    const __m256i origin = _mm256_set1_epi64x((int64_t)table.origin);
-    const __m256i origin_signed = _mm256_xor_si256(origin, sign);
-    const __m256i top = _mm256_set1_epi64x((int64_t)table.top);
-    const __m256i top_signed = _mm256_xor_si256(top, sign);
+    const zrank_clamp4 clamp = zrank_clamp4_of(table.origin, table.top);
     for (ptrdiff_t b = 0; b < blocks; b++) {
         const uint8_t *keys = row + b * ZTWO_BLOCK * 8;
-        for (int j = 0; j < ZTWO_BLOCK; j += 4) {
-            __m256i key = _mm256_shuffle_epi8(
-                _mm256_loadu_si256((const __m256i *)(keys + 8 * j)), order);
-            __m256i below = _mm256_cmpgt_epi64(origin_signed, _mm256_xor_si256(key, sign));
-            __m256i offset = _mm256_sub_epi64(_mm256_blendv_epi8(key, origin, below), origin);
-            __m256i above = _mm256_cmpgt_epi64(_mm256_xor_si256(offset, sign), top_signed);
-            _mm256_storeu_si256((__m256i *)(offsets + j), _mm256_blendv_epi8(offset, top, above));
-        }
+        for (int j = 0; j < ZTWO_BLOCK; j += 4)
+            _mm256_storeu_si256((__m256i *)(offsets + j), zrank_offsets4(&clamp, keys + 8 * j));
         ztwo_block(&table, offsets, ZTWO_BLOCK, out + b * ZTWO_BLOCK * nbytes, nbytes, exact,
                    crowded);
     }
