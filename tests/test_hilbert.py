@@ -199,42 +199,46 @@ def test_columns_read_in_place(n):
             assert np.array_equal(results[-1][some], model_rows([c[some] for c in columns], bits))
 
 
+@pytest.mark.parametrize("n", [2, 3, 4])
 @pytest.mark.parametrize("bits", [8, 24, 48, 64])
-def test_four_columns_on_every_transform(bits):
-    """Four columns, which the state tables write straight to the output: strided columns
+def test_state_tables_write_the_rows_on_every_transform(n, bits):
+    """2-4 columns, which the state tables write straight to the output: strided columns
     (read through the block's words), row counts around the 64-row groups and the 16 rows
     below which the AVX-512 steps run, and rows with spare bytes after the index."""
-    rng = np.random.default_rng(bits)
+    rng = np.random.default_rng(bits + n)
     nbytes = bits // 8
+    size = n * nbytes
     for nrows in (5, 16, 17, 63, 64, 129, 255, 256, 263):
-        base = rng.integers(0, 256, (nrows, 4, nbytes + 3), dtype=np.uint8)
+        base = rng.integers(0, 256, (nrows, n, nbytes + 3), dtype=np.uint8)
         base[: nrows // 2, 1] &= np.uint8(1)   # near the curve's start too
-        columns = [base[:, c, 1: 1 + nbytes] for c in range(4)]
+        columns = [base[:, c, 1: 1 + nbytes] for c in range(n)]
         expected = model_rows(columns, bits)
         for transform in TRANSFORMS:
-            out = np.full((nrows, 4 * nbytes + 5), 0xEE, np.uint8)
+            out = np.full((nrows, size + 5), 0xEE, np.uint8)
             _hilbert._hilbert_rows_with("table", columns, bits, out, transform=transform)
-            assert np.array_equal(out[:, : 4 * nbytes], expected), (transform, nrows)
-            assert (out[:, 4 * nbytes:] == 0xEE).all(), (transform, nrows)
+            assert np.array_equal(out[:, :size], expected), (transform, nrows)
+            assert (out[:, size:] == 0xEE).all(), (transform, nrows)
 
 
+@pytest.mark.parametrize("n", [2, 3, 4])
 @pytest.mark.parametrize("offset", [0, 16, 40])
-def test_four_columns_streamed_to_any_alignment(offset):
-    """From 4 MiB of output the 4-column state tables write whole 64-byte lines with
-    non-temporal stores: rows starting anywhere in a line, the first and last lines
-    partial, neighbouring bytes untouched; two threads, each with 4 MiB, write
-    neighbouring ranges that meet inside a line."""
-    rng = np.random.default_rng(offset)
-    nrows = 2 * ((4 << 20) // 32) + 77
-    columns = [rng.integers(0, 256, (nrows, 8), dtype=np.uint8) for _ in range(4)]
+def test_state_tables_stream_to_any_alignment(n, offset):
+    """From 4 MiB of output the state tables write whole 64-byte lines with non-temporal
+    stores: rows starting anywhere in a line, the first and last lines partial,
+    neighbouring bytes untouched; two threads, each with 4 MiB, write neighbouring ranges
+    that meet inside a line (rows of 24 bytes also meet inside a row's line)."""
+    rng = np.random.default_rng(offset + n)
+    size = 8 * n
+    nrows = 2 * ((4 << 20) // size) + 77
+    columns = [rng.integers(0, 256, (nrows, 8), dtype=np.uint8) for _ in range(n)]
     expected = _hilbert._hilbert_rows_with("table", columns, 64, transform="plain")
     for threads in (1, 2):
-        buf = np.full(nrows * 32 + 192, 0xEE, np.uint8)
+        buf = np.full(nrows * size + 192, 0xEE, np.uint8)
         start = (-buf.ctypes.data) % 64 + 64 + offset
-        out = buf[start: start + nrows * 32].reshape(nrows, 32)
+        out = buf[start: start + nrows * size].reshape(nrows, size)
         assert zorder.hilbert_rows(columns, 64, out, threads=threads) is out
         assert np.array_equal(out, expected), threads
-        assert (buf[:start] == 0xEE).all() and (buf[start + nrows * 32:] == 0xEE).all()
+        assert (buf[:start] == 0xEE).all() and (buf[start + nrows * size:] == 0xEE).all()
     some = rng.choice(nrows, 12, replace=False)
     assert np.array_equal(expected[some], model_rows([c[some] for c in columns], 64))
 

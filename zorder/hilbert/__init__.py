@@ -7,7 +7,8 @@ of each row, vectorized across rows in C (``csrc/hilbert_kernel.c``: for 2, 3 an
 with AVX-512 VBMI + GFNI, the same transform as a state machine over the levels, its
 tables built at import from Skilling's steps, on 64 rows a register; else 8 rows per
 AVX-512 register, 4 per AVX2 register, plain C elsewhere), and interleave the transposed
-words with an interleave backend's row kernel while the block of rows is in cache.
+words with an interleave backend's row kernel while the block of rows is in cache (the
+state tables write the interleaved bytes themselves).
 ``untranspose_rows`` is the inverse transform, for the decoder in the values floor.
 
 Imports the interleave floor (its front end and backends) and the CPU floor (which

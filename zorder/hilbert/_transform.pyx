@@ -4,8 +4,8 @@
 The transform runs in C (_hilbert_kernel.c) on blocks of rows, vectorized across rows
 (AVX-512 VBMI + GFNI state tables for 2-4 columns, Skilling's steps on AVX-512, AVX2
 or plain C, chosen once with CPUID); each block's transposed words are then interleaved by
-an interleave backend's own row kernel, the fastest one by default (the 4-column state
-tables write the interleaved bytes themselves).
+an interleave backend's own row kernel, the fastest one by default (the state tables
+for 2-4 columns write the interleaved bytes themselves).
 Argument checking follows Iceberg's order; layouts, ``out=`` and ``threads=`` are the
 interleave front end's (zorder/_frontend.pyx), so they behave exactly as in
 ``interleave_bits`` and ``interleave_rows``.

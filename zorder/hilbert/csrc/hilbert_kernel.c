@@ -23,6 +23,17 @@
 #if ZORDER_X86_64 && ZORDER_CC_AVX512_VBMI_GFNI
 #define ZH_X86_BUILD 1
 #include <immintrin.h>
+/* The interleave backend's streaming writer (whole 64-byte lines, non-temporal, realigned
+ * to the output's start; masked ordinary stores at both ends) and its threshold
+ * STREAM_MIN. Its load.h also brings row readers this file does not use. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+#include "avx512/stream.h"
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 #else
 #define ZH_X86_BUILD 0
 #endif
@@ -515,8 +526,10 @@ ZH256 static void transform256(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int b
  * A group of 64 rows is turned into byte planes (plane k: byte k of each row's word,
  * column by column); a level's bits are then one bit of a plane, moved into place by a
  * GFNI affine, and a step of the state machine is one byte permutation (vpermb) of the
- * table for 64 rows at once. The output bits go back into planes, and the planes back to
- * words, as big-endian bytes for the interleave. */
+ * table for 64 rows at once. The output bits, in the order the levels give them, are
+ * already Iceberg's interleave of the transposed words: they go into planes of output
+ * bytes, the planes back to rows, and the rows straight to the output (no interleave
+ * pass). */
 
 #define ZHV ZORDER_TARGET_ISA("avx512f,avx512bw,avx512vbmi,gfni")
 #define ZHV_INLINE ZHV ZORDER_ALWAYS_INLINE
@@ -594,13 +607,16 @@ typedef struct {
 #define ZH_PLANE(src, nbytes, j) ((src)->be ? (j) : (nbytes) - 1 - (j))
 
 /* 2 columns, rows [r, r + 64): two levels a step through zh_table2, whose index is the
- * state (bits 4-5) and the two levels' bits (column 0 first, upper level first). */
+ * state (bits 4-5) and the two levels' bits (column 0 first, upper level first). Its
+ * output nibble has the same order, which is Iceberg's interleave of the transposed
+ * words: a byte of the columns' planes gives output bytes 2j and 2j+1 of each row, as
+ * planes; they go back to rows as quads (output bytes 8q .. 8q+7) at words + q * ws. */
 ZHV static void states2_group(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t r,
                               int nbytes)
 {
     const __m512i table = _mm512_loadu_si512(zh_table2);
     const __m512i state_bits = _mm512_set1_epi8(0x30), high = _mm512_set1_epi8((char)0xF0);
-    __m512i p0[8], p1[8], o0[8], o1[8], e = _mm512_setzero_si512();
+    __m512i p0[8], p1[8], o[16], e = _mm512_setzero_si512();
     int j;
     to_planes(src->in[0] + 8 * r, p0);
     to_planes(src->in[1] + 8 * r, p1);
@@ -613,25 +629,19 @@ ZHV static void states2_group(const zh_source *src, uint64_t *words, ptrdiff_t w
         const __m512i zlo = _mm512_or_si512(
             affine(a, ZH_MOVE(3, 7) | ZH_MOVE(2, 5) | ZH_MOVE(1, 3) | ZH_MOVE(0, 1)),
             affine(b, ZH_MOVE(3, 6) | ZH_MOVE(2, 4) | ZH_MOVE(1, 2) | ZH_MOVE(0, 0)));
-        __m512i e0, e1, e2, ohi, olo;
+        __m512i e0, e1, e2;
         /* (vpermb reads the low 6 bits of each index byte: bits 6-7 may hold anything) */
         e0 = _mm512_permutexvar_epi8(pick(state_bits, e, _mm512_srli_epi16(zhi, 4)), table);
         e1 = _mm512_permutexvar_epi8(pick(state_bits, e0, zhi), table);
         e2 = _mm512_permutexvar_epi8(pick(state_bits, e1, _mm512_srli_epi16(zlo, 4)), table);
         e = _mm512_permutexvar_epi8(pick(state_bits, e2, zlo), table);
-        ohi = pick(high, _mm512_slli_epi16(e0, 4), e1);
-        olo = pick(high, _mm512_slli_epi16(e2, 4), e);
-        o0[j] = _mm512_or_si512(
-            affine(ohi, ZH_MOVE(7, 7) | ZH_MOVE(5, 6) | ZH_MOVE(3, 5) | ZH_MOVE(1, 4)),
-            affine(olo, ZH_MOVE(7, 3) | ZH_MOVE(5, 2) | ZH_MOVE(3, 1) | ZH_MOVE(1, 0)));
-        o1[j] = _mm512_or_si512(
-            affine(ohi, ZH_MOVE(6, 7) | ZH_MOVE(4, 6) | ZH_MOVE(2, 5) | ZH_MOVE(0, 4)),
-            affine(olo, ZH_MOVE(6, 3) | ZH_MOVE(4, 2) | ZH_MOVE(2, 1) | ZH_MOVE(0, 0)));
+        o[2 * j] = pick(high, _mm512_slli_epi16(e0, 4), e1);
+        o[2 * j + 1] = pick(high, _mm512_slli_epi16(e2, 4), e);
     }
-    for (; j < 8; j++)
-        o0[j] = o1[j] = _mm512_setzero_si512();
-    from_planes(o0, words + r);
-    from_planes(o1, words + ws + r);
+    for (j = 2 * nbytes; j < 16; j++)
+        o[j] = _mm512_setzero_si512();
+    for (j = 0; 8 * j < 2 * nbytes; j++)
+        from_planes(o + 8 * j, words + j * ws + r);
 }
 
 /* zh_table3[idx] for 64 indices (state in bits 3-7, below 24; the level's bits 0-2). */
@@ -641,16 +651,27 @@ ZHV_INLINE __m512i lookup3(__m512i idx, __m512i t0, __m512i t1, __m512i t2)
     return _mm512_mask_permutexvar_epi8(low, _mm512_movepi8_mask(idx), idx, t2);
 }
 
+/* The GFNI matrix taking level i's output bit of column c (bit 2 - c of the state byte)
+ * to its place in output byte m of the 3 bytes 8 levels give (bit 3i + c of 24, MSB
+ * first), or 0 where it lands in another byte. */
+#define ZH_BIT3(i, c, m) \
+    ((3 * (i) + (c)) / 8 == (m) ? ZH_MOVE(2 - (c), 7 - (3 * (i) + (c)) % 8) : 0)
+#define ZH_LEVEL3(i, m) (ZH_BIT3(i, 0, m) | ZH_BIT3(i, 1, m) | ZH_BIT3(i, 2, m))
+
 /* 3 columns, G groups of 64 rows from r: one level a step through zh_table3; the groups'
- * state chains are independent, which keeps the permute units busy. */
+ * state chains are independent, which keeps the permute units busy. A level's three
+ * output bits, column 0 first, are the next three bits of Iceberg's interleave of the
+ * transposed words, so a byte of the columns' planes gives output bytes 3j .. 3j+2 of
+ * each row, as planes; they go back to rows as quads (output bytes 8q .. 8q+7) at
+ * words + q * ws. */
 ZHV_INLINE void states3_groups(const zh_source *src, uint64_t *words, ptrdiff_t ws,
                                ptrdiff_t r, int nbytes, const int G)
 {
     const __m512i t0 = _mm512_loadu_si512(zh_table3), t1 = _mm512_loadu_si512(zh_table3 + 64),
                   t2 = _mm512_loadu_si512(zh_table3 + 128);
     const __m512i state_bits = _mm512_set1_epi8((char)0xF8);
-    __m512i p[2][3][8], o[2][3][8], e[2];
-    int g, c, j, l;
+    __m512i p[2][3][8], o[2][24], e[2];
+    int g, c, j, l, m;
     for (g = 0; g < G; g++) {
         for (c = 0; c < 3; c++)
             to_planes(src->in[c] + 8 * (r + 64 * g), p[g][c]);
@@ -659,24 +680,26 @@ ZHV_INLINE void states3_groups(const zh_source *src, uint64_t *words, ptrdiff_t 
     for (j = 0; j < nbytes; j++) {
         const int k = ZH_PLANE(src, nbytes, j);
         for (g = 0; g < G; g++)
-            for (c = 0; c < 3; c++)
-                o[g][c][j] = _mm512_setzero_si512();
+            for (m = 0; m < 3; m++)
+                o[g][3 * j + m] = _mm512_setzero_si512();
         for (l = 7; l >= 0; l--)
             for (g = 0; g < G; g++) {
                 const __m512i x = _mm512_ternarylogic_epi64(
                     affine(p[g][0][k], ZH_MOVE(l, 2)), affine(p[g][1][k], ZH_MOVE(l, 1)),
                     affine(p[g][2][k], ZH_MOVE(l, 0)), ZH_OR3);
                 e[g] = lookup3(pick(state_bits, e[g], x), t0, t1, t2);
-                for (c = 0; c < 3; c++)
-                    o[g][c][j] = _mm512_or_si512(o[g][c][j], affine(e[g], ZH_MOVE(2 - c, l)));
+                for (m = 0; m < 3; m++)
+                    if (ZH_LEVEL3(7 - l, m) != 0)
+                        o[g][3 * j + m] = _mm512_or_si512(o[g][3 * j + m],
+                                                          affine(e[g], ZH_LEVEL3(7 - l, m)));
             }
     }
-    for (g = 0; g < G; g++)
-        for (c = 0; c < 3; c++) {
-            for (j = nbytes; j < 8; j++)
-                o[g][c][j] = _mm512_setzero_si512();
-            from_planes(o[g][c], words + c * ws + r + 64 * g);
-        }
+    for (g = 0; g < G; g++) {
+        for (j = 3 * nbytes; j < 24; j++)
+            o[g][j] = _mm512_setzero_si512();
+        for (j = 0; 8 * j < 3 * nbytes; j++)
+            from_planes(o[g] + 8 * j, words + j * ws + r + 64 * g);
+    }
 }
 
 ZHV static void states3_pair(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t r,
@@ -798,99 +821,92 @@ ZHV static void states4_one(const zh_source *src, uint64_t *words, ptrdiff_t ws,
     states4_groups(src, words, ws, r, nbytes, 1);
 }
 
-/* Outputs of rows back to back from this many bytes are written as whole 64-byte lines
- * with non-temporal stores, so the destination is not read for ownership first: the
- * interleave's AVX-512 backend does the same from the same size (avx512/stream.h, whose
- * writer this follows; its line realignment, since numpy's buffers are 16-byte aligned).
- * The partial lines at both ends are masked ordinary stores, so no byte outside the
- * call's rows is touched (threads write neighbouring ranges). */
-#define ZH_STREAM_MIN ((ptrdiff_t)4 << 20)
-
-typedef struct {
-    uint8_t *line;   /* the next 64-byte-aligned line */
-    __m512i prev;    /* the register put last */
-    __m512i shift;   /* a line: the last `mis` bytes of prev, then the first 64 - mis of next */
-    int mis;         /* the start's address mod 64 */
-    int started;
-} zh_stream;
-
-ZHV static void stream_start(zh_stream *st, uint8_t *start)
+/* 8 rows of n quads (64-bit columns: row i's quad q at qword i of z[q]) as the 8n qwords
+ * of those rows back to back, in 2 (n = 2), 3 or 4 registers. */
+ZHV_INLINE void rows_of_quads(const __m512i *z, int n, __m512i *rows)
 {
-    uint8_t idx[64];
-    int i;
-    st->mis = (int)((uintptr_t)start & 63);
-    st->line = start - st->mis;
-    for (i = 0; i < 64; i++)
-        idx[i] = (uint8_t)(i < st->mis ? 64 - st->mis + i : 64 + i - st->mis);
-    st->shift = _mm512_loadu_si512(idx);
-    st->prev = _mm512_setzero_si512();
-    st->started = 0;
-}
-
-/* The next 64 bytes of the output. */
-ZHV_INLINE void stream_put(zh_stream *st, __m512i v)
-{
-    if (st->mis == 0) {
-        _mm512_stream_si512((void *)st->line, v);
+    if (n == 2) {
+        rows[0] = _mm512_permutex2var_epi64(z[0], _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11),
+                                            z[1]);
+        rows[1] = _mm512_permutex2var_epi64(z[0], _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15),
+                                            z[1]);
+    } else if (n == 3) {
+        /* qword s of register k is row (8k + s) / 3's quad (8k + s) % 3: quads 0 and 1
+         * from one two-source permute, quad 2's lanes (mask) from a second one */
+        rows[0] = _mm512_mask_permutexvar_epi64(
+            _mm512_permutex2var_epi64(z[0], _mm512_setr_epi64(0, 8, 0, 1, 9, 1, 2, 10), z[1]),
+            0x24, _mm512_setr_epi64(0, 0, 0, 1, 1, 1, 2, 2), z[2]);
+        rows[1] = _mm512_mask_permutexvar_epi64(
+            _mm512_permutex2var_epi64(z[0], _mm512_setr_epi64(2, 3, 11, 3, 4, 12, 4, 5), z[1]),
+            0x49, _mm512_setr_epi64(2, 3, 3, 3, 4, 4, 4, 5), z[2]);
+        rows[2] = _mm512_mask_permutexvar_epi64(
+            _mm512_permutex2var_epi64(z[0], _mm512_setr_epi64(13, 5, 6, 14, 6, 7, 15, 7), z[1]),
+            0x92, _mm512_setr_epi64(5, 5, 6, 6, 6, 7, 7, 7), z[2]);
     } else {
-        const __m512i line = _mm512_permutex2var_epi8(st->prev, st->shift, v);
-        if (st->started)
-            _mm512_stream_si512((void *)st->line, line);
-        else   /* the first line starts before the output */
-            _mm512_mask_storeu_epi8(st->line, ~(__mmask64)0 << st->mis, line);
-    }
-    st->line += 64;
-    st->prev = v;
-    st->started = 1;
-}
-
-/* Writes what is still carried and orders the non-temporal stores before later ones. */
-ZHV static void stream_finish(zh_stream *st)
-{
-    if (st->started && st->mis)
-        _mm512_mask_storeu_epi8(st->line, ((__mmask64)1 << st->mis) - 1,
-                                _mm512_permutex2var_epi8(st->prev, st->shift, st->prev));
-    _mm_sfence();
-}
-
-/* Rows [0, count) of the quads (states4_groups) to out: 8 rows of 32 bytes at a time for
- * 64-bit columns (through st, when not NULL: rows back to back), byte runs otherwise. */
-ZHV static void write_quads(const uint64_t *words, ptrdiff_t ws, int nbytes, ptrdiff_t count,
-                            uint8_t *out, ptrdiff_t out_stride, zh_stream *st)
-{
-    const ptrdiff_t size = 4 * nbytes;
-    ptrdiff_t row = 0, q;
-    if (nbytes == 8) {
         /* quads 0-1 and 2-3 paired row by row, then each row's four quads together */
         const __m512i pair_lo = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11),
                       pair_hi = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15),
                       rows_lo = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11),
                       rows_hi = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+        const __m512i u0 = _mm512_permutex2var_epi64(z[0], pair_lo, z[1]),
+                      u1 = _mm512_permutex2var_epi64(z[0], pair_hi, z[1]),
+                      v0 = _mm512_permutex2var_epi64(z[2], pair_lo, z[3]),
+                      v1 = _mm512_permutex2var_epi64(z[2], pair_hi, z[3]);
+        rows[0] = _mm512_permutex2var_epi64(u0, rows_lo, v0);
+        rows[1] = _mm512_permutex2var_epi64(u0, rows_hi, v0);
+        rows[2] = _mm512_permutex2var_epi64(u1, rows_lo, v1);
+        rows[3] = _mm512_permutex2var_epi64(u1, rows_hi, v1);
+    }
+}
+
+/* Rows [0, count) of the quads the state tables left (quad q at words + q * ws) to out,
+ * n * nbytes bytes a row: 8 rows at a time for 64-bit columns (through st, when not
+ * NULL: rows back to back), byte runs otherwise. */
+ZHV_INLINE void write_quads_of(const uint64_t *words, ptrdiff_t ws, int nbytes, ptrdiff_t count,
+                               uint8_t *out, ptrdiff_t out_stride, zstream *st, const int n)
+{
+    const ptrdiff_t size = n * nbytes;
+    ptrdiff_t row = 0, q;
+    __m512i z[4], rows[4];
+    int i;
+    if (nbytes == 8 && st != NULL) {
+        /* a copy of the stream's state, which stays in registers through the loop */
+        zstream stream = *st;
         for (; row + 8 <= count; row += 8) {
-            const __m512i z0 = _mm512_loadu_si512(words + row),
-                          z1 = _mm512_loadu_si512(words + ws + row),
-                          z2 = _mm512_loadu_si512(words + 2 * ws + row),
-                          z3 = _mm512_loadu_si512(words + 3 * ws + row);
-            const __m512i u0 = _mm512_permutex2var_epi64(z0, pair_lo, z1),
-                          u1 = _mm512_permutex2var_epi64(z0, pair_hi, z1),
-                          v0 = _mm512_permutex2var_epi64(z2, pair_lo, z3),
-                          v1 = _mm512_permutex2var_epi64(z2, pair_hi, z3);
-            __m512i two[4];
-            int i;
-            two[0] = _mm512_permutex2var_epi64(u0, rows_lo, v0);
-            two[1] = _mm512_permutex2var_epi64(u0, rows_hi, v0);
-            two[2] = _mm512_permutex2var_epi64(u1, rows_lo, v1);
-            two[3] = _mm512_permutex2var_epi64(u1, rows_hi, v1);
-            if (st != NULL) {
-                for (i = 0; i < 4; i++)
-                    stream_put(st, two[i]);
-                continue;
-            }
-            for (i = 0; i < 4; i++) {
-                uint8_t *dst = out + (row + 2 * i) * out_stride;
-                _mm256_storeu_si256((__m256i *)dst, _mm512_castsi512_si256(two[i]));
-                _mm256_storeu_si256((__m256i *)(dst + out_stride),
-                                    _mm512_extracti64x4_epi64(two[i], 1));
+            for (i = 0; i < n; i++)
+                z[i] = _mm512_loadu_si512(words + i * ws + row);
+            rows_of_quads(z, n, rows);
+            for (i = 0; i < n; i++)
+                stream_put(&stream, rows[i]);
+        }
+        *st = stream;
+    } else if (nbytes == 8 && (n != 3 || out_stride == 24)) {
+        /* (3 quads a row leave registers that straddle rows: only rows back to back) */
+        for (; row + 8 <= count; row += 8) {
+            for (i = 0; i < n; i++)
+                z[i] = _mm512_loadu_si512(words + i * ws + row);
+            rows_of_quads(z, n, rows);
+            if (n == 3) {
+                for (i = 0; i < 3; i++)
+                    _mm512_storeu_si512(out + row * 24 + 64 * i, rows[i]);
+            } else if (n == 2) {
+                for (i = 0; i < 2; i++) {
+                    uint8_t *dst = out + (row + 4 * i) * out_stride;
+                    _mm_storeu_si128((__m128i *)dst, _mm512_castsi512_si128(rows[i]));
+                    _mm_storeu_si128((__m128i *)(dst + out_stride),
+                                     _mm512_extracti32x4_epi32(rows[i], 1));
+                    _mm_storeu_si128((__m128i *)(dst + 2 * out_stride),
+                                     _mm512_extracti32x4_epi32(rows[i], 2));
+                    _mm_storeu_si128((__m128i *)(dst + 3 * out_stride),
+                                     _mm512_extracti32x4_epi32(rows[i], 3));
+                }
+            } else {
+                for (i = 0; i < 4; i++) {
+                    uint8_t *dst = out + (row + 2 * i) * out_stride;
+                    _mm256_storeu_si256((__m256i *)dst, _mm512_castsi512_si256(rows[i]));
+                    _mm256_storeu_si256((__m256i *)(dst + out_stride),
+                                        _mm512_extracti64x4_epi64(rows[i], 1));
+                }
             }
         }
     }
@@ -900,39 +916,56 @@ ZHV static void write_quads(const uint64_t *words, ptrdiff_t ws, int nbytes, ptr
                    (size_t)(size - 8 * q < 8 ? size - 8 * q : 8));
 }
 
-/* The block's Hilbert index for 4 columns, written to out (no interleave pass). */
-static void states4_block(const zh_source *src, uint64_t *words, ptrdiff_t ws, int bits,
-                          ptrdiff_t count, uint8_t *out, ptrdiff_t out_stride, zh_stream *st)
+ZHV static void write_quads(const uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int nbytes,
+                            ptrdiff_t count, uint8_t *out, ptrdiff_t out_stride, zstream *st)
 {
-    ptrdiff_t r = 0;
-    for (; r + 64 < count; r += 128)
-        states4_pair(src, words, ws, r, bits / 8);
-    if (r < count)
-        states4_one(src, words, ws, r, bits / 8);
-    write_quads(words, ws, bits / 8, count, out, out_stride, st);
+    if (n == 2)
+        write_quads_of(words, ws, nbytes, count, out, out_stride, st, 2);
+    else if (n == 3)
+        write_quads_of(words, ws, nbytes, count, out, out_stride, st, 3);
+    else
+        write_quads_of(words, ws, nbytes, count, out, out_stride, st, 4);
 }
 
-/* Whether the state tables run this block: 2 or 3 columns (4: states4_block), and enough
- * rows to fill the 64-row planes (fewer run on transform512's tiles of 8). */
-static int states_take(ptrdiff_t n, ptrdiff_t count)
-{
-    return (n == 2 || n == 3) && count > 16;
-}
-
-/* The block's transposed words, as big-endian bytes, into words + c * ws. */
-static void transform_states(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t n,
-                             int bits, ptrdiff_t count)
+/* The block's Hilbert index for 2, 3 or 4 columns by the state tables, written to out
+ * (no interleave pass). */
+static void states_block(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t n,
+                         int bits, ptrdiff_t count, uint8_t *out, ptrdiff_t out_stride,
+                         zstream *st)
 {
     ptrdiff_t r = 0;
     if (n == 2) {
         for (; r < count; r += 64)
             states2_group(src, words, ws, r, bits / 8);
-        return;
+    } else if (n == 3) {
+        for (; r + 64 < count; r += 128)
+            states3_pair(src, words, ws, r, bits / 8);
+        if (r < count)
+            states3_one(src, words, ws, r, bits / 8);
+    } else {
+        for (; r + 64 < count; r += 128)
+            states4_pair(src, words, ws, r, bits / 8);
+        if (r < count)
+            states4_one(src, words, ws, r, bits / 8);
     }
-    for (; r + 64 < count; r += 128)
-        states3_pair(src, words, ws, r, bits / 8);
-    if (r < count)
-        states3_one(src, words, ws, r, bits / 8);
+    write_quads(words, ws, n, bits / 8, count, out, out_stride, st);
+}
+
+/* stream.h's start and end, called from the baseline code. */
+ZHV static void start_stream(zstream *st, uint8_t *start)
+{
+    stream_init(st, start);
+}
+
+ZHV static void finish_stream(zstream *st)
+{
+    stream_finish(st);
+}
+
+/* Whether the state tables write this call's rows: 2, 3 or 4 columns. */
+static int direct_tables(int level, ptrdiff_t ncols)
+{
+    return level == ZORDER_HILBERT_VBMI && ncols >= 2 && ncols <= 4;
 }
 
 #endif /* ZH_X86_BUILD */
@@ -942,15 +975,6 @@ static void transform_block(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int bits
                             ptrdiff_t count, int level)
 {
 #if ZH_X86_BUILD
-    if (level == ZORDER_HILBERT_VBMI && states_take(n, count)) {
-        zh_source src;
-        ptrdiff_t c;
-        src.be = 0;
-        for (c = 0; c < n; c++)
-            src.in[c] = (const uint8_t *)(words + c * ws);
-        transform_states(&src, words, ws, n, bits, count);
-        return;
-    }
     if (level >= ZORDER_HILBERT_AVX512) {
         transform512(words, ws, n, bits, count);
         return;
@@ -998,14 +1022,17 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
 #if ZH_X86_BUILD
     /* The state tables read whole groups of 64 rows straight from columns of 8-byte rows
      * back to back (big-endian already): no copy into the block's words. */
-    int direct = level == ZORDER_HILBERT_VBMI && ncols >= 2 && ncols <= 4;
+    int direct = direct_tables(level, ncols);
     for (c = 0; c < ncols && direct; c++)
         direct = cols[c].row_stride == 8 && cols[c].width == 8;
-    zh_stream stream_state, *stream = NULL;
-    if (level == ZORDER_HILBERT_VBMI && ncols == 4 && bits == 64 && out_stride == 32 &&
-        nrows * 32 >= ZH_STREAM_MIN) {
+    /* Large outputs of rows back to back leave as whole lines with non-temporal stores
+     * (stream.h), from the size where the interleave backend streams too: ordinary
+     * stores would read every output line for ownership first. */
+    zstream stream_state, *stream = NULL;
+    if (direct_tables(level, ncols) && bits == 64 && out_stride == 8 * ncols &&
+        nrows * out_stride >= STREAM_MIN) {
         stream = &stream_state;
-        stream_start(stream, out);
+        start_stream(stream, out);
     }
 #endif
     for (r0 = 0; r0 < nrows; r0 += ws) {
@@ -1016,13 +1043,8 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
             src.be = 1;
             for (c = 0; c < ncols; c++)
                 src.in[c] = cols[c].data + r0 * 8;
-            if (ncols == 4) {
-                states4_block(&src, words, ws, bits, count, out + r0 * out_stride, out_stride,
-                              stream);
-                continue;
-            }
-            transform_states(&src, words, ws, ncols, bits, count);
-            interleave(block, ncols, ncols * nbytes, count, out + r0 * out_stride, out_stride);
+            states_block(&src, words, ws, ncols, bits, count, out + r0 * out_stride, out_stride,
+                         stream);
             continue;
         }
 #endif
@@ -1040,12 +1062,14 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
             }
         }
 #if ZH_X86_BUILD
-        if (level == ZORDER_HILBERT_VBMI && ncols == 4 && count > 16) {
+        /* (fewer rows than fill the 64-row planes run on transform512's tiles of 8) */
+        if (direct_tables(level, ncols) && count > 16) {
             zh_source src;
             src.be = 0;
             for (c = 0; c < ncols; c++)
                 src.in[c] = (const uint8_t *)(words + c * ws);
-            states4_block(&src, words, ws, bits, count, out + r0 * out_stride, out_stride, stream);
+            states_block(&src, words, ws, ncols, bits, count, out + r0 * out_stride, out_stride,
+                         stream);
             continue;
         }
 #endif
@@ -1054,7 +1078,7 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
     }
 #if ZH_X86_BUILD
     if (stream != NULL)
-        stream_finish(stream);
+        finish_stream(stream);
 #endif
     if (words != stack_words) {
         free(words);

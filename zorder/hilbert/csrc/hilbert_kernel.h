@@ -5,7 +5,7 @@
  * big-endian, then Iceberg's interleaveBits of them. The transform runs on blocks of rows
  * held column by column (one array of words per column), vectorized across rows; each
  * block is then interleaved by an interleave backend's RowsKernel while it is in cache
- * (4 columns on the VBMI state tables write Iceberg's interleave themselves). */
+ * (2, 3 and 4 columns on the VBMI state tables write Iceberg's interleave themselves). */
 #ifndef ZORDER_HILBERT_KERNEL_H
 #define ZORDER_HILBERT_KERNEL_H
 
