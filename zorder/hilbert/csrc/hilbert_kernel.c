@@ -702,17 +702,21 @@ ZHV_INLINE void states3_groups(const zh_source *src, uint64_t *words, ptrdiff_t 
     }
 }
 
-ZHV static void states3_pair(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t r,
-                             int nbytes)
-{
-    states3_groups(src, words, ws, r, nbytes, 2);
-}
+/* NAME_pair and NAME_one: NAME_groups on two groups of 64 rows (their chains
+ * interleaved) or one, each compiled with the group count constant. */
+#define ZH_PAIR_AND_ONE(NAME)                                                             \
+    ZHV static void NAME##_pair(const zh_source *src, uint64_t *words, ptrdiff_t ws,      \
+                                ptrdiff_t r, int nbytes)                                  \
+    {                                                                                     \
+        NAME##_groups(src, words, ws, r, nbytes, 2);                                      \
+    }                                                                                     \
+    ZHV static void NAME##_one(const zh_source *src, uint64_t *words, ptrdiff_t ws,       \
+                               ptrdiff_t r, int nbytes)                                   \
+    {                                                                                     \
+        NAME##_groups(src, words, ws, r, nbytes, 1);                                      \
+    }
 
-ZHV static void states3_one(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t r,
-                            int nbytes)
-{
-    states3_groups(src, words, ws, r, nbytes, 1);
-}
+ZH_PAIR_AND_ONE(states3)
 
 /* ternarylogic immediates are built from the truth tables of its operands a, b, c. */
 #define ZH_TA 0xF0
@@ -809,17 +813,7 @@ ZHV_INLINE void states4_groups(const zh_source *src, uint64_t *words, ptrdiff_t 
     }
 }
 
-ZHV static void states4_pair(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t r,
-                             int nbytes)
-{
-    states4_groups(src, words, ws, r, nbytes, 2);
-}
-
-ZHV static void states4_one(const zh_source *src, uint64_t *words, ptrdiff_t ws, ptrdiff_t r,
-                            int nbytes)
-{
-    states4_groups(src, words, ws, r, nbytes, 1);
-}
+ZH_PAIR_AND_ONE(states4)
 
 /* 8 rows of n quads (64-bit columns: row i's quad q at qword i of z[q]) as the 8n qwords
  * of those rows back to back, in 2 (n = 2), 3 or 4 registers. */
