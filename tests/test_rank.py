@@ -798,6 +798,16 @@ def test_the_compact_table_serves_short_keys_and_spans_up_to_2_to_the_30_a_bucke
         assert np.array_equal(rank_columns([keys], b)[0], _numpy_rank_bytes(keys, b))
 
 
+def assert_refused(function, good, change, message):
+    """``function(*good)`` with the arguments at ``change``'s positions replaced raises a
+    ValueError matching ``message``."""
+    args = list(good)
+    for at, value in change.items():
+        args[at] = value
+    with pytest.raises(ValueError, match=message):
+        function(*args)
+
+
 def test_rank_rows_near_refuses_a_table_that_does_not_fit_and_never_reads_past_it():
     from zorder.values._rank import rank_rows_near
 
@@ -823,11 +833,7 @@ def test_rank_rows_near_refuses_a_table_that_does_not_fit_and_never_reads_past_i
         ({0: np.zeros((len(keys), 9), np.uint8)}, "widths 1 to 8"),
         ({0: np.zeros((len(keys), 8), np.uint8)[:, ::-1]}, "adjacent"),
     ]:
-        args = list(good)
-        for at, value in change.items():
-            args[at] = value
-        with pytest.raises(ValueError, match=message):
-            rank_rows_near(*args)
+        assert_refused(rank_rows_near, good, change, message)
     # Nonsense entries (past the points, decreasing, crowded or not), any origin, any
     # shift, either loop: codes of the table, never a read outside it.
     allowed = set(t.codes.view(">u2").ravel().tolist())
@@ -959,11 +965,7 @@ def test_rank_rows_two_level_refuses_a_table_that_does_not_fit_and_never_reads_p
         ({0: np.zeros((len(keys), 9), np.uint8)}, "widths 1 to 8"),
         ({0: np.zeros((len(keys), 8), np.uint8)[:, ::-1]}, "adjacent"),
     ]:
-        args = list(good)
-        for at, value in change.items():
-            args[at] = value
-        with pytest.raises(ValueError, match=message):
-            rank_rows_two_level(*args)
+        assert_refused(rank_rows_two_level, good, change, message)
     with pytest.raises((TypeError, ValueError)):
         rank_rows_two_level(*good[:4], t.points.astype(np.int64), *good[5:])
     # Nonsense entries at both levels, offsets and points, any origin and shift, with and
