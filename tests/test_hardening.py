@@ -291,14 +291,32 @@ def test_children_hear_ctrl_c_when_this_run_ignores_it(tmp_path):
     assert (rc, out.split()) == (0, ["True", "False"]), (out, err[-400:])
 
 
+# The threads scheduler reads these 400,000 rows once in this process and is done in a
+# few tenths of a second: its row groups are written slowly here, so that the interrupt
+# lands in the job.
+SLOW_WRITES = """
+import sys, time
+import pyarrow.parquet as pq
+write_table = pq.ParquetWriter.write_table
+def slow(self, *args, **kwargs):
+    time.sleep(0.1)
+    return write_table(self, *args, **kwargs)
+pq.ParquetWriter.write_table = slow
+from zorder.__main__ import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 @pytest.mark.parametrize("scheduler, delay", [("processes", 0.0), ("processes", 0.3),
-                                              ("processes", 1.5), ("threads", 0.3)])
+                                              ("processes", 1.5), ("threads", 0.0),
+                                              ("threads", 0.3)])
 def test_sigint_ends_cluster_quickly_and_cleanly(big_dir, tmp_path, scheduler, delay):
     out = tmp_path / "out"
     out.mkdir()
     (out / "old.txt").write_bytes(b"old")
+    command = ["-m", "zorder"] if scheduler == "processes" else ["-c", SLOW_WRITES]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "zorder", "cluster", str(big_dir / "data"), str(out),
+        [sys.executable, *command, "cluster", str(big_dir / "data"), str(out),
          "--columns", "a,b", "--scheduler", scheduler, "--overwrite", "--quiet", "--no-report"],
         cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, start_new_session=True, preexec_fn=as_foreground_command())
@@ -431,11 +449,11 @@ def test_a_stopped_pools_threads_do_not_mark_later_threads(monkeypatch):
     pool's; a later, unrelated thread given the same ident was told it was interrupted
     (about half of 200 fresh threads, as Linux reuses idents)."""
     pytest.importorskip("dask")
-    from zorder.engines import dask_scheduler
+    from zorder.engines import interrupts
     from zorder.engines.dask_scheduler import compute_options, running_on
     from zorder.engines.interrupts import interrupted
 
-    monkeypatch.setattr(dask_scheduler._ThreadPool.stop, "__defaults__", (0.05,))
+    monkeypatch.setattr(interrupts.StoppablePool.stop, "__defaults__", (0.05,))
     with pytest.raises(KeyboardInterrupt):
         with running_on("threads", 1.0):
             compute_options()["pool"].submit(time.sleep, 0.6)

@@ -869,7 +869,7 @@ def test_a_file_still_being_written_after_the_cleanup_is_deleted_by_its_task(
     import signal
     import threading
 
-    from zorder.engines import dask_scheduler
+    from zorder.engines import interrupts
     from zorder.engines.iceberg_write import DataFileWriter
 
     pytest.importorskip("dask")
@@ -877,7 +877,7 @@ def test_a_file_still_being_written_after_the_cleanup_is_deleted_by_its_task(
     snapshot = table.current_snapshot().snapshot_id
     on_disk = data_files_on_disk(table)
     real, calls = DataFileWriter.close, []
-    stop = dask_scheduler._ThreadPool.stop
+    stop = interrupts.StoppablePool.stop
 
     def slow(self, footer=None):
         calls.append(1)
@@ -888,7 +888,7 @@ def test_a_file_still_being_written_after_the_cleanup_is_deleted_by_its_task(
         return real(self, footer)
 
     monkeypatch.setattr(DataFileWriter, "close", slow)
-    monkeypatch.setattr(dask_scheduler._ThreadPool, "stop",
+    monkeypatch.setattr(interrupts.StoppablePool, "stop",
                         lambda self, timeout=5.0: stop(self, 0.1))
     with pytest.raises(KeyboardInterrupt):
         rewrite(table, ["l"], scheduler="threads")

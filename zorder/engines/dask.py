@@ -15,6 +15,10 @@ kernel:
    when every file is written and the row count checks out, so a failed job leaves no
    partial output.
 
+On a scheduler in this process (``threads``, ``sync``), a Parquet input that fits in
+memory takes steps 1-3 without Dask: read once with pyarrow, sorted once, the ranges cut
+alike (``cluster_in_process``).
+
 The output is globally ordered: file names sort in Z-order and each file's Z-values are all
 below the next file's. Equal Z-values never straddle two files. The Z-value column is
 dropped before writing, as Iceberg does, unless ``keep_zvalue=True``.
@@ -53,6 +57,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from zorder.engines import dask_stages as stages
+from zorder.engines.cluster_in_process import survey_files, write_ranges
 from zorder.engines.cuts import choose_splits
 from zorder.engines.dask_scheduler import (
     WORKER_DATA_SHARE, check_connect_timeout, check_scheduler, compute, local_workers,
@@ -203,7 +208,11 @@ def cluster(
     default), ``"threads"``, ``"processes"``, ``"sync"``, ``"local:N"`` (a
     ``distributed.LocalCluster`` of N worker processes sharing ``memory_limit``, started
     for the job and stopped after it), a scheduler address, or a Client.
-    A remote cluster's workers must see ``out_dir``'s folder at the same path.
+    A remote cluster's workers must see ``out_dir``'s folder at the same path. On a
+    scheduler in this process (``threads``, ``sync``, or none and no current Client), a
+    Parquet input that fits in memory skips the survey's second read and the shuffle: it
+    is read once and sorted once here (``zorder.engines.cluster_in_process``), the same
+    rows in the same order.
     ``memory_limit``: bytes the job may hold (``4GB``, ``512MiB`` or an int; default
     ``zorder.parquet.memory.DEFAULT_FRACTION`` of the available memory); on a distributed
     cluster, its workers' own limits count instead. Data whose Arrow size times
@@ -324,24 +333,34 @@ def cluster(
                         f"workers {blind} cannot see {tmp!r}: out_dir must be on a filesystem "
                         "that every worker mounts at the same path"
                     )
-            parts = ddf.to_delayed()
-            # At most ~1M sampled keys reach the client, however many partitions there are.
-            per_part = int(max(50, min(sample_rows, stages.MAX_SAMPLE // max(1, len(parts)))))
             task_bytes, slots = _task_memory(client, scheduler, limit)
+            in_process = False
             if data_path is not None:
                 # a partition is read whole by Dask for the survey: one too large for a
                 # task's share (a row group past the blocksize) is refused before
                 total_arrow, largest = _footer_sizes(files)
                 if total_arrow * IN_MEMORY_PEAK > task_bytes * slots:
                     _check_partitions(largest, task_bytes, slots, limit, client is not None)
-            survey = dask.delayed(stages.survey, pure=True)
-            batch_bytes = Budget(task_bytes).batch_bytes
-            stats = compute(
-                [survey(p, i, columns, ordering, per_part, compression, keep_zvalue,
-                        batch_bytes)
-                 for i, p in enumerate(parts)],
-                client, progress, f"sampling Z-values of {len(parts)} partitions",
-            )
+                else:
+                    # tasks in this process: the files read once, no shuffle
+                    in_process = client is None and scheduler != "processes"
+            # At most ~1M sampled keys reach the client, however many partitions there are.
+            pieces = len(files) if in_process else ddf.npartitions
+            per_part = int(max(50, min(sample_rows, stages.MAX_SAMPLE // max(1, pieces))))
+            if in_process:
+                held = survey_files(files, schema, columns, ordering, per_part, compression,
+                                    keep_zvalue, progress)
+                stats, ordering = held.stats, held.ordering
+            else:
+                parts = ddf.to_delayed()
+                survey = dask.delayed(stages.survey, pure=True)
+                batch_bytes = Budget(task_bytes).batch_bytes
+                stats = compute(
+                    [survey(p, i, columns, ordering, per_part, compression, keep_zvalue,
+                            batch_bytes)
+                     for i, p in enumerate(parts)],
+                    client, progress, f"sampling Z-values of {len(parts)} partitions",
+                )
             counts = [s[0] for s in stats]
             ordering = stages.learn_boundaries(ordering, counts, [s[1] for s in stats], columns)
             total_rows = int(sum(counts))
@@ -352,7 +371,7 @@ def cluster(
             rows_per_file = max(1, int(target / max(bytes_per_row, 1e-9)))
             group_rows = row_group_size or max(1, int(group_bytes / max(bytes_per_row, 1e-9)))
             group_rows = int(min(group_rows, rows_per_file))
-            out_of_core = arrow_total * IN_MEMORY_PEAK > task_bytes * slots
+            out_of_core = not in_process and arrow_total * IN_MEMORY_PEAK > task_bytes * slots
             sort_bytes = stages.sort_share(task_bytes) if out_of_core else task_bytes
             if out_of_core or client is not None:
                 # every range, with its curve values, sorted within one task's share
@@ -378,7 +397,12 @@ def cluster(
             nranges = len(splits) + 1
             name_width = max(5, len(str(nranges - 1)))
 
-            if out_of_core:
+            if in_process:
+                info = write_ranges(held, splits, tmp, metadata, keep_zvalue,
+                                    zvalue_column, rows_per_file, group_rows, compression,
+                                    name_width, progress)
+                del held
+            elif out_of_core:
                 with temporary_folder(out_dir, "spill", temp_dir) as folder:
                     if client is not None:
                         _check_seen(client, folder, "temp_dir (--temp-dir)" if temp_dir

@@ -15,11 +15,9 @@ import re
 import signal
 import sys
 import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator, Optional, Tuple, Union
 
-from zorder.engines.interrupts import serve
+from zorder.engines.interrupts import StoppablePool
 from zorder.parquet.memory import memory_limit_of
 from zorder.parquet.safety import temporary_folder
 
@@ -132,7 +130,9 @@ def running_on(scheduler, connect_timeout: float, *,
             yield None
         return
     if scheduler == "threads":
-        threads = _ThreadPool()
+        # (an interrupt stops it: queued tasks dropped, running ones end at their next
+        # check between row groups, as threads cannot be killed)
+        threads = StoppablePool(os.cpu_count() or 1)
         with _owned_pool("threads", threads, threads.stop):
             yield None
         return
@@ -226,30 +226,6 @@ def _owned_pool(scheduler: str, pool: Any, stop: Any) -> Iterator[None]:
         stop()
         raise
     pool.shutdown(wait=True)
-
-
-class _ThreadPool(ThreadPoolExecutor):
-    """Dask's ``threads`` scheduler on a pool owned here. Threads cannot be killed, and
-    the interpreter's exit waits for the tasks they run (a whole range sorted and written,
-    seconds), so an interrupt ``stop``s the pool: queued tasks are dropped, and running
-    ones see ``interrupted()`` at their next check (between row groups) and end."""
-
-    def __init__(self) -> None:
-        super().__init__(max_workers=os.cpu_count() or 1, thread_name_prefix="zorder",
-                         initializer=self._register)
-        self.stopped = threading.Event()
-
-    def _register(self) -> None:
-        serve(self)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop now; wait up to ``timeout`` s for the running tasks to end, so that what
-        they write is not racing the caller's cleanup."""
-        self.stopped.set()
-        self.shutdown(wait=False, cancel_futures=True)
-        deadline = time.monotonic() + timeout
-        for thread in list(getattr(self, "_threads", ())):
-            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _process_pool():
@@ -431,12 +407,17 @@ def _connect(address: str, timeout: float):
                          f"({type(exc).__name__}: {exc})") from None
 
 
+def announce(progress: bool, label: str) -> None:
+    """Say on stderr what the job does next, if asked for progress."""
+    if progress:
+        print(f"zorder cluster: {label}", file=sys.stderr, flush=True)
+
+
 def compute(objs, client, progress: bool, label: str):
     """Compute a list of Dask collections, with a progress bar if asked."""
     import dask
 
-    if progress:
-        print(f"zorder cluster: {label}", file=sys.stderr, flush=True)
+    announce(progress, label)
     if client is not None:
         futures = client.compute(list(objs))
         if progress:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -31,7 +31,6 @@ from zorder.parquet.spill import JoinedRun, SpillFolder
 from zorder.values.codec import from_words, sort_keys, to_words
 from zorder.values.ordering import Ordering
 from zorder.values.sort import argsort_zvalues
-from zorder.values.stages import WRITE, stage
 
 PART = "__zorder_part"
 WORD = "__zorder_w{}"
@@ -59,29 +58,31 @@ def zvalue_matrix_of(pdf, columns: Sequence[str], ordering: Ordering) -> np.ndar
 # The three Dask steps: survey (sample + sizes), assign ranges, sort and write
 
 
-def _encoded_size(pdf, compression: str, head_rows: int = 50_000,
-                  zvalues_of: Optional[Callable[[Any], np.ndarray]] = None) -> Tuple[float, float]:
-    """(Estimated Parquet bytes, estimated Arrow bytes) of a partition: the first rows
-    encoded, scaled up; the Parquet bytes with their curve values as one more column when
-    ``zvalues_of(head)`` gives them (the output keeps them: a random 24-byte value per
-    row is as big as the rest of a table of a few numbers)."""
+def estimated_size(head: Any, rows: int, columns: Sequence[str], ordering: Ordering,
+                   compression: str, keep_zvalue: bool = False) -> Tuple[float, float]:
+    """(Estimated Parquet bytes, estimated Arrow bytes) of ``rows`` rows like ``head`` (an
+    Arrow table): the head encoded, scaled up; with their curve values as one more column
+    when the output keeps them (a random 24-byte value per row is as big as the rest of a
+    table of a few numbers; rank boundaries not learned yet are the head's own)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    n = len(pdf)
-    if n == 0:
+    if rows == 0 or head.num_rows == 0:
         return 0.0, 0.0
-    head = pdf.iloc[: min(n, head_rows)]
-    table = pa.Table.from_pandas(head, preserve_index=False)
-    arrow = table.nbytes * n / len(head)
-    if zvalues_of is not None:
-        z = np.ascontiguousarray(zvalues_of(head))
+    scale = rows / head.num_rows
+    table = head
+    if keep_zvalue:
+        local = ordering
+        if ordering.encoding == "rank" and ordering.boundaries is None:
+            local = learn_boundaries(ordering, [head.num_rows],
+                                     [ordering.parts(head, list(columns))], columns)
+        z = np.ascontiguousarray(local.matrix(head, list(columns)))
         table = table.append_column(
             "zvalue", pa.FixedSizeBinaryArray.from_buffers(
                 pa.binary(z.shape[1]), len(z), [None, pa.py_buffer(z.tobytes())]))
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression=compression)
-    return sink.getvalue().size * n / len(head), arrow
+    return sink.getvalue().size * scale, head.nbytes * scale
 
 
 def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compression: str,
@@ -116,19 +117,11 @@ def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compr
     parts = [np.ascontiguousarray(np.concatenate([g[j] for g in gathered]))
              for j in range(len(gathered[0]))]
     del gathered
-    zvalues_of = None
-    if keep_zvalue:
-        def zvalues_of(head: Any) -> np.ndarray:
-            local = ordering
-            if ordering.encoding == "rank" and ordering.boundaries is None:
-                # rank boundaries come later, from every partition's sample: for a size,
-                # the head's own will do
-                local = learn_boundaries(
-                    ordering, [len(head)],
-                    [ordering.parts(_arrow_of(head, columns), list(columns))], columns)
-            return zvalue_matrix_of(head, columns, local)
+    import pyarrow as pa
+
     head_rows = 50_000 if batch_bytes is None else max(1_000, min(50_000, rows))
-    return (n, parts, *_encoded_size(pdf, compression, head_rows, zvalues_of=zvalues_of))
+    head = pa.Table.from_pandas(pdf.iloc[:head_rows], preserve_index=False)
+    return (n, parts, *estimated_size(head, n, columns, ordering, compression, keep_zvalue))
 
 
 #: Rows of a partition measured for the Arrow bytes a row of its curve columns takes.
@@ -251,52 +244,43 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
         )
         table = table.append_column(pa.field(zvalue_column, pa.binary(size), nullable=False), zarr)
     # the rows stay in input order: each row group is taken as the one before is written
-    return _write_sorted(table, np.ascontiguousarray(matrix[order]), number, tmp_dir,
-                         rows_per_file, row_group_rows, compression, name_width, order)
+    keys = sort_keys(matrix)[order]
+    cuts = file_cuts(keys, rows_per_file)
+    return info_frame([write_file(table, order[a:b], keys[a:a + 1].tobytes(),
+                                  keys[b - 1:b].tobytes(), number, j, tmp_dir,
+                                  row_group_rows, compression, name_width)
+                       for j, (a, b) in enumerate(zip(cuts[:-1], cuts[1:]))])
 
 
-def _write_sorted(table, matrix: np.ndarray, number: int, tmp_dir: str, rows_per_file: int,
-                  row_group_rows: int, compression: str, name_width: int,
-                  order: Optional[np.ndarray] = None):
-    """Write range ``number``'s rows, sorted (``matrix``: their curve values), as files of
-    about ``rows_per_file`` rows (``file_cuts``) into ``tmp_dir``; their info frame.
-    ``order``: ``table`` is not sorted, its rows ``order`` are (taken as written)."""
+def write_file(table, rows: np.ndarray, first: bytes, last: bytes, number: int, j: int,
+               tmp_dir: str, row_group_rows: int, compression: str, name_width: int) -> tuple:
+    """Write the rows ``rows`` of ``table``, in that order (their curve values run from
+    ``first`` to ``last``), as file ``j`` of range ``number`` into ``tmp_dir``; its row of
+    the info frame (``INFO_COLUMNS``). The file is written under a partial name and renamed
+    when whole: a retried task replaces a whole file, never half of one."""
     import pyarrow.parquet as pq
+
+    name = f"part-{number:0{name_width}d}-{j:04d}.parquet"
 
     def check() -> None:
         if interrupted():
             raise Interrupted(f"stopped before writing {name}")
 
-    keys = sort_keys(matrix)
-    rows = []
-    cuts = file_cuts(keys, rows_per_file)
-    for j, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
-        name = f"part-{number:0{name_width}d}-{j:04d}.parquet"
-        final = os.path.join(tmp_dir, name)
-        partial = os.path.join(tmp_dir, f".{name}.{uuid.uuid4().hex}.partial")
-        piece = table.slice(a, b - a) if order is None else table
-        try:
-            # Row group by row group (the same groups as one write_table): an interrupt of
-            # the threads scheduler ends the task at the next one (threads cannot be killed).
-            with pq.ParquetWriter(partial, piece.schema, compression=compression,
-                                  write_statistics=True) as writer:
-                if order is not None:
-                    write_in_order(writer, table, order[a:b], row_group_rows,
-                                   before_group=check)
-                for start in range(0, piece.num_rows if order is None else 0, row_group_rows):
-                    check()
-                    with stage(WRITE):
-                        writer.write_table(piece.slice(start, row_group_rows),
-                                           row_group_size=row_group_rows)
-            os.replace(partial, final)  # a retried task replaces a whole file, never half of one
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.remove(partial)
-            raise
-        rows.append((number, name, b - a, os.path.getsize(final),
-                     pq.ParquetFile(final).metadata.num_row_groups,
-                     matrix[a].tobytes().hex(), matrix[b - 1].tobytes().hex()))
-    return info_frame(rows)
+    final = os.path.join(tmp_dir, name)
+    partial = os.path.join(tmp_dir, f".{name}.{uuid.uuid4().hex}.partial")
+    try:
+        # Row group by row group (the same groups as one write_table): an interrupt of
+        # a stoppable thread pool ends the task at the next one (threads cannot be killed).
+        with pq.ParquetWriter(partial, table.schema, compression=compression,
+                              write_statistics=True) as writer:
+            write_in_order(writer, table, rows, row_group_rows, before_group=check)
+        os.replace(partial, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(partial)
+        raise
+    return (number, name, len(rows), os.path.getsize(final),
+            pq.ParquetFile(final).metadata.num_row_groups, first.hex(), last.hex())
 
 
 def _table_of(pdf, schema, index: int):

@@ -6,9 +6,11 @@ stages of ``zorder cluster`` and the Iceberg rewrite's writer both check it."""
 from __future__ import annotations
 
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["Interrupted", "interrupted", "serve"]
+__all__ = ["Interrupted", "StoppablePool", "interrupted", "serve"]
 
 
 class Interrupted(Exception):
@@ -33,3 +35,36 @@ def interrupted() -> bool:
     are stopped otherwise)."""
     pool = getattr(_served, "pool", None)
     return pool is not None and pool.stopped.is_set()
+
+
+class StoppablePool(ThreadPoolExecutor):
+    """A thread pool whose tasks an interrupt can end: Dask's ``threads`` scheduler, the
+    writers of ``zorder cluster`` in this process. Threads cannot be killed, and the
+    interpreter's exit waits for the tasks they run (a whole range sorted and written,
+    seconds), so an interrupt ``stop``s the pool: queued tasks are dropped, and running
+    ones see ``interrupted()`` at their next check (between row groups) and end. As a
+    context manager, a block left by an exception stops it; one that ends normally waits
+    for its tasks."""
+
+    def __init__(self, workers: int, prefix: str = "zorder") -> None:
+        super().__init__(max_workers=workers, thread_name_prefix=prefix,
+                         initializer=self._register)
+        self.stopped = threading.Event()
+
+    def _register(self) -> None:
+        serve(self)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop now; wait up to ``timeout`` s for the running tasks to end, so that what
+        they write is not racing the caller's cleanup."""
+        self.stopped.set()
+        self.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + timeout
+        for thread in list(getattr(self, "_threads", ())):
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def __exit__(self, kind: Any, value: Any, trace: Any) -> bool:
+        if kind is not None:
+            self.stop()
+            return False
+        return bool(super().__exit__(kind, value, trace))

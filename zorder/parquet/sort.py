@@ -36,7 +36,7 @@ from zorder.values.stages import READ, REORDER, REPORT, WRITE, stage
 from zorder.values.sort import sort_order
 
 __all__ = ["IN_MEMORY_PEAK", "ProgressCallback", "check_compression", "check_row_group_size",
-           "sort_parquet", "write_in_order"]
+           "read_columns", "sort_parquet", "with_columns", "write_in_order"]
 
 #: The in-memory path's peak, in times the file's Arrow size (the file, its curve values
 #: and the reordered copy): README, "Memory".
@@ -91,28 +91,44 @@ def _in_memory_layout(table: Any, perm: Any, row_group_size: int, compression: s
     return pq.ParquetFile(pa.BufferReader(sink.getvalue())).metadata
 
 
-def _read_columns(source: Any, names: Optional[List[str]],
-                  progress: Optional[ProgressCallback] = None) -> Any:
-    """Columns ``names`` (None: all) of every row group of ``source``, each column in one
-    chunk: ``take`` on many chunks costs a pass over all of them per output row group.
-    Each column's chunks are let go as it is combined, so the read is never whole
-    twice."""
+def read_columns(sources: Sequence[Any], names: Optional[List[str]],
+                 progress: Optional[ProgressCallback] = None, schema: Any = None,
+                 labels: Optional[Sequence[str]] = None) -> Any:
+    """Columns ``names`` (None: all) of every row group of ``sources`` (ParquetFiles,
+    one after another), each column in one chunk: ``take`` on many chunks costs a pass
+    over all of them per output row group. Each column's chunks are let go as it is
+    combined, so the read is never whole twice. ``schema``: the types every file's
+    columns are cast to (a dataset's files may differ in width or nullability; a file
+    that cannot be is a ValueError naming its entry of ``labels``)."""
     import pyarrow as pa
 
-    md = source.metadata
-    pieces = []
-    for g in range(md.num_row_groups):
-        if progress is not None:
-            progress("reading", g, md.num_row_groups, "row groups")
-        with stage(READ):
-            pieces.append(source.read_row_group(g, columns=names))
+    if schema is not None:
+        schema = pa.schema(list(schema) if names is None else [schema.field(n) for n in names])
+    total = sum(source.metadata.num_row_groups for source in sources)
+    pieces: List[Any] = []
+    for k, source in enumerate(sources):
+        for g in range(source.metadata.num_row_groups):
+            if progress is not None:
+                progress("reading", len(pieces), total, "row groups")
+            with stage(READ):
+                piece = source.read_row_group(g, columns=names)
+                if schema is not None and not piece.schema.equals(schema):
+                    try:
+                        piece = piece.select(schema.names).cast(schema)
+                    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, KeyError) as exc:
+                        where = labels[k] if labels is not None else f"file {k}"
+                        raise ValueError(f"{where} does not cast to the first file's column "
+                                         f"types ({exc})") from None
+            pieces.append(piece)
     if progress is not None:
-        progress("reading", md.num_row_groups, md.num_row_groups, "row groups")
+        progress("reading", total, total, "row groups")
     with stage(READ):
         if not pieces:
-            schema = source.schema_arrow
-            return (schema if names is None
-                    else pa.schema([schema.field(n) for n in names])).empty_table()
+            if schema is None:
+                schema = sources[0].schema_arrow
+                if names is not None:
+                    schema = pa.schema([schema.field(n) for n in names])
+            return schema.empty_table()
         read = pa.concat_tables(pieces)
         del pieces
         schema, columns = read.schema, list(read.columns)
@@ -123,7 +139,7 @@ def _read_columns(source: Any, names: Optional[List[str]],
         return pa.Table.from_arrays(columns, schema=schema)
 
 
-def _with_columns(first: Any, second: Any, schema: Any) -> Any:
+def with_columns(first: Any, second: Any, schema: Any) -> Any:
     """The columns of two reads of the same rows, in ``schema``'s order."""
     import pyarrow as pa
 
@@ -320,15 +336,15 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     apart = bool(others) and len(set(names)) == len(names) and not any("." in n for n in names)
     with ThreadPoolExecutor(1, thread_name_prefix="zorder-reader") as reader:
         if apart:
-            read = _read_columns(source, curve_names, bar)
-            rest = reader.submit(_read_columns, source, others)
+            read = read_columns([source], curve_names, bar)
+            rest = reader.submit(read_columns, [source], others)
         else:
-            read = _read_columns(source, None, bar)
+            read = read_columns([source], None, bar)
         bar("z-order", 0, 1, "sort")
         perm, size = sort_order(ordering, read, list(columns))
         bar("z-order", 1, 1, "sort")
         if apart:
-            read = _with_columns(read, rest.result(), source.schema_arrow)
+            read = with_columns(read, rest.result(), source.schema_arrow)
     # the input's metadata, but a pandas RangeIndex, whose labels would name other rows
     table = read.replace_schema_metadata(without_range_index(source.schema_arrow.metadata))
     del read
