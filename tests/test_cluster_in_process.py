@@ -112,3 +112,34 @@ def test_a_file_whose_values_do_not_fit_the_first_files_types_is_named(tmp_path)
                                          r"column types"):
         zd.cluster(str(data), str(tmp_path / "out"), ["a"], scheduler="sync")
     assert sorted(os.listdir(tmp_path)) == ["data"]
+
+
+def test_an_interrupt_stops_the_reader_at_its_next_row_group(dataset, monkeypatch):
+    """Ctrl-C while a thread reads the other columns: the job ends after that thread's
+    current row group, not after the whole read (threads cannot be killed)."""
+    import threading
+    import time
+
+    from zorder.engines.cluster_in_process import survey_files
+    from zorder.values.ordering import Ordering
+
+    read_row_group = pq.ParquetFile.read_row_group
+    groups = []
+
+    def slow(self, i, columns=None, **kwargs):
+        if threading.current_thread() is not threading.main_thread():
+            groups.append(i)
+            time.sleep(0.3)         # 15 row groups: 4.5 s for the whole read
+        return read_row_group(self, i, columns=columns, **kwargs)
+
+    def ctrl_c(self, data, columns):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", slow)
+    monkeypatch.setattr(Ordering, "parts", ctrl_c)
+    files = sorted(glob.glob(os.path.join(dataset, "*.parquet")))
+    schema = pq.read_schema(files[0])
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        survey_files(files, schema, COLUMNS, Ordering.of(), 100, "zstd", False, False)
+    assert time.monotonic() - start < 2.0 and len(groups) < 6
+    assert not [t for t in threading.enumerate() if t.name.startswith("zorder-reader")]

@@ -15,7 +15,6 @@ names and their rows are those of the Dask path on the same splits.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, List, Sequence, Tuple
 
@@ -26,7 +25,7 @@ from zorder.engines.dask_scheduler import announce
 from zorder.engines.dask_stages import (
     estimated_size, info_frame, learn_boundaries, sample_parts, write_file,
 )
-from zorder.engines.interrupts import StoppablePool
+from zorder.engines.interrupts import Interrupted, StoppablePool, interrupted
 from zorder.ordered.errors import ColumnError
 from zorder.parquet.sort import read_columns, with_columns
 from zorder.values.codec import sort_keys
@@ -69,10 +68,11 @@ def survey_files(paths: Sequence[str], schema: Any, columns: Sequence[str],
     counts = [source.metadata.num_rows for source in sources]
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     announce(progress, f"reading {len(paths)} files in this process")
-    with ThreadPoolExecutor(1, thread_name_prefix="zorder-reader") as reader:
+    # (an interrupt here stops the reader at its next row group, not after the read)
+    with StoppablePool(1, "zorder-reader") as reader:
         read = read_columns(sources, curve_names, schema=schema, labels=labels)
-        rest = reader.submit(read_columns, sources, others, schema=schema,
-                             labels=labels) if others else None
+        rest = reader.submit(read_columns, sources, others, schema=schema, labels=labels,
+                             before_group=_check) if others else None
         try:
             parts = ordering.parts(read, list(columns))
         except ColumnError as exc:
@@ -108,6 +108,11 @@ def survey_files(paths: Sequence[str], schema: Any, columns: Sequence[str],
     stats = [(rows, samples[k], parquet * rows / n, arrow * rows / n) if n else
              (rows, samples[k], 0.0, 0.0) for k, rows in enumerate(counts)]
     return Survey(table, ordering, keys, order, stats)
+
+
+def _check() -> None:
+    if interrupted():
+        raise Interrupted("stopped while reading")
 
 
 #: The curve values' column while the surveyed rows are held (renamed when written).

@@ -93,13 +93,15 @@ def _in_memory_layout(table: Any, perm: Any, row_group_size: int, compression: s
 
 def read_columns(sources: Sequence[Any], names: Optional[List[str]],
                  progress: Optional[ProgressCallback] = None, schema: Any = None,
-                 labels: Optional[Sequence[str]] = None) -> Any:
+                 labels: Optional[Sequence[str]] = None,
+                 before_group: Optional[Callable[[], None]] = None) -> Any:
     """Columns ``names`` (None: all) of every row group of ``sources`` (ParquetFiles,
     one after another), each column in one chunk: ``take`` on many chunks costs a pass
     over all of them per output row group. Each column's chunks are let go as it is
     combined, so the read is never whole twice. ``schema``: the types every file's
     columns are cast to (a dataset's files may differ in width or nullability; a file
-    that cannot be is a ValueError naming its entry of ``labels``)."""
+    that cannot be is a ValueError naming its entry of ``labels``). ``before_group()``
+    runs before each row group is read (an engine's check for an interrupt)."""
     import pyarrow as pa
 
     if schema is not None:
@@ -110,6 +112,8 @@ def read_columns(sources: Sequence[Any], names: Optional[List[str]],
         for g in range(source.metadata.num_row_groups):
             if progress is not None:
                 progress("reading", len(pieces), total, "row groups")
+            if before_group is not None:
+                before_group()
             with stage(READ):
                 piece = source.read_row_group(g, columns=names)
                 if schema is not None and not piece.schema.equals(schema):
