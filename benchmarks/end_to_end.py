@@ -23,10 +23,13 @@ clock starts), so that its peak RSS (VmHWM) is its own: seconds, times its floor
 one file's for sort and duckdb, the 8 files' for cluster and the rewrite, as first
 timed), peak RSS (and the RSS it started from: the interpreter and its libraries), its
 CPU seconds and the stage breakdown (``zorder.values.stages``). The floors are timed
-again at the end, to show how the shared machine drifted.
+again at the end, to show how the shared machine drifted. With ``--paired``, each run's
+floor is also timed just before it, every repeat, and the median ratio of those pairs is
+given too: the measure that holds on a machine whose speed drifts during the run.
 
     PYTHONPATH=. python benchmarks/end_to_end.py --rows 2000000
     PYTHONPATH=. python benchmarks/end_to_end.py --only sort,floor,duckdb --pairs ts
+    PYTHONPATH=. python benchmarks/end_to_end.py --paired --repeat 3
 """
 
 from __future__ import annotations
@@ -200,6 +203,7 @@ def measure(spec: Dict[str, Any], data: Dict[str, Any], workdir: str) -> Dict[st
     """One run, in a fresh process (its peak RSS its own): seconds, RSS before and at the
     peak, CPU seconds and the stage breakdown."""
     import dask  # noqa: F401  (imports before the clock starts, in every run alike)
+    import dask.dataframe  # noqa: F401  (cluster's: 0.4-0.5 s with pandas)
     import pyarrow.parquet  # noqa: F401
 
     import zorder  # noqa: F401
@@ -228,25 +232,38 @@ def measure(spec: Dict[str, Any], data: Dict[str, Any], workdir: str) -> Dict[st
             "stages": profile.as_dict() if profile is not None else {}}
 
 
-def timed(label: str, spec: Dict[str, Any], data: Dict[str, Any], workdir: str,
-          floor_seconds: Optional[float], results: List[Dict[str, Any]],
-          repeat: int = 1) -> float:
+def _spawned(spec: Dict[str, Any], data: Dict[str, Any], workdir: str) -> Dict[str, Any]:
     import multiprocessing
 
-    runs = []
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(measure, (spec, data, workdir))
+
+
+def timed(label: str, spec: Dict[str, Any], data: Dict[str, Any], workdir: str,
+          floor_seconds: Optional[float], results: List[Dict[str, Any]],
+          repeat: int = 1, floor_spec: Optional[Dict[str, Any]] = None) -> float:
+    """Time one run ``repeat`` times; with ``floor_spec``, each time just after its I/O
+    floor, so that the ratio of the pair sees the machine as it was then (a shared
+    machine drifts by tens of percent within minutes)."""
+    runs, paired = [], []
     for _ in range(repeat):
-        with multiprocessing.get_context("spawn").Pool(1) as pool:
-            runs.append(pool.apply(measure, (spec, data, workdir)))
+        before = _spawned(floor_spec, data, workdir) if floor_spec is not None else None
+        runs.append(_spawned(spec, data, workdir))
+        if before is not None:
+            paired.append(runs[-1]["seconds"] / before["seconds"])
     # the fastest of the repeats (a shared machine only ever slows a run down), with
     # the highest peak RSS of them
     entry = min(runs, key=lambda r: r["seconds"])
     entry["all_seconds"] = [r["seconds"] for r in runs]
     entry["peak_rss"] = max(r["peak_rss"] for r in runs)
+    entry["x_paired"] = sorted(paired)[(len(paired) - 1) // 2] if paired else None
+    entry["all_paired"] = paired
     seconds = entry["seconds"]
     ratio = seconds / floor_seconds if floor_seconds else 1.0
     entry.update(run=label, x_floor=ratio, **spec)
     results.append(entry)
-    print(f"{label:<34} {seconds:7.2f} s {ratio:5.2f}x floor  peak RSS "
+    pair = f"  paired {entry['x_paired']:.2f}x" if paired else ""
+    print(f"{label:<34} {seconds:7.2f} s {ratio:5.2f}x floor{pair}  peak RSS "
           f"{entry['peak_rss'] / 2**20:6.0f} MiB (from {entry['rss_before'] / 2**20:4.0f})  "
           f"CPU {entry['cpu']:6.2f} s  load {entry['load']:.2f}", flush=True)
     if entry["stages"]:
@@ -269,6 +286,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="time each run this many times, each in a fresh process, and "
                              "keep the fastest (the machine is shared)")
+    parser.add_argument("--paired", action="store_true",
+                        help="time each run's floor just before it, every repeat, and give "
+                             "the median ratio of those pairs too (twice the time)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the results here")
     args = parser.parse_args()
     only = set(args.only.split(","))
@@ -297,6 +317,9 @@ def main() -> None:
             floors[shape].append(timed(label, {"kind": "floor", "shape": shape}, data,
                                        workdir, None, results, args.repeat))
 
+    def floor_of(shape: str) -> Optional[Dict[str, Any]]:
+        return {"kind": "floor", "shape": shape} if args.paired else None
+
     floors_now()
     one, many = min(floors["one"]), min(floors["many"])
     for columns in pairs:
@@ -307,18 +330,21 @@ def main() -> None:
                     if kind in only:
                         spec = {"kind": kind, "columns": columns, "curve": curve,
                                 "encoding": encoding}
+                        shape = "one" if kind == "sort" else "many"
                         timed(f"{kind} {pair} {curve} {encoding}", spec, data, workdir,
-                              one if kind == "sort" else many, results, args.repeat)
+                              one if kind == "sort" else many, results, args.repeat,
+                              floor_of(shape))
         if "duckdb" in only:
             timed(f"duckdb ORDER BY {pair}", {"kind": "duckdb", "columns": columns}, data,
-                  workdir, one, results, args.repeat)
+                  workdir, one, results, args.repeat, floor_of("one"))
     floors_now()
     one, many = min(floors["one"]), min(floors["many"])
     print(f"floors: one file {', '.join(f'{s:.2f}' for s in floors['one'])} s, {FILES} files "
           f"{', '.join(f'{s:.2f}' for s in floors['many'])} s; load average {os.getloadavg()}")
     print("\nagainst the faster timing of each floor:")
-    print(f"| run | seconds | x floor | peak RSS MiB | CPU s | slowest stages (wall s) |")
-    print("|---|---|---|---|---|---|")
+    print(f"| run | seconds | x floor | x paired floor | peak RSS MiB | CPU s | "
+          "slowest stages (wall s) |")
+    print("|---|---|---|---|---|---|---|")
     for r in results:
         if r["kind"] == "floor":
             continue
@@ -326,7 +352,8 @@ def main() -> None:
         r["x_floor"] = r["seconds"] / base
         top = sorted(r["stages"].items(), key=lambda kv: -kv[1]["wall"])[:3]
         slowest = ", ".join("%s %.2f" % (name, total["wall"]) for name, total in top)
-        print(f"| {r['run']} | {r['seconds']:.2f} | {r['x_floor']:.2f} | "
+        paired = "" if r.get("x_paired") is None else f"{r['x_paired']:.2f}"
+        print(f"| {r['run']} | {r['seconds']:.2f} | {r['x_floor']:.2f} | {paired} | "
               f"{r['peak_rss'] / 2**20:.0f} | {r['cpu']:.2f} | {slowest} |")
     shutil.rmtree(os.path.join(workdir, "out"), ignore_errors=True)
     if args.json:
