@@ -5,6 +5,7 @@ a review that attacked the commands with real-world files)."""
 import datetime as dt
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -254,3 +255,25 @@ def test_a_per_column_codec_is_checked_before_any_work(tmp_path):
         sort_parquet(str(tmp_path / "in.parquet"), str(tmp_path / "out.parquet"), ["a"],
                      compression={"a": "lzo"})
     assert not (tmp_path / "out.parquet").exists()
+
+
+@pytest.mark.parametrize("first, second, values", [
+    (pa.bool_(), pa.int64(), [0, 2, 5, -3]),                       # 2, 5, -3 -> True
+    (pa.string(), pa.int64(), [0, 7, 8, 9]),                       # 7 -> "7"
+    (pa.date32(), pa.timestamp("us"), [0, 10**11, 2 * 10**11, 3]),  # the time of day lost
+    (pa.int64(), pa.bool_(), [True, False, True, False]),          # True -> 1
+])
+def test_cluster_refuses_a_file_whose_column_is_of_another_kind(tmp_path, first, second,
+                                                                 values):
+    """A cast across kinds changes values without an error: the in-process path turned a
+    second file's 2, 5, -3 into True and finished (found by a review)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    pq.write_table(pa.table({"a": [1, 2], "c": pa.array([None, None], first)}),
+                   data / "p0.parquet")
+    pq.write_table(pa.table({"a": [3, 4, 5, 6], "c": pa.array(values, second)}),
+                   data / "p1.parquet")
+    with pytest.raises(ValueError, match=re.escape(f"disagree on column 'c': {first} in "
+                                                   f"'p0.parquet' and {second} in 'p1.parquet'")):
+        cluster(str(data), str(tmp_path / "out"), ["a"])
+    assert sorted(os.listdir(tmp_path)) == ["data"]

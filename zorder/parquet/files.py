@@ -51,7 +51,9 @@ def dataset_schema(folder: str, files: Sequence[str]) -> Any:
     Every file's footer is read (one that is not Parquet is named), and every file must
     have the same columns, in any order: the job writes one schema, and a column some
     files lack would be dropped (or a task would fail on it). Their types are the first
-    file's (the job casts the others to them, as Dask's own reading does); a field is
+    file's (the job casts the others to them, as Dask's own reading does), and a file whose
+    column is of another kind (a bool where the first has an integer, a string, a date) is
+    refused: that cast would change its values without an error. A field is
     nullable if it is in any file. The schema metadata is what every file says alike: a
     key whose value differs between files (a GeoParquet bounding box, say) would be false
     of the rows of the others, so it is left out. Hive partition folders (``key=value``)
@@ -103,11 +105,53 @@ def dataset_schema(folder: str, files: Sequence[str]) -> Any:
                 f"{_described(first, name)} in {os.path.basename(first_path)!r} and "
                 f"{_described(schema, name)} in {os.path.basename(path)!r}; "
                 f"the job writes one schema (rewrite the files to one first)")
+        for field in schema:
+            ours_type = first.field(field.name).type
+            if not _castable(ours_type, field.type):
+                raise ValueError(
+                    f"the files of {folder!r} disagree on column {field.name!r}: "
+                    f"{ours_type} in {os.path.basename(first_path)!r} and {field.type} in "
+                    f"{os.path.basename(path)!r}, which the job would convert to the first "
+                    f"file's type; rewrite the files to one type first")
     if first is None:
         raise ValueError(f"{folder!r} holds no Parquet files")
     check_reorderable(first, repr(folder))
     fields = [f.with_nullable(True) if f.name in nullable else f for f in first]
     return pa.schema(fields, metadata=common or None)
+
+
+#: The kinds of column a checked cast keeps the values of, by pyarrow.types predicate
+#: (the view and list-view types are newer than some pyarrow: missing ones never match).
+_KINDS = (("null", ("is_null",)), ("bool", ("is_boolean",)), ("integer", ("is_integer",)),
+          ("float", ("is_floating",)), ("decimal", ("is_decimal",)),
+          ("timestamp", ("is_timestamp",)), ("date", ("is_date",)), ("time", ("is_time",)),
+          ("duration", ("is_duration",)), ("struct", ("is_struct",)), ("map", ("is_map",)),
+          ("string", ("is_string", "is_large_string", "is_string_view")),
+          ("binary", ("is_binary", "is_large_binary", "is_binary_view",
+                      "is_fixed_size_binary")),
+          ("list", ("is_list", "is_large_list", "is_fixed_size_list", "is_list_view",
+                    "is_large_list_view")))
+
+
+def _kind(typ: Any) -> str:
+    """What a column holds, whatever its width, unit or encoding: a value cast to another
+    type of its kind keeps its value or fails (a checked cast); across kinds it changes
+    (2 -> True, 7 -> "7", a timestamp -> its date)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(typ):
+        return _kind(typ.value_type)
+    for kind, tests in _KINDS:
+        if any(getattr(pa.types, test, lambda _: False)(typ) for test in tests):
+            return kind
+    return str(typ)
+
+
+def _castable(a: Any, b: Any) -> bool:
+    """Whether the job may cast a column of type ``a`` to ``b``, or the other way, and keep
+    every value (an integer to a float is checked by the cast)."""
+    kinds = {_kind(a), _kind(b)}
+    return len(kinds) == 1 or "null" in kinds or kinds == {"integer", "float"}
 
 
 def _described(schema: Any, name: str) -> str:
