@@ -143,3 +143,22 @@ def test_an_interrupt_stops_the_reader_at_its_next_row_group(dataset, monkeypatc
         survey_files(files, schema, COLUMNS, Ordering.of(), 100, "zstd", False, False)
     assert time.monotonic() - start < 2.0 and len(groups) < 6
     assert not [t for t in threading.enumerate() if t.name.startswith("zorder-reader")]
+
+
+def test_a_dotted_column_name_is_read_with_the_rest(dataset, tmp_path):
+    """A dotted name could be a nested field's path: the columns are then read at once,
+    by sort's rule (``curve_columns_first``), and every value still arrives."""
+    data = tmp_path / "dotted"
+    data.mkdir()
+    for path in sorted(glob.glob(os.path.join(dataset, "*.parquet"))):
+        table = pq.read_table(path)
+        pq.write_table(table.rename_columns(["id", "a", "b", "s.x"]),
+                       str(data / os.path.basename(path)), row_group_size=2_000)
+    here = zd.cluster(str(data), str(tmp_path / "here"), COLUMNS, scheduler="threads",
+                      **OPTIONS)
+    plain = zd.cluster(dataset, str(tmp_path / "plain"), COLUMNS, scheduler="threads",
+                       **OPTIONS)
+    ours, theirs = _in_order(here), _in_order(plain)
+    assert ours.column_names == ["id", "a", "b", "s.x", zd.ZVALUE_COLUMN]
+    assert ours.column("id").equals(theirs.column("id"))
+    assert ours.column("s.x").equals(theirs.column("s"))

@@ -27,7 +27,7 @@ from zorder.engines.dask_stages import (
 )
 from zorder.engines.interrupts import Interrupted, StoppablePool, interrupted
 from zorder.ordered.errors import ColumnError
-from zorder.parquet.sort import read_columns, with_columns
+from zorder.parquet.sort import curve_columns_first, read_columns, with_columns
 from zorder.values.codec import sort_keys
 from zorder.values.ordering import Ordering
 from zorder.values.sort import argsort_zvalues
@@ -63,14 +63,13 @@ def survey_files(paths: Sequence[str], schema: Any, columns: Sequence[str],
     sources = [pq.ParquetFile(path) for path in paths]
     labels = [repr(path) for path in paths]
     names = list(schema.names)
-    curve_names = list(dict.fromkeys(columns))
-    others = [n for n in names if n not in curve_names]
+    first, others = curve_columns_first(names, columns)
     counts = [source.metadata.num_rows for source in sources]
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     announce(progress, f"reading {len(paths)} files in this process")
     # (an interrupt here stops the reader at its next row group, not after the read)
     with StoppablePool(1, "zorder-reader") as reader:
-        read = read_columns(sources, curve_names, schema=schema, labels=labels)
+        read = read_columns(sources, first, schema=schema, labels=labels)
         rest = reader.submit(read_columns, sources, others, schema=schema, labels=labels,
                              before_group=_check) if others else None
         try:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
@@ -36,7 +36,8 @@ from zorder.values.stages import READ, REORDER, REPORT, WRITE, stage
 from zorder.values.sort import sort_order
 
 __all__ = ["IN_MEMORY_PEAK", "ProgressCallback", "check_compression", "check_row_group_size",
-           "read_columns", "sort_parquet", "with_columns", "write_in_order"]
+           "curve_columns_first", "read_columns", "sort_parquet", "with_columns",
+           "write_in_order"]
 
 #: The in-memory path's peak, in times the file's Arrow size (the file, its curve values
 #: and the reordered copy): README, "Memory".
@@ -141,6 +142,19 @@ def read_columns(sources: Sequence[Any], names: Optional[List[str]],
             # (a one-column table: its combine splits binary data past 2 GB into chunks)
             columns[i] = pa.table([columns[i]], names=[name]).combine_chunks().column(0)
         return pa.Table.from_arrays(columns, schema=schema)
+
+
+def curve_columns_first(names: Sequence[str], columns: Sequence[str]
+                        ) -> Tuple[Optional[List[str]], List[str]]:
+    """(the curve ``columns`` to read first, the other ``names`` to read beside them), so
+    that the curve order is computed while the rest is read; (None: all, []) where the
+    columns cannot be read apart by name (a duplicate name, or a dotted one, which could
+    be a nested field's path)."""
+    curve = list(dict.fromkeys(columns))
+    others = [n for n in names if n not in curve]
+    if not others or len(set(names)) != len(names) or any("." in n for n in names):
+        return None, []
+    return curve, others
 
 
 def with_columns(first: Any, second: Any, schema: Any) -> Any:
@@ -333,21 +347,14 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
 
     # The curve columns first; the order is computed from them while a thread reads the
     # other columns, so the reading and the curve overlap on two cores.
-    names = source.schema_arrow.names
-    curve_names = list(dict.fromkeys(columns))
-    others = [n for n in names if n not in curve_names]
-    # (by name: only where every name is one top-level column, not a dotted path)
-    apart = bool(others) and len(set(names)) == len(names) and not any("." in n for n in names)
+    first, others = curve_columns_first(source.schema_arrow.names, columns)
     with ThreadPoolExecutor(1, thread_name_prefix="zorder-reader") as reader:
-        if apart:
-            read = read_columns([source], curve_names, bar)
-            rest = reader.submit(read_columns, [source], others)
-        else:
-            read = read_columns([source], None, bar)
+        read = read_columns([source], first, bar)
+        rest = reader.submit(read_columns, [source], others) if others else None
         bar("z-order", 0, 1, "sort")
         perm, size = sort_order(ordering, read, list(columns))
         bar("z-order", 1, 1, "sort")
-        if apart:
+        if rest is not None:
             read = with_columns(read, rest.result(), source.schema_arrow)
     # the input's metadata, but a pandas RangeIndex, whose labels would name other rows
     table = read.replace_schema_metadata(without_range_index(source.schema_arrow.metadata))
