@@ -144,8 +144,7 @@ def write_ranges(survey: Survey, splits: np.ndarray, tmp_dir: str, metadata: Any
             files.extend((number, j, a, b) for j, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])))
     announce(progress, f"writing {n} rows in {len(bounds) - 1} ranges, {len(files)} files")
     with StoppablePool(WRITERS, "zorder-writer") as pool:
-        jobs = [pool.submit(write_file, table, order[a:b], keys[a:a + 1].tobytes(),
-                            keys[b - 1:b].tobytes(), number, j, tmp_dir, row_group_rows,
-                            compression, name_width)
+        jobs = [pool.submit(write_file, table, order, keys, a, b, number, j, tmp_dir,
+                            row_group_rows, compression, name_width)
                 for number, j, a, b in files]
         return info_frame([job.result() for job in jobs])

@@ -95,6 +95,8 @@ def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compr
     columns of about ``batch_bytes`` (every value checked, the sampled rows' ordered
     bytes kept), and the sizes are estimated from a head of at most that size: beside
     the partition Dask hands over, the survey holds one slice, not a copy of it all."""
+    import pyarrow as pa
+
     n = len(pdf)
     rows = _slice_rows(pdf, columns, batch_bytes)
     pick = sample_picks(n, index, sample_rows)
@@ -117,8 +119,6 @@ def survey(pdf, index: int, columns, ordering: Ordering, sample_rows: int, compr
     parts = [np.ascontiguousarray(np.concatenate([g[j] for g in gathered]))
              for j in range(len(gathered[0]))]
     del gathered
-    import pyarrow as pa
-
     head_rows = 50_000 if batch_bytes is None else max(1_000, min(50_000, rows))
     head = pa.Table.from_pandas(pdf.iloc[:head_rows], preserve_index=False)
     return (n, parts, *estimated_size(head, n, columns, ordering, compression, keep_zvalue))
@@ -246,17 +246,17 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
     # the rows stay in input order: each row group is taken as the one before is written
     keys = sort_keys(matrix)[order]
     cuts = file_cuts(keys, rows_per_file)
-    return info_frame([write_file(table, order[a:b], keys[a:a + 1].tobytes(),
-                                  keys[b - 1:b].tobytes(), number, j, tmp_dir,
+    return info_frame([write_file(table, order, keys, a, b, number, j, tmp_dir,
                                   row_group_rows, compression, name_width)
                        for j, (a, b) in enumerate(zip(cuts[:-1], cuts[1:]))])
 
 
-def write_file(table, rows: np.ndarray, first: bytes, last: bytes, number: int, j: int,
-               tmp_dir: str, row_group_rows: int, compression: str, name_width: int) -> tuple:
-    """Write the rows ``rows`` of ``table``, in that order (their curve values run from
-    ``first`` to ``last``), as file ``j`` of range ``number`` into ``tmp_dir``; its row of
-    the info frame (``INFO_COLUMNS``). The file is written under a partial name and renamed
+def write_file(table, order: np.ndarray, keys: np.ndarray, a: int, b: int, number: int,
+               j: int, tmp_dir: str, row_group_rows: int, compression: str,
+               name_width: int) -> tuple:
+    """Write sorted rows ``a:b`` (the rows ``order[a:b]`` of ``table``, whose curve values
+    are ``keys[a:b]``) as file ``j`` of range ``number`` into ``tmp_dir``; its row of the
+    info frame (``INFO_COLUMNS``). The file is written under a partial name and renamed
     when whole: a retried task replaces a whole file, never half of one."""
     import pyarrow.parquet as pq
 
@@ -273,14 +273,16 @@ def write_file(table, rows: np.ndarray, first: bytes, last: bytes, number: int, 
         # a stoppable thread pool ends the task at the next one (threads cannot be killed).
         with pq.ParquetWriter(partial, table.schema, compression=compression,
                               write_statistics=True) as writer:
-            write_in_order(writer, table, rows, row_group_rows, before_group=check)
+            write_in_order(writer, table, order[a:b], row_group_rows, before_group=check)
         os.replace(partial, final)
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(partial)
         raise
-    return (number, name, len(rows), os.path.getsize(final),
-            pq.ParquetFile(final).metadata.num_row_groups, first.hex(), last.hex())
+    # (the keys' full width: a numpy S item would drop trailing zero bytes)
+    return (number, name, b - a, os.path.getsize(final),
+            pq.ParquetFile(final).metadata.num_row_groups, keys[a:a + 1].tobytes().hex(),
+            keys[b - 1:b].tobytes().hex())
 
 
 def _table_of(pdf, schema, index: int):
