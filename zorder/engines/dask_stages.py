@@ -26,6 +26,7 @@ from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.ordered.errors import ColumnError
 from zorder.parquet.external import KEY_COLUMN, Budget, sorted_ranges, spill_ranges
 from zorder.parquet.safety import temporary_folder
+from zorder.parquet.parallel_writer import ParallelParquetWriter
 from zorder.parquet.sort import write_in_order
 from zorder.parquet.spill import JoinedRun, SpillFolder
 from zorder.values.codec import from_words, sort_keys, to_words
@@ -271,8 +272,9 @@ def write_file(table, order: np.ndarray, keys: np.ndarray, a: int, b: int, numbe
     try:
         # Row group by row group (the same groups as one write_table): an interrupt of
         # a stoppable thread pool ends the task at the next one (threads cannot be killed).
-        with pq.ParquetWriter(partial, table.schema, compression=compression,
-                              write_statistics=True) as writer:
+        # One encoder: the files of a job are themselves written side by side.
+        with ParallelParquetWriter(partial, table.schema, workers=1,
+                                   compression=compression) as writer:
             write_in_order(writer, table, order[a:b], row_group_rows, before_group=check)
         os.replace(partial, final)
     except BaseException:

@@ -5,7 +5,8 @@ The whole file is read into memory (Arrow), sorted by ``sort_indices`` (the same
 as Iceberg's Spark rewrite, with its options), and written row group by row group, with
 the input's row group size and compression unless told otherwise. On two cores: the
 curve columns are read first and ordered while a thread reads the other columns, and
-each output row group is taken while the one before it is written. A file whose Arrow
+each output row group is taken while the ones before it are encoded, on every core
+(``zorder.parquet.parallel_writer``). A file whose Arrow
 size, times ``IN_MEMORY_PEAK``, is over the memory limit takes the out-of-core path
 (``zorder.parquet.external``): the same rows in the same order and the same row groups,
 in memory bounded by the limit, with spill runs in a temporary folder. Needs pyarrow
@@ -25,6 +26,7 @@ from zorder.parquet.external import Budget, external_sort, regroup
 from zorder.parquet.files import check_reorderable, require_pyarrow
 from zorder.parquet.memory import arrow_bytes, format_bytes, memory_limit_of
 from zorder.parquet.metadata import without_range_index
+from zorder.parquet.parallel_writer import ParallelParquetWriter
 from zorder.parquet.safety import (
     atomic_file, check_apart, check_file_output, physical, sigterm_as_exception,
     temporary_folder,
@@ -166,41 +168,30 @@ def with_columns(first: Any, second: Any, schema: Any) -> Any:
     return pa.Table.from_arrays([found[n] for n in schema.names], schema=schema)
 
 
-def write_in_order(writer: Any, table: Any, perm: Any, rows: int,
+def write_in_order(writer: ParallelParquetWriter, table: Any, perm: Any, rows: int,
                    progress: Optional[ProgressCallback] = None,
                    before_group: Optional[Callable[[], None]] = None) -> None:
     """Write the rows ``perm`` of ``table`` (one chunk per column), in that order, with
-    ``writer`` (a ``pyarrow.parquet.ParquetWriter``), ``rows`` to a row group: each group
-    is taken here while the one before it is written on a thread of its own (Arrow's
-    take and Parquet writer let go of the GIL), so the reorder and the write overlap on
-    two cores, with at most two groups beside the table. ``before_group()`` runs before
-    each group is taken (an engine's check for an interrupt)."""
+    ``writer``, ``rows`` to a row group: each group is taken here while the ones before
+    it are encoded on the writer's threads (Arrow's take and Parquet writer let go of the
+    GIL), so the reorder and the write overlap on every core, with at most the writer's
+    ``workers`` + 1 groups beside the table. ``before_group()`` runs before each group is
+    taken (an engine's check for an interrupt)."""
     ngroups = -(-len(perm) // rows)
 
     def bar(done: int) -> None:
         if progress is not None:
             progress("writing", done, ngroups, "row groups")
 
-    def write(group: Any) -> None:
-        with stage(WRITE):
-            writer.write_table(group, row_group_size=rows)
-
     bar(0)
-    with ThreadPoolExecutor(1, thread_name_prefix="zorder-writer") as pool:
-        pending = None
-        for k in range(ngroups):
-            if before_group is not None:
-                before_group()
-            with stage(REORDER):
-                group = table.take(perm[k * rows:(k + 1) * rows])
-            if pending is not None:
-                pending.result()
-                bar(k)
-            pending = pool.submit(write, group)
-            del group
-        if pending is not None:
-            pending.result()
-    bar(ngroups)
+    for k in range(ngroups):
+        if before_group is not None:
+            before_group()
+        with stage(REORDER):
+            group = table.take(perm[k * rows:(k + 1) * rows])
+        writer.write_table(group)   # (waits while every worker is busy)
+        del group
+        bar(k + 1)
 
 
 def _input_compression(md) -> str:
@@ -364,7 +355,7 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     # Written beside the output and renamed over it when complete; a kill (SIGTERM) runs
     # the same cleanup as Ctrl-C, so the old output stays whole until then.
     with sigterm_as_exception(), atomic_file(output) as tmp:
-        with pq.ParquetWriter(tmp, table.schema, compression=compression) as writer:
+        with ParallelParquetWriter(tmp, table.schema, compression=compression) as writer:
             write_in_order(writer, table, perm, row_group_size, bar)
 
     result = _result(nrows, md, output, size)
