@@ -144,14 +144,18 @@ def iceberg_table(workdir: str, files: List[str], name: str) -> Any:
     import pyarrow.parquet as pq
     from pyiceberg.catalog.sql import SqlCatalog
 
+    # A catalog and warehouse of the bench's own, made afresh: the last run's metadata
+    # and rewritten files go (the input files, registered from elsewhere, stay).
+    location = os.path.join(workdir, "wh", "e2e", name)
+    shutil.rmtree(location, ignore_errors=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(workdir, "catalog.db"))
     catalog = SqlCatalog("e2e", uri=f"sqlite:///{workdir}/catalog.db",
                          warehouse=f"file://{workdir}/wh")
-    if ("e2e",) not in catalog.list_namespaces():
-        catalog.create_namespace("e2e")
+    catalog.create_namespace("e2e")
     identifier = f"e2e.{name}"
-    if catalog.table_exists(identifier):
-        catalog.drop_table(identifier)
-    table = catalog.create_table(identifier, pq.read_schema(files[0]))
+    table = catalog.create_table(identifier, pq.read_schema(files[0]),
+                                 location=f"file://{location}")
     table.add_files(files)
     return table
 
