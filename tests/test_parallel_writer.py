@@ -174,9 +174,10 @@ def test_a_failed_row_group_ends_the_write_and_closes_the_file(tmp_path):
         w.write_table(table)
 
 
-def test_workers_must_be_positive(tmp_path):
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2"])
+def test_workers_must_be_a_positive_count(tmp_path, workers):
     with pytest.raises(ValueError, match="workers"):
-        ParallelParquetWriter(tmp_path / "p.parquet", _table(1).schema, workers=0)
+        ParallelParquetWriter(tmp_path / "p.parquet", _table(1).schema, workers=workers)
 
 
 def test_a_sink_it_did_not_open_stays_open(tmp_path):

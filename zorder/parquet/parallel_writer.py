@@ -130,7 +130,8 @@ class ParallelParquetWriter:
 
     def __init__(self, sink: Any, schema: Any, *, workers: Optional[int] = None,
                  **options: Any) -> None:
-        if workers is not None and (not isinstance(workers, int) or workers < 1):
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                    or workers < 1):
             raise ValueError(f"workers={workers!r} must be a positive integer")
         self.schema = schema
         self.options = {**options, "write_page_index": False}
