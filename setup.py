@@ -134,6 +134,7 @@ if IS_X86_64:
 extensions += [
     extension("ordered._strings", ["ordered/_strings.pyx"]),
     extension("parquet._checksum", ["parquet/_checksum.pyx"]),
+    extension("parquet._gather", ["parquet/_gather.pyx"]),
     extension("ordered._numbers", ["ordered/_numbers.pyx"]),
     extension("interleave._frontend", ["interleave/_frontend.pyx"]),
     extension("cpu._facts", ["cpu/_facts.pyx"]),

@@ -101,7 +101,8 @@ case "$MODE" in
         TESTS=(tests/test_vectors.py tests/test_errors.py tests/test_buffers.py
                tests/test_threads.py tests/test_fuzz_harness.py tests/test_simd.py
                tests/test_deinterleave.py tests/test_ordered.py tests/test_shapes.py
-               tests/test_dispatch.py tests/test_hilbert.py tests/test_rank.py)
+               tests/test_dispatch.py tests/test_hilbert.py tests/test_rank.py
+               tests/test_gather.py)
         CORPUS=600 ;;
     full)
         # test_leaks measures RSS, which ASan's quarantine of freed memory makes grow; the
@@ -117,7 +118,7 @@ case "$MODE" in
                tests/test_buffers.py tests/test_threads.py tests/test_fuzz_harness.py
                tests/test_simd.py tests/test_deinterleave.py tests/test_ordered.py
                tests/test_values.py tests/test_shapes.py tests/test_dispatch.py
-               tests/test_hilbert.py tests/test_rank.py)
+               tests/test_hilbert.py tests/test_rank.py tests/test_gather.py)
         CORPUS=2000 ;;
 esac
 EXISTING=()

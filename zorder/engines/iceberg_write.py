@@ -20,6 +20,7 @@ from zorder.engines.iceberg_select import file_metadata
 from zorder.engines.iceberg_tasks import WrittenPaths, on_dask, read_failure
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
+from zorder.parquet.gather import take_rows
 from zorder.values.sort import sort_scratch
 from zorder.values.ordering import Ordering
 from zorder.values.stages import READ, REORDER, WRITE, stage
@@ -152,7 +153,7 @@ def _taken(piece: Any, indices: Any, pool: ThreadPoolExecutor) -> Any:
     with stage(REORDER):
         first, second = _halves(piece)
         if not second:
-            return piece.take(indices)
+            return take_rows(piece, indices)
         far = pool.submit(_take_columns, piece, second, indices)
         near = _take_columns(piece, first, indices)
         return _joined(piece, [(first, near), (second, far.result())])
@@ -169,7 +170,7 @@ def _taken_later(piece: Any, indices: Any, pool: ThreadPoolExecutor) -> Callable
 
 def _take_columns(piece: Any, columns: List[int], indices: Any) -> List[Any]:
     with stage(REORDER):
-        return piece.select(columns).take(indices).columns
+        return take_rows(piece.select(columns), indices).columns
 
 
 def _after(job: Any, function: Callable[..., Any], *args: Any) -> Any:
@@ -361,7 +362,7 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
             assert calibration is not None
 
             def sorted_rows(start: int, stop: int, piece: Any = piece, order: Any = order) -> Any:
-                return piece.take(order[start:stop])
+                return take_rows(piece, order[start:stop])
 
             def values_at(rows: Any, values: Any = values, order: Any = order) -> Any:
                 return values[order[rows]]  # curve values of sorted rows

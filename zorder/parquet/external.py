@@ -32,6 +32,7 @@ from typing import (
 
 import numpy
 
+from zorder.parquet.gather import take_rows
 from zorder.parquet.spill import SpillFolder, SpillRun
 from zorder.values.codec import as_matrix
 from zorder.values.ordering import Ordering
@@ -253,7 +254,7 @@ def _partition(batch: Any, keys: numpy.ndarray, splits: numpy.ndarray,
     ids = numpy.searchsorted(splits, keys, side="right")
     counts = numpy.bincount(ids, minlength=len(runs))
     order = numpy.argsort(ids, kind="stable")
-    grouped = batch.take(order)
+    grouped = take_rows(batch, order)
     start = 0
     for r, count in enumerate(counts.tolist()):
         if count:
@@ -375,7 +376,7 @@ def sorted_ranges(runs: Sequence[SpillRun], spill: SpillFolder, budget: Budget, 
             perm = argsort_zvalues(_run_keys(table))
             if not keep_key:
                 table = table.select(list(range(table.num_columns - 1)))
-            ordered = table.take(perm)
+            ordered = take_rows(table, perm)
             del table, perm
             yield ordered
             del ordered

@@ -24,6 +24,7 @@ from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.parquet.external import Budget, external_sort, regroup
 from zorder.parquet.files import check_reorderable, require_pyarrow
+from zorder.parquet.gather import take_rows
 from zorder.parquet.memory import arrow_bytes, format_bytes, memory_limit_of
 from zorder.parquet.metadata import without_range_index
 from zorder.parquet.parallel_writer import ParallelParquetWriter
@@ -90,7 +91,8 @@ def _in_memory_layout(table: Any, perm: Any, row_group_size: int, compression: s
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(sink, table.schema, compression=compression) as writer:
         for k in range(0, table.num_rows, row_group_size):
-            writer.write_table(table.take(perm[k:k + row_group_size]), row_group_size=row_group_size)
+            writer.write_table(take_rows(table, perm[k:k + row_group_size]),
+                               row_group_size=row_group_size)
     return pq.ParquetFile(pa.BufferReader(sink.getvalue())).metadata
 
 
@@ -188,7 +190,7 @@ def write_in_order(writer: ParallelParquetWriter, table: Any, perm: Any, rows: i
         if before_group is not None:
             before_group()
         with stage(REORDER):
-            group = table.take(perm[k * rows:(k + 1) * rows])
+            group = take_rows(table, perm[k * rows:(k + 1) * rows])
         writer.write_table(group)   # (waits while every worker is busy)
         del group
         bar(k + 1)

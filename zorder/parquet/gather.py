@@ -1,0 +1,76 @@
+"""``table.take(rows)``, with string and binary columns gathered by ``_gather``.
+
+A rewrite puts every row in a new order, a row group at a time, and on a table with
+text columns most of that reorder was Arrow's ``take`` of those columns, which appends
+one value at a time through a builder (NOTES, "Reorder: strings"). The columns of other
+types are Arrow's ``take``; so is any column the gather does not cover (several chunks,
+an extension type, or values too many bytes in all for its offsets).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy
+
+from zorder.parquet import _gather
+
+__all__ = ["take_rows"]
+
+
+def _is_var_binary(typ: Any) -> Optional[bool]:
+    """Whether a column of ``typ`` has 64-bit offsets (None: not string or binary)."""
+    import pyarrow as pa
+
+    if pa.types.is_string(typ) or pa.types.is_binary(typ):
+        return False
+    if pa.types.is_large_string(typ) or pa.types.is_large_binary(typ):
+        return True
+    return None
+
+
+def _take_var(arr: Any, rows: numpy.ndarray, wide: bool) -> Any:
+    """``arr.take(rows)`` for a string or binary array (one chunk)."""
+    import pyarrow as pa
+
+    offset_type = numpy.int64 if wide else numpy.int32
+    validity, offsets_buffer, data_buffer = arr.buffers()[:3]
+    offsets = numpy.frombuffer(offsets_buffer, dtype=offset_type,
+                               count=arr.offset + len(arr) + 1)
+    out_offsets = numpy.empty(len(rows) + 1, dtype=offset_type)
+    starts = numpy.empty(len(rows), dtype=numpy.int64)
+    total = _gather.gather_offsets(offsets, arr.offset, rows, out_offsets, starts)
+    if total < 0:   # (more bytes than 32-bit offsets hold: Arrow's take says what to do)
+        return arr.take(pa.array(rows))
+    data = (numpy.frombuffer(data_buffer, dtype=numpy.uint8) if data_buffer is not None
+            else numpy.zeros(0, numpy.uint8))
+    out = numpy.empty(total, dtype=numpy.uint8)
+    _gather.gather_bytes(data, starts, out_offsets, out)
+    del starts
+    bitmap, nulls = None, 0
+    if arr.null_count:
+        bits = numpy.zeros((len(rows) + 7) // 8, dtype=numpy.uint8)
+        nulls = _gather.gather_bits(numpy.frombuffer(validity, dtype=numpy.uint8),
+                                    arr.offset, rows, bits)
+        bitmap = pa.py_buffer(bits)
+    return pa.Array.from_buffers(arr.type, len(rows),
+                                 [bitmap, pa.py_buffer(out_offsets), pa.py_buffer(out)],
+                                 null_count=nulls)
+
+
+def take_rows(table: Any, rows: Any) -> Any:
+    """The rows ``rows`` (integers, each in range) of the pyarrow Table or RecordBatch
+    ``table``, in that order: ``table.take(rows)``, with the same schema and values."""
+    import pyarrow as pa
+
+    rows = numpy.ascontiguousarray(rows, dtype=numpy.int64)
+    batch = isinstance(table, pa.RecordBatch)
+    columns = []
+    for column in table.columns:
+        wide = _is_var_binary(column.type)
+        if wide is not None and (batch or column.num_chunks == 1):
+            columns.append(_take_var(column if batch else column.chunk(0), rows, wide))
+        else:
+            columns.append(column.take(rows))
+    kind = pa.RecordBatch if batch else pa.Table
+    return kind.from_arrays(columns, schema=table.schema)
