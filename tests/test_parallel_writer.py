@@ -118,9 +118,10 @@ def test_no_rows_gives_pyarrows_empty_file(tmp_path):
     assert pq.read_table(tmp_path / "parallel.parquet").schema.equals(table.schema)
 
 
-def test_key_value_metadata_added_at_the_end(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_key_value_metadata_added_at_the_end(tmp_path, workers):
     table = _table(500)
-    with ParallelParquetWriter(tmp_path / "p.parquet", table.schema, workers=2) as w:
+    with ParallelParquetWriter(tmp_path / "p.parquet", table.schema, workers=workers) as w:
         w.write_table(table.slice(0, 250))
         w.add_key_value_metadata({"zorder.range": "00ff", "owner": "replaced"})
         w.write_table(table.slice(250))
@@ -135,14 +136,15 @@ def test_key_value_metadata_added_at_the_end(tmp_path):
     {"bloom_filter_options": {"s": True}},
     {"write_page_index": True},
 ], ids=["bloom-filter", "page-index-asked"])
-def test_what_cannot_be_stitched_is_written_by_one_writer(tmp_path, options):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_what_cannot_be_stitched_is_written_by_one_writer(tmp_path, options, workers):
     table = _table(1200)
     try:
         _serial(tmp_path / "serial.parquet", table, 400,
                 **{**options, "write_page_index": False})
     except TypeError:
         pytest.skip("this pyarrow has no such option")
-    _parallel(tmp_path / "parallel.parquet", table, 400, workers=2, **options)
+    _parallel(tmp_path / "parallel.parquet", table, 400, workers=workers, **options)
     assert _bytes(tmp_path / "parallel.parquet") == _bytes(tmp_path / "serial.parquet")
 
 
@@ -160,12 +162,13 @@ def test_a_bloom_filter_is_refused_by_the_layout_check():
         _check_layout(footer, end)
 
 
-def test_a_failed_row_group_ends_the_write_and_closes_the_file(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_failed_row_group_ends_the_write_and_closes_the_file(tmp_path, workers):
     table = _table(100)
     other = pa.table({"x": [1, 2, 3]})
     path = tmp_path / "p.parquet"
     with pytest.raises((ValueError, pa.ArrowException)):
-        with ParallelParquetWriter(path, table.schema, workers=2) as w:
+        with ParallelParquetWriter(path, table.schema, workers=workers) as w:
             w.write_table(table)
             w.write_table(other)
             w.write_table(table)

@@ -37,25 +37,35 @@ def _take_var(arr: Any, rows: numpy.ndarray, wide: bool) -> Any:
     validity, offsets_buffer, data_buffer = arr.buffers()[:3]
     offsets = numpy.frombuffer(offsets_buffer, dtype=offset_type,
                                count=arr.offset + len(arr) + 1)
-    out_offsets = numpy.empty(len(rows) + 1, dtype=offset_type)
+    out_offsets_buffer = _arrow_buffer((len(rows) + 1) * offsets.itemsize)
+    out_offsets = numpy.frombuffer(out_offsets_buffer, dtype=offset_type)
     starts = numpy.empty(len(rows), dtype=numpy.int64)
     total = _gather.gather_offsets(offsets, arr.offset, rows, out_offsets, starts)
     if total < 0:   # (more bytes than 32-bit offsets hold: Arrow's take says what to do)
         return arr.take(pa.array(rows))
     data = (numpy.frombuffer(data_buffer, dtype=numpy.uint8) if data_buffer is not None
             else numpy.zeros(0, numpy.uint8))
-    out = numpy.empty(total, dtype=numpy.uint8)
-    _gather.gather_bytes(data, starts, out_offsets, out)
+    out_buffer = _arrow_buffer(total)
+    _gather.gather_bytes(data, starts, out_offsets, numpy.frombuffer(out_buffer, numpy.uint8))
     del starts
     bitmap, nulls = None, 0
     if arr.null_count:
-        bits = numpy.zeros((len(rows) + 7) // 8, dtype=numpy.uint8)
+        bitmap = _arrow_buffer((len(rows) + 7) // 8)
+        bits = numpy.frombuffer(bitmap, dtype=numpy.uint8)
+        bits[:] = 0
         nulls = _gather.gather_bits(numpy.frombuffer(validity, dtype=numpy.uint8),
                                     arr.offset, rows, bits)
-        bitmap = pa.py_buffer(bits)
-    return pa.Array.from_buffers(arr.type, len(rows),
-                                 [bitmap, pa.py_buffer(out_offsets), pa.py_buffer(out)],
+    return pa.Array.from_buffers(arr.type, len(rows), [bitmap, out_offsets_buffer, out_buffer],
                                  null_count=nulls)
+
+
+def _arrow_buffer(size: int) -> Any:
+    """A writable buffer of ``size`` bytes from Arrow's memory pool, where the rest of a
+    rewrite's rows live (numpy's would come from the C heap, whose per-thread arenas keep
+    what a row group freed)."""
+    import pyarrow as pa
+
+    return pa.allocate_buffer(size)
 
 
 def take_rows(table: Any, rows: Any) -> Any:

@@ -120,7 +120,9 @@ class ParallelParquetWriter:
     """Write one Parquet file, a row group per :meth:`write_table` call, the row groups
     encoded on ``workers`` threads (pyarrow lets go of the GIL while it encodes) and
     placed in the order given. At most ``workers`` row groups are held at once, beside
-    their encoded bytes; a call waits while that many are in flight.
+    their encoded bytes; a call waits while that many are in flight. With one worker
+    there is nothing to stitch: one ``ParquetWriter`` writes the file on that thread,
+    a row group at a time, while the caller prepares the next (the same bytes).
 
     ``sink`` is a path or a binary file object opened for writing at its start (closed
     by :meth:`close` only when this writer opened it). ``options`` are
@@ -139,13 +141,16 @@ class ParallelParquetWriter:
         self._own = isinstance(sink, (str, os.PathLike))
         self._file: BinaryIO = open(sink, "wb") if self._own else sink
         self._pool: Optional[ThreadPoolExecutor] = None
-        self._pending: Deque[Tuple[Any, Future]] = deque()
+        #: (rows, their job, whether the job wrote them (else it encoded a part))
+        self._pending: Deque[Tuple[Any, Future, bool]] = deque()
         self._footer: Optional[Struct] = None
         self._groups: List[Struct] = []
         self._rows = 0
         self._at = 0
         self._extra: Dict[str, str] = {}
-        self._serial: Any = None   # a ParquetWriter, once the parts could not be stitched
+        #: the ParquetWriter of the file, when one writes it (one worker, or parts that
+        #: could not be stitched)
+        self._serial: Any = None
         self._closed = False
         self.metadata: Any = None   # the file's pyarrow FileMetaData, once closed
 
@@ -168,40 +173,50 @@ class ParallelParquetWriter:
                 writer.write_table(table, row_group_size=table.num_rows)
             return sink.getvalue()
 
+    def _write_serial(self, table: Any) -> None:
+        with stage(WRITE):
+            self._serial.write_table(table, row_group_size=table.num_rows)
+
     def write_table(self, table: Any) -> None:
         """Add ``table``'s rows as the next row group (none if it has no rows)."""
         if self._closed:
             raise ValueError("this ParallelParquetWriter is closed")
         if table.num_rows == 0:
             return
-        if self._serial is not None:
-            self._serial.write_table(table, row_group_size=table.num_rows)
-            return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="zorder-encoder")
+        if self.workers == 1 or self._serial is not None:
+            while self._pending:   # (in order: what is in flight first)
+                self._place_oldest()
+            if self._serial is None:
+                self._start_serial()
+            self._pending.append((table, self._pool.submit(self._write_serial, table), True))
+            return
         while len(self._pending) >= self.workers:
             self._place_oldest()
-        self._pending.append((table, self._pool.submit(self._encode, table)))
+        self._pending.append((table, self._pool.submit(self._encode, table), False))
 
     def add_key_value_metadata(self, entries: Dict[str, str]) -> None:
         """Add ``entries`` to the file's key-value metadata (written by :meth:`close`)."""
         self._extra.update(entries)
-        if self._serial is not None:
-            self._serial.add_key_value_metadata(entries)
 
     def _place_oldest(self) -> None:
-        table, future = self._pending.popleft()
-        data = memoryview(future.result())
-        if self._serial is not None:
-            self._serial.write_table(table, row_group_size=table.num_rows)
+        table, future, written = self._pending.popleft()
+        result = future.result()
+        if written:
             return
+        if self._serial is not None:
+            self._write_serial(table)
+            return
+        data = memoryview(result)
         try:
             footer, end = _footer(data)
             _check_layout(footer, end)
         except (StitchError, ValueError):
             if self._groups:
                 raise   # (the first part was stitched: this one was made the same way)
-            self._start_serial(table)
+            self._start_serial()
+            self._write_serial(table)
             return
         if self._footer is None:
             self._file.write(_MAGIC)
@@ -214,14 +229,11 @@ class ParallelParquetWriter:
         self._file.write(data[len(_MAGIC):end])
         self._at += end - len(_MAGIC)
 
-    def _start_serial(self, first: Any) -> None:
-        """Write the whole file with one ParquetWriter, from ``first`` on."""
+    def _start_serial(self) -> None:
+        """Write the file with one ParquetWriter from here on (nothing is written yet)."""
         import pyarrow.parquet as pq
 
         self._serial = pq.ParquetWriter(self._file, self.schema, **self.options)
-        if self._extra:
-            self._serial.add_key_value_metadata(self._extra)
-        self._serial.write_table(first, row_group_size=first.num_rows)
 
     def close(self) -> None:
         """Place the row groups still in flight and write the footer."""
@@ -231,12 +243,10 @@ class ParallelParquetWriter:
             while self._pending:
                 self._place_oldest()
             if self._footer is None and self._serial is None:
-                import pyarrow.parquet as pq
-                # no rows: the file ParquetWriter writes for none
-                self._serial = pq.ParquetWriter(self._file, self.schema, **self.options)
+                self._start_serial()   # (no rows: the file ParquetWriter writes for none)
+            if self._serial is not None:
                 if self._extra:
                     self._serial.add_key_value_metadata(self._extra)
-            if self._serial is not None:
                 self._serial.close()
                 self.metadata = self._serial.writer.metadata
             else:
@@ -267,7 +277,9 @@ class ParallelParquetWriter:
         self.metadata = pq.read_metadata(pa.BufferReader(_MAGIC + tail))
 
     def _shutdown(self) -> None:
-        if self._pool is not None:
+        for _, future, _ in self._pending:
+            future.cancel()
+        if self._pool is not None:   # (waits for a row group being written or encoded)
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         self._pending.clear()
@@ -280,11 +292,12 @@ class ParallelParquetWriter:
         if self._closed:
             return
         self._closed = True
-        for _, future in self._pending:
-            future.cancel()
+        own, self._own = self._own, False
+        self._shutdown()   # (before the ParquetWriter is closed: no write is running)
         try:
             if self._serial is not None:
                 self._serial.close()
         except Exception:  # noqa: BLE001 - the failure being handled is the one to report
             pass
-        self._shutdown()
+        if own:
+            self._file.close()
