@@ -103,3 +103,24 @@ def test_kernel_checks_its_buffers():
     with pytest.raises(ValueError, match="smaller"):
         _gather.gather_bytes(np.zeros(2, np.uint8), np.array([0, 1], dtype=np.int64),
                              np.array([0, 1, 2], dtype=np.int32), np.empty(1, np.uint8))
+
+
+def test_too_many_bytes_end_to_end_is_arrows_take(monkeypatch):
+    table = pa.table({"s": pa.array(_values(50))})
+    rows = np.arange(49, -1, -1)
+    monkeypatch.setattr(_gather, "gather_offsets", lambda *args: -1)
+    assert take_rows(table, rows).equals(table.take(rows))
+
+
+def test_rows_must_be_integers():
+    table = pa.table({"s": pa.array(["a", "b"])})
+    with pytest.raises(TypeError, match="integers"):
+        take_rows(table, np.array([1.7, 0.0]))
+
+
+def test_an_empty_array_without_offsets():
+    empty = pa.Array.from_buffers(pa.string(), 0, [None, pa.py_buffer(b""), pa.py_buffer(b"")])
+    table = pa.table({"s": empty})
+    assert take_rows(table, np.array([], dtype=np.int64)).num_rows == 0
+    with pytest.raises(IndexError):
+        take_rows(table, np.array([0]))

@@ -274,7 +274,7 @@ def write_file(table, order: np.ndarray, keys: np.ndarray, a: int, b: int, numbe
         # a stoppable thread pool ends the task at the next one (threads cannot be killed).
         # One worker (one ParquetWriter, on a thread of its own): the files of a job are
         # themselves written side by side, and encoding each one's row groups apart
-        # held 200-280 MB more for no gain (NOTES).
+        # raised the peak for no gain (NOTES, "One file's row groups on every core").
         with ParallelParquetWriter(partial, table.schema, workers=1,
                                    compression=compression) as writer:
             write_in_order(writer, table, order[a:b], row_group_rows, before_group=check)

@@ -4,9 +4,9 @@
 
 Arrow's ``take`` appends a variable-width value at a time through a builder; these two
 passes do the same gather with nothing between the copies: the output offsets and
-where each value starts, then the bytes, each read prefetched a few rows ahead. Offsets are int32 or int64
-(``string``/``binary`` or their ``large_`` forms); ``offset`` is the array's own (a
-slice's first row in its buffers).
+where each value starts, then the bytes, each read prefetched a few rows ahead.
+Offsets are int32 or int64 (``string``/``binary`` or their ``large_`` forms);
+``offset`` is the array's own (a slice's first row in its buffers).
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
@@ -88,6 +88,8 @@ def gather_bits(const uint8_t[::1] bitmap, Py_ssize_t offset, const int64_t[::1]
     The rows are those ``gather_offsets`` checked."""
     cdef Py_ssize_t n = rows.shape[0], j, nulls = 0
     cdef int64_t bit
+    if out.shape[0] * 8 < n:
+        raise ValueError("gather_bits: out is smaller than one bit a row")
     with nogil:
         for j in range(n):
             bit = offset + rows[j]

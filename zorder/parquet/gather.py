@@ -18,7 +18,7 @@ from zorder.parquet import _gather
 __all__ = ["take_rows"]
 
 
-def _is_var_binary(typ: Any) -> Optional[bool]:
+def _wide_offsets(typ: Any) -> Optional[bool]:
     """Whether a column of ``typ`` has 64-bit offsets (None: not string or binary)."""
     import pyarrow as pa
 
@@ -33,6 +33,8 @@ def _take_var(arr: Any, rows: numpy.ndarray, wide: bool) -> Any:
     """``arr.take(rows)`` for a string or binary array (one chunk)."""
     import pyarrow as pa
 
+    if len(arr) == 0 or len(rows) == 0:   # (an empty array may have no offsets at all)
+        return arr.take(pa.array(rows, pa.int64()))
     offset_type = numpy.int64 if wide else numpy.int32
     validity, offsets_buffer, data_buffer = arr.buffers()[:3]
     offsets = numpy.frombuffer(offsets_buffer, dtype=offset_type,
@@ -73,11 +75,14 @@ def take_rows(table: Any, rows: Any) -> Any:
     ``table``, in that order: ``table.take(rows)``, with the same schema and values."""
     import pyarrow as pa
 
+    rows = numpy.asarray(rows)
+    if rows.dtype.kind not in "iu":
+        raise TypeError(f"rows must be integers, not {rows.dtype}")
     rows = numpy.ascontiguousarray(rows, dtype=numpy.int64)
     batch = isinstance(table, pa.RecordBatch)
     columns = []
     for column in table.columns:
-        wide = _is_var_binary(column.type)
+        wide = _wide_offsets(column.type)
         if wide is not None and (batch or column.num_chunks == 1):
             columns.append(_take_var(column if batch else column.chunk(0), rows, wide))
         else:

@@ -19,13 +19,14 @@ pyarrow would write, with the same bytes for every row group.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, BinaryIO, Deque, Dict, List, Optional, Tuple
+from typing import Any, Deque, List, Optional, Tuple
 
 from zorder.parquet.thrift_compact import (
-    BINARY, I16, I64, LIST, STRUCT, Struct, read_struct, write_struct,
+    I16, I64, LIST, STRUCT, Struct, read_struct, write_struct,
 )
 from zorder.values.stages import WRITE, stage
 
@@ -34,7 +35,7 @@ __all__ = ["ParallelParquetWriter", "StitchError", "default_workers"]
 _MAGIC = b"PAR1"
 
 # Parquet's thrift field ids (parquet.thrift), for the fields read or moved here.
-_FILE_NUM_ROWS, _FILE_ROW_GROUPS, _FILE_KEY_VALUES, _FILE_ENCRYPTION = 3, 4, 5, 8
+_FILE_NUM_ROWS, _FILE_ROW_GROUPS, _FILE_ENCRYPTION = 3, 4, 8
 _GROUP_COLUMNS, _GROUP_FILE_OFFSET, _GROUP_ORDINAL = 1, 5, 7
 _CHUNK_PATH, _CHUNK_FILE_OFFSET, _CHUNK_META = 1, 2, 3
 #: ColumnChunk fields that point outside the chunk (page indexes) or hide it (encryption)
@@ -45,6 +46,12 @@ _META_BLOOM_FILTER = 14
 
 class StitchError(RuntimeError):
     """A row group's file that cannot be copied into another as it is."""
+
+
+def _arrow_file(path: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.OSFile(os.fspath(path), "wb")
 
 
 def default_workers() -> int:
@@ -126,8 +133,9 @@ class ParallelParquetWriter:
 
     ``sink`` is a path or a binary file object opened for writing at its start (closed
     by :meth:`close` only when this writer opened it). ``options`` are
-    ``pyarrow.parquet.ParquetWriter``'s, applied to every row group (a page index is
-    turned off: it would not survive the copy).
+    ``pyarrow.parquet.ParquetWriter``'s, applied to every row group (one that puts
+    anything outside the column chunks, such as a page index or a bloom filter, makes the
+    file one ``ParquetWriter``'s).
     """
 
     def __init__(self, sink: Any, schema: Any, *, workers: Optional[int] = None,
@@ -136,23 +144,24 @@ class ParallelParquetWriter:
                                     or workers < 1):
             raise ValueError(f"workers={workers!r} must be a positive integer")
         self.schema = schema
-        self.options = {**options, "write_page_index": False}
+        self.options = options
         self.workers = workers or default_workers()
         self._own = isinstance(sink, (str, os.PathLike))
-        self._file: BinaryIO = open(sink, "wb") if self._own else sink
+        # (an Arrow file of its own: Arrow's writes to it let go of the GIL)
+        self._file: Any = _arrow_file(sink) if self._own else sink
         self._pool: Optional[ThreadPoolExecutor] = None
         #: (rows, their job, whether the job wrote them (else it encoded a part))
         self._pending: Deque[Tuple[Any, Future, bool]] = deque()
         self._footer: Optional[Struct] = None
-        self._groups: List[Struct] = []
+        #: the row groups placed, each moved and encoded (kept small: a wide file has many)
+        self._groups: List[bytes] = []
         self._rows = 0
         self._at = 0
-        self._extra: Dict[str, str] = {}
         #: the ParquetWriter of the file, when one writes it (one worker, or parts that
         #: could not be stitched)
         self._serial: Any = None
+        self._serial_groups = 0
         self._closed = False
-        self.metadata: Any = None   # the file's pyarrow FileMetaData, once closed
 
     def __enter__(self) -> "ParallelParquetWriter":
         return self
@@ -196,17 +205,25 @@ class ParallelParquetWriter:
             self._place_oldest()
         self._pending.append((table, self._pool.submit(self._encode, table), False))
 
-    def add_key_value_metadata(self, entries: Dict[str, str]) -> None:
-        """Add ``entries`` to the file's key-value metadata (written by :meth:`close`)."""
-        self._extra.update(entries)
+    @property
+    def placed(self) -> int:
+        """Row groups in the file so far (the rest are in flight)."""
+        return len(self._groups) + self._serial_groups
+
+    def drain(self) -> None:
+        """Wait until every row group given is in the file."""
+        while self._pending:
+            self._place_oldest()
 
     def _place_oldest(self) -> None:
         table, future, written = self._pending.popleft()
         result = future.result()
         if written:
+            self._serial_groups += 1
             return
         if self._serial is not None:
             self._write_serial(table)
+            self._serial_groups += 1
             return
         data = memoryview(result)
         try:
@@ -217,6 +234,7 @@ class ParallelParquetWriter:
                 raise   # (the first part was stitched: this one was made the same way)
             self._start_serial()
             self._write_serial(table)
+            self._serial_groups += 1
             return
         if self._footer is None:
             self._file.write(_MAGIC)
@@ -224,7 +242,7 @@ class ParallelParquetWriter:
             self._footer = footer
         delta = self._at - len(_MAGIC)
         for group in footer.get(_FILE_ROW_GROUPS)[1]:
-            self._groups.append(_moved(group, delta, len(self._groups)))
+            self._groups.append(write_struct(_moved(group, delta, len(self._groups))))
         self._rows += footer.get(_FILE_NUM_ROWS)
         self._file.write(data[len(_MAGIC):end])
         self._at += end - len(_MAGIC)
@@ -240,41 +258,27 @@ class ParallelParquetWriter:
         if self._closed:
             return
         try:
-            while self._pending:
-                self._place_oldest()
+            self.drain()
             if self._footer is None and self._serial is None:
                 self._start_serial()   # (no rows: the file ParquetWriter writes for none)
             if self._serial is not None:
-                if self._extra:
-                    self._serial.add_key_value_metadata(self._extra)
                 self._serial.close()
-                self.metadata = self._serial.writer.metadata
             else:
                 self._write_footer()
-        finally:
-            self._closed = True
-            self._shutdown()
+        except BaseException:
+            self.abort()   # (a failed write, or Ctrl-C while waiting for one)
+            raise
+        self._closed = True
+        self._shutdown()
 
     def _write_footer(self) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         footer = self._footer
         assert footer is not None
         footer.set(_FILE_NUM_ROWS, I64, self._rows)
         footer.set(_FILE_ROW_GROUPS, LIST, (STRUCT, self._groups))
-        if self._extra:
-            values = footer.get(_FILE_KEY_VALUES, (STRUCT, []))[1]
-            kept = [kv for kv in values if kv.get(1).decode("utf-8", "replace") not in self._extra]
-            footer.set(_FILE_KEY_VALUES, LIST, (STRUCT, kept + [
-                Struct([[1, BINARY, k.encode()], [2, BINARY, v.encode()]])
-                for k, v in self._extra.items()]))
         encoded = write_struct(footer)
-        tail = encoded + len(encoded).to_bytes(4, "little") + _MAGIC
-        self._file.write(tail)
+        self._file.write(encoded + len(encoded).to_bytes(4, "little") + _MAGIC)
         self._file.flush()
-        # The footer as a reader will see it (an empty body before it is never read).
-        self.metadata = pq.read_metadata(pa.BufferReader(_MAGIC + tail))
 
     def _shutdown(self) -> None:
         for _, future, _ in self._pending:
@@ -300,4 +304,5 @@ class ParallelParquetWriter:
         except Exception:  # noqa: BLE001 - the failure being handled is the one to report
             pass
         if own:
-            self._file.close()
+            with contextlib.suppress(OSError):   # (the failure handled is the one to report)
+                self._file.close()

@@ -6,8 +6,8 @@ as Iceberg's Spark rewrite, with its options), and written row group by row grou
 the input's row group size and compression unless told otherwise. On two cores: the
 curve columns are read first and ordered while a thread reads the other columns, and
 each output row group is taken while the ones before it are encoded, on every core
-(``zorder.parquet.parallel_writer``). A file whose Arrow
-size, times ``IN_MEMORY_PEAK``, is over the memory limit takes the out-of-core path
+(``zorder.parquet.parallel_writer``). A file whose Arrow size, times
+``IN_MEMORY_PEAK``, is over the memory limit takes the out-of-core path
 (``zorder.parquet.external``): the same rows in the same order and the same row groups,
 in memory bounded by the limit, with spill runs in a temporary folder. Needs pyarrow
 (``pip install 'zorder[arrow]'``).
@@ -35,7 +35,7 @@ from zorder.parquet.safety import (
 from zorder.parquet.skipping import REPORT_VALUES, check_report_arguments, skipping_report
 from zorder.values.ordering import CURVES, ZORDER, Ordering
 from zorder.values.rank import ENCODINGS
-from zorder.values.stages import READ, REORDER, REPORT, WRITE, stage
+from zorder.values.stages import READ, REORDER, REPORT, stage
 from zorder.values.sort import sort_order
 
 __all__ = ["IN_MEMORY_PEAK", "ProgressCallback", "check_compression", "check_row_group_size",
@@ -193,7 +193,9 @@ def write_in_order(writer: ParallelParquetWriter, table: Any, perm: Any, rows: i
             group = take_rows(table, perm[k * rows:(k + 1) * rows])
         writer.write_table(group)   # (waits while every worker is busy)
         del group
-        bar(k + 1)
+        bar(writer.placed)
+    writer.drain()
+    bar(ngroups)
 
 
 def _input_compression(md) -> str:

@@ -2,13 +2,14 @@
 a Parquet footer (``FileMetaData``) field by field, without a schema for the fields
 that are not edited.
 
-A struct is a :class:`Struct`, its fields in the order read, each ``[id, type, value]``.
+A struct is a :class:`Struct`, its fields in the order read, each ``[id, type, value]``
+(to write, a struct may also be given as its encoded bytes).
 A list or set is ``(element type, [elements])``, a map ``(key type, value type,
 [(key, value)])``; integers, doubles and binaries are Python values; a bool field's
 value is its type (``TRUE`` or ``FALSE``), a bool element its byte as read. Written
 back, an unedited tree gives the bytes it was read from, except that a field header in
 the long form where the short one would do comes back short (the same value to every
-reader). The format: https://github.com/apache/thrift/blob/master/doc/specs/thrift-compact-protocol.md
+reader). The format: Apache Thrift's doc/specs/thrift-compact-protocol.md.
 """
 
 from __future__ import annotations
@@ -183,7 +184,10 @@ def _value(out: bytearray, vtype: int, value: Any) -> None:
                 _value(out, ktype, k)
                 _value(out, etype, v)
     elif vtype == STRUCT:
-        _write(out, value)
+        if isinstance(value, (bytes, bytearray)):
+            out += value   # (a struct already encoded)
+        else:
+            _write(out, value)
     else:
         raise ThriftError(f"compact-protocol type {vtype} is not one Thrift defines")
 
