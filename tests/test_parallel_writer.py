@@ -327,3 +327,12 @@ def test_moving_a_row_group_moves_every_offset_and_renumbers_it():
     assert meta.get(10) is None          # (absent stays absent)
     assert unset.get(2) == 0             # (0: not set, by old writers' convention)
     assert unset.get(3).get(9) == 1104
+
+
+@pytest.mark.parametrize("cores, workers", [(1, 2), (2, 2), (6, 6), (64, 8)])
+def test_default_workers_follow_the_cores_this_process_may_use(monkeypatch, cores, workers):
+    from zorder.parquet import parallel_writer
+
+    monkeypatch.setattr(parallel_writer.os, "sched_getaffinity", lambda pid: set(range(cores)),
+                        raising=False)
+    assert parallel_writer.default_workers() == workers

@@ -54,14 +54,20 @@ def _arrow_file(path: Any) -> Any:
     return pa.OSFile(os.fspath(path), "wb")
 
 
+#: Most row groups encoded at once by default: each is held beside its encoded bytes, and
+#: one caller preparing them (a take) feeds only a few encoders.
+_MAX_DEFAULT_WORKERS = 8
+
+
 def default_workers() -> int:
     """Encoding threads for one file: every core this process may run on, at least 2
-    (one encodes while the caller prepares the next row group)."""
+    (one encodes while the caller prepares the next row group), at most
+    ``_MAX_DEFAULT_WORKERS``."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(2, cores)
+    return min(_MAX_DEFAULT_WORKERS, max(2, cores))
 
 
 def _footer(data: memoryview) -> Tuple[Struct, int]:
