@@ -336,3 +336,36 @@ def test_default_workers_follow_the_cores_this_process_may_use(monkeypatch, core
     monkeypatch.setattr(parallel_writer.os, "sched_getaffinity", lambda pid: set(range(cores)),
                         raising=False)
     assert parallel_writer.default_workers() == workers
+
+
+@pytest.fixture(scope="module")
+def more_types():
+    import numpy as np
+
+    n = 3000
+    return pa.table({
+        "m": pa.array([[("a", k), ("b", k + 1)] if k % 3 else None for k in range(n)],
+                      pa.map_(pa.string(), pa.int64())),
+        "fsb": pa.array([bytes([k % 256]) * 5 for k in range(n)], pa.binary(5)),
+        "h": pa.array(np.arange(n, dtype=np.float16)),
+        "ls": pa.array([[{"x": k, "y": [str(k)]}] for k in range(n)]),
+        "u8": pa.array(np.arange(n, dtype=np.uint8)),
+        "d": pa.array(np.arange(n, dtype=np.int32)).cast(pa.date32()),
+        "t": pa.array(np.arange(n)).cast(pa.time64("ns")),
+        "dur": pa.array(np.arange(n)).cast(pa.duration("ms")),
+        "nul": pa.nulls(n),
+        "lv": pa.array([["a"] * (k % 4) for k in range(n)], pa.large_list(pa.string())),
+    })
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("options", [{}, {"use_dictionary": False}, {"data_page_version": "2.0"},
+                                     {"compression": "lz4"},
+                                     {"column_encoding": {"h": "BYTE_STREAM_SPLIT"},
+                                      "use_dictionary": ["m"]}],
+                         ids=["default", "plain", "page-v2", "lz4", "byte-stream-split"])
+def test_more_types_and_writer_options(tmp_path, more_types, workers, options):
+    _serial(tmp_path / "serial.parquet", more_types, 700, **options)
+    _parallel(tmp_path / "parallel.parquet", more_types, 700, workers=workers, **options)
+    assert _bytes(tmp_path / "parallel.parquet") == _bytes(tmp_path / "serial.parquet")
+    assert pq.read_table(tmp_path / "parallel.parquet").equals(more_types)
