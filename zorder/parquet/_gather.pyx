@@ -14,11 +14,8 @@ from libc.string cimport memcpy
 
 cdef extern from *:
     """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define zorder_prefetch(p) __builtin_prefetch((const void *)(p))
-    #else
-    #define zorder_prefetch(p) ((void)(p))
-    #endif
+    #include "compiler.h"
+    #define zorder_prefetch(p) ZORDER_PREFETCH(p)
     """
     void zorder_prefetch(const void *p) noexcept nogil
 
