@@ -25,8 +25,8 @@ from zorder.engines.cuts import cut_files, file_cuts
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.ordered.errors import ColumnError
 from zorder.parquet.external import KEY_COLUMN, Budget, sorted_ranges, spill_ranges
-from zorder.parquet.safety import temporary_folder
 from zorder.parquet.parallel_writer import ParallelParquetWriter
+from zorder.parquet.safety import temporary_folder
 from zorder.parquet.sort import write_in_order
 from zorder.parquet.spill import JoinedRun, SpillFolder
 from zorder.values.codec import from_words, sort_keys, to_words

@@ -153,7 +153,7 @@ def _varint(out: bytearray, n: int) -> None:
 
 
 def _zigzag(out: bytearray, n: int) -> None:
-    _varint(out, (n << 1) ^ (n >> 63) if n < 0 else n << 1)
+    _varint(out, (n << 1) ^ (n >> 63))   # (n >> 63: 0, or -1 for a negative i64)
 
 
 def _value(out: bytearray, vtype: int, value: Any) -> None:
