@@ -10,6 +10,7 @@ rewrite with and without a tail. `out=` buffers are wider than `size` and filled
 sentinel first: nothing past a row's first `size` bytes may change.
 """
 
+import importlib
 import random
 
 import numpy as np
@@ -413,3 +414,36 @@ def test_uniform_truncated_few_columns(backend, widths):
         columns = random_columns(rng, widths, nrows)
         for size in range(1, total, max(1, total // 12)):
             check_rows(backend, columns, size)
+
+
+# A ragged row cut inside its first segment runs in place, as one uniform call on the
+# columns, once its output reaches the backend's streaming size (segments.h); below it,
+# through scratch. Threshold 0 puts every such call on the in-place path: both paths,
+# rows back to back, spaced out, strided and reversed, against bitloop.
+@pytest.mark.parametrize("widths", [[8, 16], [16, 8], [8, 8, 16], [16, 32], [8, 24],
+                                    [24, 8, 16], [2, 9, 17, 33], [12, 4]],
+                         ids=lambda w: "+".join(map(str, w)))
+@pytest.mark.parametrize("name", ["avx2", "simd"])   # the backends with a streaming size
+def test_ragged_cut_in_the_first_segment_in_place(name, widths):
+    if name not in zorder.available_backends():
+        pytest.skip(f"{name} does not run on this CPU or build")
+    backend = zorder.get_backend(name)
+    set_stream_min = importlib.import_module(f"zorder.interleave.{name}")._stream_min
+    rng = random.Random(sum(widths) * 7)
+    first = len(widths) * min(widths)
+    for threshold in (0, None):
+        old = set_stream_min(threshold)
+        try:
+            for nrows in (4, 9, 300, 1030):
+                columns = random_columns(rng, widths, nrows)
+                base = [np.frombuffer(rng.randbytes(nrows * 2 * (w + 3)), dtype=np.uint8)
+                        .reshape(nrows * 2, w + 3) for w in widths]
+                strided = [b[::2, 1:1 + w] for b, w in zip(base, widths)]
+                reversed_rows = [b[::-2, :w] for b, w in zip(base, widths)]
+                for size in range(1, first + 1):
+                    check_rows(backend, columns, size)
+                for size in (1, first // 2 + 1, first):
+                    check_rows(backend, strided, size)
+                    check_rows(backend, reversed_rows, size)
+        finally:
+            set_stream_min(old)
