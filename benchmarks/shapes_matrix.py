@@ -29,6 +29,10 @@ SHAPES = MATRIX_SHAPES + (
     ("7x8", 10), ("5x8", 10), ("1x16", 12),
     # many columns that are padded and squeezed (a prime factor above 7), and narrow ones
     ("11x8", 88), ("13x4", 52), ("16x2", 32), ("10x1", 10),
+    # ragged rows ending in their first segment, short and wide pieces (NOTES.md "Dispatch:
+    # ragged-truncated-first")
+    ("8+16", 9), ("16+8", 12), ("8+24", 10), ("8+8+16", 24), ("16+32", 32),
+    ("8+8+16", 12), ("8+8+16", 20), ("24+8+16", 20),
 )
 
 

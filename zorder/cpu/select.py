@@ -209,10 +209,9 @@ def choose_backend(cpu_info: Mapping, available: Optional[Collection[str]] = Non
 
 # --------------------------------------------------------------------------------------
 # The per-call dispatch of `auto`: for each shape class of csrc/shape.h (in its order), the
-# backends measured fastest, in order of preference; the CPU decides through its vendor
-# (VENDOR_DISPATCH, below: the classes whose order differs) and the verdicts above (which
-# backends run well at all). The measurements are in benchmarks/NOTES.md, one section per
-# class.
+# backends measured fastest, in order of preference, on both CPUs measured; the CPU decides
+# through the verdicts above (which backends run well at all). The measurements are in
+# benchmarks/NOTES.md, one section per class.
 
 #: class -> (preference, where its measurement is).
 DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
@@ -223,8 +222,10 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
                                  'NOTES.md "Dispatch: uniform-8n-truncated-4-8"'),
     "uniform-narrow": (("simd", "avx2", "pdep", "table"), 'NOTES.md "Dispatch: uniform-narrow"'),
     "ragged-full": (("avx2", "pdep", "simd", "table"), 'NOTES.md "Dispatch: ragged-full"'),
-    "ragged-truncated-first": (("avx2", "simd", "pdep", "table"),
+    "ragged-truncated-first": (("simd", "avx2", "pdep", "table"),
                                'NOTES.md "Dispatch: ragged-truncated-first"'),
+    "ragged-truncated-first-wide": (("avx2", "simd", "pdep", "table"),
+                                    'NOTES.md "Dispatch: ragged-truncated-first-wide"'),
     "ragged-truncated-later": (("avx2", "pdep", "simd", "table"),
                                'NOTES.md "Dispatch: ragged-truncated-later"'),
     "ragged-narrow": (("simd", "avx2", "pdep", "table"), 'NOTES.md "Dispatch: ragged-narrow"'),
@@ -242,31 +243,6 @@ DISPATCH: Dict[str, Tuple[Tuple[str, ...], str]] = {
 #: Shape classes, in the order of csrc/shape.h (which zorder.interleave.auto checks).
 SHAPE_CLASSES: Tuple[str, ...] = tuple(DISPATCH)
 
-#: vendor (CPUID's ``vendor_id_raw``) -> the classes whose order measured otherwise on that
-#: vendor's CPUs than in DISPATCH (which holds on the AMD EPYC Zen 4), in DISPATCH's form.
-VENDOR_DISPATCH: Dict[str, Dict[str, Tuple[Tuple[str, ...], str]]] = {
-    # Intel Xeon family 6 model 167: 8+16->12 simd 1.88 ns, avx2 2.56 (auto at 1.22x simd
-    # with avx2 first); the AMD runs avx2 first on every such shape measured
-    "GenuineIntel": {
-        "ragged-truncated-first": (("simd", "avx2", "pdep", "table"),
-                                   'NOTES.md "Dispatch: ragged-truncated-first", Intel'),
-    },
-}
-
-
-def preferences(cpu_info: Mapping) -> Dict[str, Tuple[Tuple[str, ...], str]]:
-    """Each class's (preference, where its measurement is) on ``cpu_info``'s vendor:
-    DISPATCH with that vendor's VENDOR_DISPATCH rows in place of its own.
-
-    >>> preferences({"vendor_id_raw": "GenuineIntel"})["ragged-truncated-first"][0][0]
-    'simd'
-    >>> preferences({"vendor_id_raw": "AuthenticAMD"})["ragged-truncated-first"][0][0]
-    'avx2'
-    """
-    vendor = str(cpu_info.get("vendor_id_raw") or "").strip().lower()
-    own = next((rows for name, rows in VENDOR_DISPATCH.items() if name.lower() == vendor), {})
-    return {shape: own.get(shape, DISPATCH[shape]) for shape in SHAPE_CLASSES}
-
 #: aarch64: neon comes first in every class. Not measured (no aarch64 machine here):
 #: instructions a row, counted under emulation.
 NEON_DISPATCH: Dict[str, str] = {shape: 'estimate, NOTES.md "Dispatch: neon"'
@@ -276,8 +252,8 @@ NEON_DISPATCH: Dict[str, str] = {shape: 'estimate, NOTES.md "Dispatch: neon"'
 def dispatch_plan(cpu_info: Mapping, available: Optional[Collection[str]] = None
                   ) -> Dict[str, Tuple[str, str]]:
     """For each shape class, the backend ``auto`` runs on ``cpu_info`` and why: the first
-    of the class's measured preference on this vendor's CPUs (``preferences``) that this
-    CPU runs well (the verdicts above) and this build has; the bit loop where none is.
+    of the class's measured preference (``DISPATCH``) that this CPU runs well (the verdicts
+    above) and this build has; the bit loop where none is.
 
     >>> plan = dispatch_plan({"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6,
     ...                       "flags": ["avx2", "bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni"]})
@@ -290,9 +266,8 @@ def dispatch_plan(cpu_info: Mapping, available: Optional[Collection[str]] = None
             "pdep": pdep_verdict(cpu_info), "neon": neon_verdict(cpu_info),
             "table": (True, "portable"), "bitloop": (True, "the reference")}
     plan = {}
-    table = preferences(cpu_info)
     for shape in SHAPE_CLASSES:
-        preference, measured = table[shape]
+        preference, measured = DISPATCH[shape]
         if shape in NEON_DISPATCH:
             # neon and the x86-64 kernels never run on one CPU: neon first costs x86 nothing
             preference = ("neon",) + preference

@@ -28,6 +28,7 @@ cdef extern from "shape.h" nogil:
         ZS_UNIFORM_NARROW
         ZS_RAGGED_FULL
         ZS_RAGGED_TRUNCATED_FIRST
+        ZS_RAGGED_TRUNCATED_FIRST_WIDE
         ZS_RAGGED_TRUNCATED_LATER
         ZS_RAGGED_NARROW
         ZS_MANY_COLUMNS
@@ -71,7 +72,7 @@ cdef bint short_rows_of_many(const Column* cols, Py_ssize_t n, Py_ssize_t size) 
 cdef zorder_shape shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,
                              Py_ssize_t out_stride) noexcept nogil:
     """The call's class (csrc/shape.h)."""
-    cdef Py_ssize_t c, w0 = cols[0].width, wmin = cols[0].width, total = 0, need
+    cdef Py_ssize_t c, w0 = cols[0].width, wmin = cols[0].width, total = 0, need, pieces
     cdef bint uniform = 1
     cdef bint narrow = 0
     # many-columns-short: only what avx2's byte planes take (output rows back to back, and
@@ -114,7 +115,13 @@ cdef zorder_shape shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,
         return ZS_RAGGED_NARROW
     if size == total:
         return ZS_RAGGED_FULL
-    return ZS_RAGGED_TRUNCATED_FIRST if size <= n * wmin else ZS_RAGGED_TRUNCATED_LATER
+    if size > n * wmin:
+        return ZS_RAGGED_TRUNCATED_LATER
+    # the whole 8-byte pieces of each column the rows need (all of them 8n wide here)
+    pieces = n * 8 * ((size + 8 * n - 1) // (8 * n))
+    if size < pieces and pieces > 16:
+        return ZS_RAGGED_TRUNCATED_FIRST_WIDE
+    return ZS_RAGGED_TRUNCATED_FIRST
 
 
 cdef void auto_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,

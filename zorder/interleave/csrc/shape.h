@@ -12,7 +12,10 @@
  *   uniform-8n-truncated-4-8  the same, truncated, 4-8 columns (but the prefixes below)
  *   uniform-narrow            uniform narrow columns
  *   ragged-full               ragged, all bytes
- *   ragged-truncated-first    ragged, truncated within the first segment
+ *   ragged-truncated-first    ragged, ending within the first segment, at its end or
+ *                             inside 8-byte pieces of the columns that make at most 16 bytes
+ *   ragged-truncated-first-wide  ragged, cut inside the first segment's 8-byte pieces where
+ *                             those make more than 16 bytes (16+32->24, 8+8+16->20)
  *   ragged-truncated-later    ragged, truncated in a later segment
  *   ragged-narrow             ragged with a narrow width, any size
  *   many-columns              more than 8 columns
@@ -32,6 +35,7 @@
     X(ZS_UNIFORM_NARROW, "uniform-narrow")                     \
     X(ZS_RAGGED_FULL, "ragged-full")                           \
     X(ZS_RAGGED_TRUNCATED_FIRST, "ragged-truncated-first")     \
+    X(ZS_RAGGED_TRUNCATED_FIRST_WIDE, "ragged-truncated-first-wide") \
     X(ZS_RAGGED_TRUNCATED_LATER, "ragged-truncated-later")     \
     X(ZS_RAGGED_NARROW, "ragged-narrow")                       \
     X(ZS_MANY_COLUMNS, "many-columns")                         \
