@@ -421,7 +421,8 @@ def test_uniform_truncated_few_columns(backend, widths):
 # through scratch. Threshold 0 puts every such call on the in-place path: both paths,
 # rows back to back, spaced out, strided and reversed, against bitloop.
 @pytest.mark.parametrize("widths", [[8, 16], [16, 8], [8, 8, 16], [16, 32], [8, 24],
-                                    [24, 8, 16], [2, 9, 17, 33], [12, 4]],
+                                    [24, 8, 16], [2, 9, 17, 33], [12, 4], [8, 0, 16],
+                                    [16, 0], [16, 8, 0, 32]],
                          ids=lambda w: "+".join(map(str, w)))
 @pytest.mark.parametrize("name", ["avx2", "simd"])   # the backends with a streaming size
 def test_ragged_cut_in_the_first_segment_in_place(name, widths):
@@ -429,8 +430,9 @@ def test_ragged_cut_in_the_first_segment_in_place(name, widths):
         pytest.skip(f"{name} does not run on this CPU or build")
     backend = zorder.get_backend(name)
     set_stream_min = importlib.import_module(f"zorder.interleave.{name}")._stream_min
-    rng = random.Random(sum(widths) * 7)
-    first = len(widths) * min(widths)
+    rng = random.Random(sum(widths) * 7 + len(widths))
+    # the first segment: the columns with bytes, as wide as the narrowest of them
+    first = sum(1 for w in widths if w) * min(w for w in widths if w)
     for threshold in (0, None):
         old = set_stream_min(threshold)
         try:
@@ -442,8 +444,12 @@ def test_ragged_cut_in_the_first_segment_in_place(name, widths):
                 reversed_rows = [b[::-2, :w] for b, w in zip(base, widths)]
                 for size in range(1, first + 1):
                     check_rows(backend, columns, size)
+                # one column's rows all one row (0 bytes apart), and two threads
+                broadcast = [np.broadcast_to(c[:1], c.shape) for c in columns[:1]] + columns[1:]
                 for size in (1, first // 2 + 1, first):
                     check_rows(backend, strided, size)
                     check_rows(backend, reversed_rows, size)
+                    check_rows(backend, broadcast, size)
+                    check_rows(backend, columns, size, threads=2)
         finally:
             set_stream_min(old)

@@ -814,21 +814,24 @@ static inline int zorder_segments_rows(const zorder_column *cols, ptrdiff_t ncol
         }
     }
     end = zorder_seg_end(cols, ncols, 0);
-    if (ncols <= 8 && end > 0 && ncols * end >= size && costs->stream_min != NULL
-        && nrows * size >= *costs->stream_min) {
+    if (end > 0 && costs->stream_min != NULL && nrows * size >= *costs->stream_min) {
         /* The row ends inside its first segment, and the output is too big to stay in the
-         * cache: the uniform stage on the columns in place, one call. Through scratch
-         * (gathered, interleaved, copied out) is faster only while every pass hits the
-         * cache (NOTES.md "Dispatch: ragged-truncated-first"). */
-        const ptrdiff_t w = zorder_seg_run_width((int)ncols, 0, end, size, round8);
-        ptrdiff_t t;
-        if (w % 8 == 0) {   /* (the vector kernels' widths; narrow ones would come back) */
-            for (t = 0; t < ncols; t++) {
-                view[t] = cols[t];
-                view[t].width = w;
+         * cache: the uniform stage on that segment's columns in place, one call. Through
+         * scratch (gathered, interleaved, copied out) is faster only while every pass hits
+         * the cache (NOTES.md "Dispatch: ragged-truncated-first"). (Columns of no bytes
+         * are not in the segment; one column left is the copy below.) */
+        const int k = zorder_seg_active(cols, ncols, 0, active);
+        if (k >= 2 && k <= 8 && k * end >= size) {
+            const ptrdiff_t w = zorder_seg_run_width(k, 0, end, size, round8);
+            int t;
+            if (w % 8 == 0) {   /* (the vector kernels' widths; narrow ones would come back) */
+                for (t = 0; t < k; t++) {
+                    view[t] = cols[active[t]];
+                    view[t].width = w;
+                }
+                uniform(view, k, size, nrows, out, out_stride);
+                return 1;
             }
-            uniform(view, (int)ncols, size, nrows, out, out_stride);
-            return 1;
         }
     }
     /* Scratch for the widest segment of more than 8 columns, sized per chunk below. */
