@@ -6,7 +6,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 
 from zorder.parquet import _gather  # noqa: E402
-from zorder.parquet.gather import take_rows  # noqa: E402
+from zorder.parquet.gather import gathers_chunks, take_rows  # noqa: E402
 
 TYPES = [pa.string(), pa.binary(), pa.large_string(), pa.large_binary()]
 
@@ -55,7 +55,7 @@ def test_a_slice_is_read_from_its_own_offset(typ):
 
 
 def test_columns_it_does_not_gather_are_arrows():
-    chunked = pa.chunked_array([pa.array(["a", "b"]), pa.array(["c", None])])
+    chunked = pa.chunked_array([pa.array([[1], [2]]), pa.array([[], None], pa.list_(pa.int64()))])
     table = pa.table({"chunked": chunked,
                       "dict": pa.array(["x", "y", "x", "z"]).dictionary_encode(),
                       "list": pa.array([[1], [], None, [2, 3]]),
@@ -124,3 +124,135 @@ def test_an_empty_array_without_offsets():
     assert take_rows(table, np.array([], dtype=np.int64)).num_rows == 0
     with pytest.raises(IndexError):
         take_rows(table, np.array([0]))
+
+
+# ---- columns of several chunks, gathered in place ---------------------------------------
+
+CHUNKED_TYPES = [
+    pa.int8(), pa.uint16(), pa.int32(), pa.int64(), pa.uint64(), pa.float16(), pa.float32(),
+    pa.float64(), pa.date32(), pa.date64(), pa.time32("ms"), pa.time64("ns"),
+    pa.timestamp("us"), pa.timestamp("ns", tz="Europe/Paris"), pa.duration("s"),
+    pa.decimal128(12, 3), pa.decimal256(40, 2), pa.binary(3), pa.binary(16),
+    pa.month_day_nano_interval(),
+] + TYPES
+
+
+def _array(typ, n, seed):
+    """n values of ``typ``, every seventh null, from ``seed``."""
+    rng = np.random.default_rng(seed)
+    if typ in TYPES:
+        return _typed(_values(n, seed), typ)
+    width = typ.bit_width // 8
+    if pa.types.is_floating(typ):
+        raw = (rng.random(n) * 1000).astype(f"<f{width}").view(np.uint8)
+    else:   # small values, valid in every type (times within a day, decimals' range)
+        raw = np.zeros((n, width), dtype=np.uint8)
+        raw[:, :2] = rng.integers(0, 256, (n, min(2, width)), dtype=np.uint8)
+        raw[:, min(1, width - 1)] &= 0x3F
+        raw = raw.reshape(-1)
+        if typ == pa.date64():   # (whole days of milliseconds)
+            raw = (raw.view("<i8") * 86_400_000).view(np.uint8)
+    valid = np.ones(n, dtype=bool)
+    valid[::7] = False
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little").tobytes())
+    return pa.Array.from_buffers(typ, n, [bitmap, pa.py_buffer(raw.tobytes())],
+                                 null_count=int((~valid).sum()))
+
+
+def _chunked(arr, cuts):
+    return pa.chunked_array([arr.slice(a, b - a) for a, b in zip(cuts[:-1], cuts[1:])],
+                            type=arr.type)
+
+
+@pytest.mark.parametrize("typ", CHUNKED_TYPES, ids=str)
+def test_chunked_columns_are_gathered_in_place(typ):
+    assert gathers_chunks(typ)
+    n = 3000
+    # empty chunks, one-row chunks, slices starting inside their buffers
+    column = _chunked(_array(typ, n, 5), [0, 0, 1, 700, 700, 1901, 2999, 3000])
+    table = pa.table({"c": column, "i": _chunked(pa.array(np.arange(n)), [0, 1500, n])})
+    rng = np.random.default_rng(6)
+    for rows in (rng.permutation(n), rng.integers(0, n, 7000), np.arange(0),
+                 np.array([n - 1, 0, 0, n - 1, 700, 699, 1])):
+        got = take_rows(table, rows)
+        got.validate(full=True)
+        want = table.take(rows)
+        assert got.schema == table.schema
+        assert got.equals(want), typ
+        assert got.column("c").null_count == want.column("c").null_count
+
+
+def test_chunked_columns_of_other_layouts_and_no_nulls():
+    n = 1000
+    table = pa.table({
+        "a": _chunked(pa.array(np.arange(n, dtype=np.int64)), [0, 10, 500, n]),
+        "b": _chunked(pa.array([str(k) for k in range(n)]), [0, 333, 666, n]),
+        "c": _chunked(pa.array(np.arange(n, dtype=np.float64)), [0, 10, 500, n]),
+        "d": _chunked(pa.array([k % 2 == 0 for k in range(n)]), [0, 1, n]),   # Arrow's
+        "e": _chunked(pa.array([[k] for k in range(n)]), [0, 2, n]),          # Arrow's
+    })
+    assert not gathers_chunks(pa.bool_()) and not gathers_chunks(pa.list_(pa.int64()))
+    rows = np.random.default_rng(7).permutation(n)
+    got = take_rows(table, rows)
+    got.validate(full=True)
+    assert got.equals(table.take(rows))
+    assert got.column("a").null_count == 0 and got.column("a").chunk(0).buffers()[0] is None
+
+
+@pytest.mark.parametrize("bad", [-1, 10, 2**40])
+def test_a_row_out_of_range_of_chunks_is_an_index_error(bad):
+    table = pa.table({"a": _chunked(pa.array(np.arange(10)), [0, 4, 10])})
+    with pytest.raises(IndexError, match="outside"):
+        take_rows(table, np.array([0, bad, 1]))
+
+
+def test_chunked_kernels_check_their_buffers():
+    which, local = np.array([0, 1], dtype=np.int32), np.array([0, 0], dtype=np.int64)
+    sizes = np.array([1, 1], dtype=np.int64)
+    one = np.zeros(8, np.uint8)
+    with pytest.raises(ValueError, match="holds"):     # a chunk shorter than its values
+        _gather.gather_fixed_chunks([one, np.zeros(4, np.uint8)], sizes, 8, which, local,
+                                    np.empty(16, np.uint8))
+    with pytest.raises(IndexError, match="outside"):   # a row past its chunk
+        _gather.gather_fixed_chunks([one, one], sizes, 8, which, np.array([0, 1]),
+                                    np.empty(16, np.uint8))
+    with pytest.raises(IndexError, match="outside"):   # a chunk that is not there
+        _gather.gather_fixed_chunks([one], sizes[:1], 8, which, local, np.empty(16, np.uint8))
+    offsets = np.array([0, 5], dtype=np.int32).view(np.uint8)
+    with pytest.raises(ValueError, match="holds"):     # offsets of one row, two counted
+        _gather.gather_offsets_chunks([offsets], np.array([2]), which[:1], local[:1],
+                                      np.empty(2, np.int32), np.empty(1, np.int64))
+    with pytest.raises(ValueError, match="outside its chunk"):   # a value past the data
+        _gather.gather_bytes_chunks([np.zeros(3, np.uint8)], np.array([3]), which[:1],
+                                    np.array([0]), np.array([0, 5], dtype=np.int32),
+                                    np.empty(5, np.uint8))
+    with pytest.raises(ValueError, match="shorter"):   # a bitmap short of its rows
+        _gather.gather_bits_chunks([np.zeros(1, np.uint8)], np.array([4]), np.array([8]),
+                                   which[:1], local[:1], np.zeros(1, np.uint8))
+    with pytest.raises(IndexError, match="outside"):
+        _gather.chunk_rows(np.array([0, 5]), np.array([5]), np.empty(1, np.int32),
+                           np.empty(1, np.int64))
+
+
+def test_chunked_strings_past_32_bit_offsets_are_arrows_take(monkeypatch):
+    table = pa.table({"s": _chunked(pa.array(_values(50)), [0, 20, 50])})
+    rows = np.arange(49, -1, -1)
+    monkeypatch.setattr(_gather, "gather_offsets_chunks", lambda *args: -1)
+    assert take_rows(table, rows).equals(table.take(rows))
+
+
+def test_reads_keep_the_chunks_they_gather_and_combine_the_rest(tmp_path):
+    import pyarrow.parquet as pq
+
+    from zorder.engines.iceberg_write import _combined
+    from zorder.parquet.sort import read_columns
+
+    table = pa.table({"i": np.arange(100), "s": [str(k) for k in range(100)],
+                      "l": [[k] for k in range(100)]})
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=30)
+    read = read_columns([pq.ParquetFile(path)], None)
+    assert [read.column(c).num_chunks for c in ("i", "s", "l")] == [4, 4, 1]
+    combined = _combined([pq.read_table(path)])
+    assert [combined.column(c).num_chunks for c in ("i", "s", "l")] == [4, 4, 1]
+    assert read.equals(table) and combined.equals(table)

@@ -69,9 +69,12 @@ def survey_files(paths: Sequence[str], schema: Any, columns: Sequence[str],
     announce(progress, f"reading {len(paths)} files in this process")
     # (an interrupt here stops the reader at its next row group, not after the read)
     with StoppablePool(1, "zorder-reader") as reader:
-        read = read_columns(sources, first, schema=schema, labels=labels)
+        # (combined: the chunks of many files keep their reader's slack, about a third
+        # more than the rows, for the whole write: NOTES "Reorder: columns of several
+        # chunks")
+        read = read_columns(sources, first, schema=schema, labels=labels, keep_chunks=False)
         rest = reader.submit(read_columns, sources, others, schema=schema, labels=labels,
-                             before_group=_check) if others else None
+                             before_group=_check, keep_chunks=False) if others else None
         try:
             parts = ordering.parts(read, list(columns))
         except ColumnError as exc:

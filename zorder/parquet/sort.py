@@ -24,7 +24,7 @@ from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.parquet.external import Budget, external_sort, regroup
 from zorder.parquet.files import check_reorderable, require_pyarrow
-from zorder.parquet.gather import take_rows
+from zorder.parquet.gather import gathers_chunks, take_rows
 from zorder.parquet.memory import arrow_bytes, format_bytes, memory_limit_of
 from zorder.parquet.metadata import without_range_index
 from zorder.parquet.parallel_writer import ParallelParquetWriter
@@ -99,11 +99,13 @@ def _in_memory_layout(table: Any, perm: Any, row_group_size: int, compression: s
 def read_columns(sources: Sequence[Any], names: Optional[List[str]],
                  progress: Optional[ProgressCallback] = None, schema: Any = None,
                  labels: Optional[Sequence[str]] = None,
-                 before_group: Optional[Callable[[], None]] = None) -> Any:
+                 before_group: Optional[Callable[[], None]] = None,
+                 keep_chunks: bool = True) -> Any:
     """Columns ``names`` (None: all) of every row group of ``sources`` (ParquetFiles,
-    one after another), each column in one chunk: ``take`` on many chunks costs a pass
-    over all of them per output row group. Each column's chunks are let go as it is
-    combined, so the read is never whole twice. ``schema``: the types every file's
+    one after another). A column ``take_rows`` gathers from its chunks in place stays in
+    them (with ``keep_chunks``); any other is combined into one chunk (Arrow's ``take``
+    of many chunks costs a pass over all of them per output row group), its chunks let
+    go as it is. ``schema``: the types every file's
     columns are cast to (a dataset's files may differ in width or nullability; a file
     that cannot be is a ValueError naming its entry of ``labels``). ``before_group()``
     runs before each row group is read (an engine's check for an interrupt)."""
@@ -143,8 +145,9 @@ def read_columns(sources: Sequence[Any], names: Optional[List[str]],
         schema, columns = read.schema, list(read.columns)
         del read
         for i, name in enumerate(schema.names):
-            # (a one-column table: its combine splits binary data past 2 GB into chunks)
-            columns[i] = pa.table([columns[i]], names=[name]).combine_chunks().column(0)
+            if not (keep_chunks and gathers_chunks(columns[i].type)):
+                # (a one-column table: its combine splits binary data past 2 GB into chunks)
+                columns[i] = pa.table([columns[i]], names=[name]).combine_chunks().column(0)
         return pa.Table.from_arrays(columns, schema=schema)
 
 
@@ -173,7 +176,7 @@ def with_columns(first: Any, second: Any, schema: Any) -> Any:
 def write_in_order(writer: ParallelParquetWriter, table: Any, perm: Any, rows: int,
                    progress: Optional[ProgressCallback] = None,
                    before_group: Optional[Callable[[], None]] = None) -> None:
-    """Write the rows ``perm`` of ``table`` (one chunk per column), in that order, with
+    """Write the rows ``perm`` of ``table`` (``take_rows``' columns), in that order, with
     ``writer``, ``rows`` to a row group: each group is taken here while the ones before
     it are encoded on the writer's threads (Arrow's take and Parquet writer let go of the
     GIL), so the reorder and the write overlap on every core, with at most the writer's
