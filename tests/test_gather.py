@@ -6,7 +6,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 
 from zorder.parquet import _gather  # noqa: E402
-from zorder.parquet.gather import gathers_chunks, take_rows  # noqa: E402
+from zorder.parquet.gather import MAX_CHUNKS, gathers_chunks, keeps_chunks, take_rows  # noqa: E402
 
 TYPES = [pa.string(), pa.binary(), pa.large_string(), pa.large_binary()]
 
@@ -192,6 +192,7 @@ def test_chunked_columns_of_other_layouts_and_no_nulls():
         "e": _chunked(pa.array([[k] for k in range(n)]), [0, 2, n]),          # Arrow's
     })
     assert not gathers_chunks(pa.bool_()) and not gathers_chunks(pa.list_(pa.int64()))
+    assert not gathers_chunks(pa.uuid()) and not gathers_chunks(pa.dictionary(pa.int8(), pa.string()))
     rows = np.random.default_rng(7).permutation(n)
     got = take_rows(table, rows)
     got.validate(full=True)
@@ -256,3 +257,19 @@ def test_reads_keep_the_chunks_they_gather_and_combine_the_rest(tmp_path):
     combined = _combined([pq.read_table(path)])
     assert [combined.column(c).num_chunks for c in ("i", "s", "l")] == [4, 4, 1]
     assert read.equals(table) and combined.equals(table)
+    # more chunks than MAX_CHUNKS: every column combined, as each call would visit them all
+    many = tmp_path / "many.parquet"
+    pq.write_table(table, many, row_group_size=1)
+    read = read_columns([pq.ParquetFile(many)], None)
+    assert [read.column(c).num_chunks for c in ("i", "s", "l")] == [1, 1, 1]
+    assert _combined([pq.read_table(many)]).column("i").num_chunks == 1
+    assert read_columns([pq.ParquetFile(path)], None, keep_chunks=False).column("i").num_chunks == 1
+
+
+def test_many_chunks_are_arrows_take():
+    n = MAX_CHUNKS + 1
+    column = pa.chunked_array([pa.array([k]) for k in range(n)])
+    assert not keeps_chunks(column) and keeps_chunks(column.slice(0, MAX_CHUNKS))
+    table = pa.table({"i": column, "s": pa.chunked_array([pa.array([str(k)]) for k in range(n)])})
+    rows = np.arange(n)[::-1]
+    assert take_rows(table, rows).equals(table.take(rows))

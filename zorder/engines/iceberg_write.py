@@ -20,7 +20,7 @@ from zorder.engines.iceberg_select import file_metadata
 from zorder.engines.iceberg_tasks import WrittenPaths, on_dask, read_failure
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
-from zorder.parquet.gather import gathers_chunks, take_rows
+from zorder.parquet.gather import keeps_chunks, take_rows
 from zorder.values.sort import sort_scratch
 from zorder.values.ordering import Ordering
 from zorder.values.stages import READ, REORDER, WRITE, stage
@@ -111,8 +111,8 @@ def _calibration(data: Any, table_metadata: Any, group: FileGroup) -> float:
 
 
 def _combined(holder: List[Any]) -> Any:
-    """The table taken out of ``holder``, each column ``take_rows`` cannot gather from
-    its chunks in one chunk (Arrow's take concatenates a chunked column on every call).
+    """The table taken out of ``holder``, each column ``take_rows`` should not gather from
+    its chunks (``gather.keeps_chunks``) in one chunk (Arrow's take concatenates a chunked column on every call).
     Each column's chunks are let go once combined: the read and its combined copy are
     never both whole in memory."""
     import pyarrow as pa
@@ -122,7 +122,7 @@ def _combined(holder: List[Any]) -> Any:
     schema = read.schema
     del read
     for i, name in enumerate(schema.names):
-        if not gathers_chunks(columns[i].type):
+        if not keeps_chunks(columns[i]):
             # a one-column table's combine splits binary data past 2 GB into several chunks
             columns[i] = pa.table([columns[i]], names=[name]).combine_chunks().column(0)
     return pa.Table.from_arrays(columns, schema=schema)

@@ -165,19 +165,22 @@ cdef const uint8_t **chunk_pointers(list chunks, const int64_t[::1] counts,
     pointers = <const uint8_t **>malloc((nchunks if nchunks else 1) * sizeof(uint8_t *))
     if pointers == NULL:
         raise MemoryError()
-    for c in range(nchunks):
-        pointers[c] = NULL
-        if chunks[c] is None:
-            if counts[c] * unit:
-                free(pointers)
-                raise ValueError(f"chunk {c} has no buffer")
-            continue
-        view = chunks[c]
-        if counts[c] < 0 or view.shape[0] < counts[c] * unit:
-            free(pointers)
-            raise ValueError(f"chunk {c} holds {view.shape[0]} bytes, not {counts[c] * unit}")
-        if view.shape[0]:
-            pointers[c] = &view[0]
+    try:
+        for c in range(nchunks):
+            pointers[c] = NULL
+            if chunks[c] is None:
+                if counts[c] * unit:
+                    raise ValueError(f"chunk {c} has no buffer")
+                continue
+            view = chunks[c]
+            if counts[c] < 0 or view.shape[0] < counts[c] * unit:
+                raise ValueError(f"chunk {c} holds {view.shape[0]} bytes, not "
+                                 f"{counts[c] * unit}")
+            if view.shape[0]:
+                pointers[c] = &view[0]
+    except BaseException:
+        free(pointers)
+        raise
     return pointers
 
 
