@@ -227,7 +227,7 @@ def test_chunked_kernels_check_their_buffers():
         _gather.gather_bytes_chunks([np.zeros(3, np.uint8)], np.array([3]), which[:1],
                                     np.array([0]), np.array([0, 5], dtype=np.int32),
                                     np.empty(5, np.uint8))
-    with pytest.raises(ValueError, match="shorter"):   # a bitmap short of its rows
+    with pytest.raises(ValueError, match="holds 1 bytes, not 2"):   # a bitmap short of its rows
         _gather.gather_bits_chunks([np.zeros(1, np.uint8)], np.array([4]), np.array([8]),
                                    which[:1], local[:1], np.zeros(1, np.uint8))
     with pytest.raises(IndexError, match="outside"):

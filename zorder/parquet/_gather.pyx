@@ -311,30 +311,25 @@ def gather_bits_chunks(list bitmaps, const int64_t[::1] bit_offsets,
     cdef const uint8_t **source
     cdef const uint8_t *bits
     cdef int64_t bit
-    cdef const uint8_t[::1] view
+    cdef int64_t[::1] counts
     if bit_offsets.shape[0] != nchunks or sizes.shape[0] != nchunks \
             or local.shape[0] != n or out.shape[0] * 8 < n:
         raise ValueError("gather_bits_chunks: one bitmap a chunk, out of one bit a row")
-    source = <const uint8_t **>malloc((nchunks if nchunks else 1) * sizeof(uint8_t *))
-    if source == NULL:
-        raise MemoryError()
+    # the bytes each bitmap must hold: through its chunk's last bit (none without one)
+    counts = cvarray(shape=(nchunks if nchunks else 1,), itemsize=sizeof(int64_t), format="q")
+    for c in range(nchunks):
+        if bit_offsets[c] < 0:
+            raise ValueError(f"chunk {c}'s bitmap starts before its first bit")
+        counts[c] = 0 if bitmaps[c] is None else (bit_offsets[c] + sizes[c] + 7) >> 3
+    source = chunk_pointers(bitmaps, counts[:nchunks], 1)
     try:
-        for c in range(nchunks):
-            source[c] = NULL
-            if bitmaps[c] is None:
-                continue
-            view = bitmaps[c]
-            if bit_offsets[c] < 0 or view.shape[0] * 8 < bit_offsets[c] + sizes[c]:
-                raise ValueError(f"chunk {c}'s bitmap is shorter than its rows")
-            if view.shape[0]:
-                source[c] = &view[0]
         with nogil:
             for j in range(n):
                 if outside(&which[0], &local[0], j, nchunks, sizes):
                     bad = j
                     break
                 bits = source[which[j]]
-                if bits == NULL:
+                if bits == NULL:   # (no bitmap: every row valid)
                     out[j >> 3] |= <uint8_t>(1 << (j & 7))
                     continue
                 bit = bit_offsets[which[j]] + local[j]
