@@ -6,7 +6,8 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 
 from zorder.parquet import _gather  # noqa: E402
-from zorder.parquet.gather import MAX_CHUNKS, gathers_chunks, keeps_chunks, take_rows  # noqa: E402
+from zorder.parquet.gather import (  # noqa: E402
+    MAX_CHUNKS, combined_for_take, gathers_chunks, keeps_chunks, take_rows)
 
 TYPES = [pa.string(), pa.binary(), pa.large_string(), pa.large_binary()]
 
@@ -245,7 +246,6 @@ def test_chunked_strings_past_32_bit_offsets_are_arrows_take(monkeypatch):
 def test_reads_keep_the_chunks_they_gather_and_combine_the_rest(tmp_path):
     import pyarrow.parquet as pq
 
-    from zorder.engines.iceberg_write import _combined
     from zorder.parquet.sort import read_columns
 
     table = pa.table({"i": np.arange(100), "s": [str(k) for k in range(100)],
@@ -254,7 +254,7 @@ def test_reads_keep_the_chunks_they_gather_and_combine_the_rest(tmp_path):
     pq.write_table(table, path, row_group_size=30)
     read = read_columns([pq.ParquetFile(path)], None)
     assert [read.column(c).num_chunks for c in ("i", "s", "l")] == [4, 4, 1]
-    combined = _combined([pq.read_table(path)])
+    combined = combined_for_take([pq.read_table(path)])
     assert [combined.column(c).num_chunks for c in ("i", "s", "l")] == [4, 4, 1]
     assert read.equals(table) and combined.equals(table)
     # more chunks than MAX_CHUNKS: every column combined, as each call would visit them all
@@ -262,7 +262,7 @@ def test_reads_keep_the_chunks_they_gather_and_combine_the_rest(tmp_path):
     pq.write_table(table, many, row_group_size=1)
     read = read_columns([pq.ParquetFile(many)], None)
     assert [read.column(c).num_chunks for c in ("i", "s", "l")] == [1, 1, 1]
-    assert _combined([pq.read_table(many)]).column("i").num_chunks == 1
+    assert combined_for_take([pq.read_table(many)]).column("i").num_chunks == 1
     assert read_columns([pq.ParquetFile(path)], None, keep_chunks=False).column("i").num_chunks == 1
 
 

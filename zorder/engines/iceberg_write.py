@@ -20,7 +20,7 @@ from zorder.engines.iceberg_select import file_metadata
 from zorder.engines.iceberg_tasks import WrittenPaths, on_dask, read_failure
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
-from zorder.parquet.gather import keeps_chunks, take_rows
+from zorder.parquet.gather import combined_for_take, take_rows
 from zorder.values.sort import sort_scratch
 from zorder.values.ordering import Ordering
 from zorder.values.stages import READ, REORDER, WRITE, stage
@@ -108,24 +108,6 @@ def _calibration(data: Any, table_metadata: Any, group: FileGroup) -> float:
     if not group.rows or estimate <= 0:
         return 1.0
     return min(2.0, max(0.5, group.input_bytes / group.rows / estimate))
-
-
-def _combined(holder: List[Any]) -> Any:
-    """The table taken out of ``holder``, each column ``take_rows`` should not gather from
-    its chunks (``gather.keeps_chunks``) in one chunk (Arrow's take concatenates a chunked column on every call).
-    Each column's chunks are let go once combined: the read and its combined copy are
-    never both whole in memory."""
-    import pyarrow as pa
-
-    read = holder.pop()
-    columns = list(read.columns)
-    schema = read.schema
-    del read
-    for i, name in enumerate(schema.names):
-        if not keeps_chunks(columns[i]):
-            # a one-column table's combine splits binary data past 2 GB into several chunks
-            columns[i] = pa.table([columns[i]], names=[name]).combine_chunks().column(0)
-    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _halves(piece: Any) -> Tuple[List[int], List[int]]:
@@ -288,8 +270,8 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     with read_failure(where), stage(READ):
         data, deleted = read_group(table_metadata, io, group)
     # Work beside each piece's curve order, on two threads (Arrow and numpy release the
-    # GIL): the sort's working memory, then the piece's columns in one chunk each, the
-    # job's own check of content (rows can only move: an order-independent checksum of
+    # GIL): the sort's working memory, then the piece made ready for the takes
+    # (``combined_for_take``), the job's own check of content (rows can only move: an order-independent checksum of
     # the rows read, against the rows handed to the writer) and the size calibration.
     beside = ThreadPoolExecutor(2)
     read_checksums: List[Any] = []
@@ -349,7 +331,7 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
             curve_input = piece.select(list(names))
             holder = [piece]
             del piece   # the holder's is the last reference: the read is freed as combined
-            combined = beside.submit(_combined, holder)
+            combined = beside.submit(combined_for_take, holder)
             # then, on both threads: the checksum of the rows read and the calibration
             checked = beside.submit(_after, combined, row_checksum)
             measured = (beside.submit(_after, combined, _calibration, table_metadata, group)

@@ -16,7 +16,7 @@ only where ``keeps_chunks`` says so, at most ``MAX_CHUNKS`` of them.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import numpy
 
@@ -115,6 +115,23 @@ def keeps_chunks(column: Any) -> bool:
     return column.num_chunks <= MAX_CHUNKS and gathers_chunks(column.type)
 
 
+def combined_for_take(holder: List[Any], keep_chunks: bool = True) -> Any:
+    """The table taken out of ``holder`` (a one-item list, its only reference), ready for
+    ``take_rows``: each column in one chunk, but those it gathers in place where
+    ``keep_chunks`` (``keeps_chunks``). Each column's chunks are let go once combined, so
+    the table and its combined copy are never both whole in memory."""
+    import pyarrow as pa
+
+    table = holder.pop()
+    schema, columns = table.schema, list(table.columns)
+    del table
+    for i, name in enumerate(schema.names):
+        if not (keep_chunks and keeps_chunks(columns[i])):
+            # (a one-column table: its combine splits binary data past 2 GB into chunks)
+            columns[i] = pa.table([columns[i]], names=[name]).combine_chunks().column(0)
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
 class _ChunkRows:
     """Which chunk holds each of the rows, and the row there, for one chunk layout."""
 
@@ -138,11 +155,11 @@ def _validity(chunks: Any, where: _ChunkRows, n: int) -> "tuple[Any, int]":
     """The gathered validity bitmap (None: no nulls) and the null count."""
     if not any(chunk.null_count for chunk in chunks):
         return None, 0
-    bitmaps = [chunk.buffers()[0] if chunk.null_count else None for chunk in chunks]
+    views = [numpy.frombuffer(chunk.buffers()[0], dtype=numpy.uint8) if chunk.null_count
+             else None for chunk in chunks]
     bitmap = _arrow_buffer((n + 7) // 8)
     bits = numpy.frombuffer(bitmap, dtype=numpy.uint8)
     bits[:] = 0
-    views = [None if b is None else numpy.frombuffer(b, dtype=numpy.uint8) for b in bitmaps]
     offsets = numpy.array([chunk.offset for chunk in chunks], dtype=numpy.int64)
     nulls = _gather.gather_bits_chunks(views, offsets, where.lengths, where.which,
                                        where.local, bits)

@@ -24,7 +24,7 @@ from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
 from zorder.parquet.external import Budget, external_sort, regroup
 from zorder.parquet.files import check_reorderable, require_pyarrow
-from zorder.parquet.gather import keeps_chunks, take_rows
+from zorder.parquet.gather import combined_for_take, take_rows
 from zorder.parquet.memory import arrow_bytes, format_bytes, memory_limit_of
 from zorder.parquet.metadata import without_range_index
 from zorder.parquet.parallel_writer import ParallelParquetWriter
@@ -102,13 +102,11 @@ def read_columns(sources: Sequence[Any], names: Optional[List[str]],
                  before_group: Optional[Callable[[], None]] = None,
                  keep_chunks: bool = True) -> Any:
     """Columns ``names`` (None: all) of every row group of ``sources`` (ParquetFiles,
-    one after another). A column ``take_rows`` gathers from its chunks in place stays in
-    them (with ``keep_chunks``, where ``gather.keeps_chunks``); any other is combined into one chunk (Arrow's ``take``
-    of many chunks costs a pass over all of them per output row group), its chunks let
-    go as it is. ``schema``: the types every file's
-    columns are cast to (a dataset's files may differ in width or nullability; a file
-    that cannot be is a ValueError naming its entry of ``labels``). ``before_group()``
-    runs before each row group is read (an engine's check for an interrupt)."""
+    one after another), ready for ``take_rows`` (``gather.combined_for_take``, with
+    ``keep_chunks``). ``schema``: the types every file's columns are cast to (a
+    dataset's files may differ in width or nullability; a file that cannot be is a
+    ValueError naming its entry of ``labels``). ``before_group()`` runs before each row
+    group is read (an engine's check for an interrupt)."""
     import pyarrow as pa
 
     if schema is not None:
@@ -140,15 +138,9 @@ def read_columns(sources: Sequence[Any], names: Optional[List[str]],
                 if names is not None:
                     schema = pa.schema([schema.field(n) for n in names])
             return schema.empty_table()
-        read = pa.concat_tables(pieces)
+        holder = [pa.concat_tables(pieces)]
         del pieces
-        schema, columns = read.schema, list(read.columns)
-        del read
-        for i, name in enumerate(schema.names):
-            if not (keep_chunks and keeps_chunks(columns[i])):
-                # (a one-column table: its combine splits binary data past 2 GB into chunks)
-                columns[i] = pa.table([columns[i]], names=[name]).combine_chunks().column(0)
-        return pa.Table.from_arrays(columns, schema=schema)
+        return combined_for_take(holder, keep_chunks)
 
 
 def curve_columns_first(names: Sequence[str], columns: Sequence[str]
