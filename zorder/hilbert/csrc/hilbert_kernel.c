@@ -24,8 +24,8 @@
 #define ZH_X86_BUILD 1
 #include <immintrin.h>
 /* The interleave backend's streaming writer (whole 64-byte lines, non-temporal, realigned
- * to the output's start; masked ordinary stores at both ends) and its threshold
- * STREAM_MIN. Its load.h also brings row readers this file does not use. */
+ * to the output's start; masked ordinary stores at both ends); the threshold is kernel.h's
+ * ZORDER_STREAM_MIN. Its load.h also brings row readers this file does not use. */
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -1024,7 +1024,7 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
      * stores would read every output line for ownership first. */
     zstream stream_state, *stream = NULL;
     if (direct_tables(level, ncols) && bits == 64 && out_stride == 8 * ncols &&
-        nrows * out_stride >= STREAM_MIN) {
+        nrows * out_stride >= ZORDER_STREAM_MIN) {
         stream = &stream_state;
         start_stream(stream, out);
     }

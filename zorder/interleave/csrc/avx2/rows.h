@@ -36,7 +36,7 @@ ZAVX2_INLINE uint64_t ld64(const uint8_t *p)
 
 /* Outputs of at least this many bytes (rows back to back) use non-temporal stores: they
  * no longer fit the caches, and the stores skip reading the lines first. */
-ptrdiff_t zorder_avx2_stream_min = (ptrdiff_t)4 << 20;
+ptrdiff_t zorder_avx2_stream_min = ZORDER_STREAM_MIN;
 
 /* The strided row loop of rows_k: blocks of 4 rows, slab by slab; the last slab of each
  * row stores its first `last` bytes (8k: all). Columns with rows 8 bytes apart load 4
