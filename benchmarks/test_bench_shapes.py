@@ -41,7 +41,8 @@ def test_shape(benchmark, shape, name):
     text, size = shape
     block, cols = columns_of(text)
     benchmark.group = f"shape {text}->{size}"
-    benchmark.extra_info["class"] = zorder.interleave.auto.shape_class_of(parse_widths(text), size)
+    benchmark.extra_info["class"] = zorder.interleave.auto.shape_class_of(parse_widths(text), size,
+                                                                          rows=ROWS)
     if name == "memcpy":
         copy = np.empty_like(block)
         benchmark(np.copyto, copy, block)

@@ -104,7 +104,8 @@ def test_plan_within_measured_best(name):
     shapes = matrix["shapes"]
     for cell in shapes:   # the class each shape falls in now, not when it was measured
         text, size = cell["shape"].split("->")
-        assert auto.shape_class_of(parse_widths(text), int(size)) == cell["class"], cell
+        assert auto.shape_class_of(parse_widths(text), int(size),
+                                   rows=MATRICES["rows"]) == cell["class"], cell
     # every class measured on this CPU but those added after its run, which say so
     unmeasured = matrix.get("unmeasured", {})
     assert all(why for why in unmeasured.values())
@@ -182,6 +183,32 @@ def test_plan_respects_what_is_built():
 ])
 def test_shape_classes(widths, size, shape):
     assert auto.shape_class_of(widths, size) == shape
+
+
+@pytest.mark.parametrize("widths, size", [([16, 32], 24), ([8, 8, 16], 20), ([16, 16, 32], 40)])
+def test_wide_cuts_run_as_the_first_class_while_in_the_cache(widths, size):
+    """Rows cut inside wide pieces are ragged-truncated-first while the call's columns and
+    output stay in the cache (simd leads there), ragged-truncated-first-wide from
+    CACHE_BYTES (NOTES.md "Dispatch: ragged-truncated-first-wide"); auto's bytes are
+    bitloop's on both sides of the line."""
+    edge = -(-auto.CACHE_BYTES // (sum(widths) + size))   # the fewest rows out of the cache
+    assert auto.shape_class_of(widths, size, rows=edge - 1) == "ragged-truncated-first"
+    assert auto.shape_class_of(widths, size, rows=edge) == "ragged-truncated-first-wide"
+    assert auto.shape_class_of(widths, size) == "ragged-truncated-first-wide"
+    rng = np.random.default_rng(size)
+    bitloop = zorder.get_backend("bitloop")
+    for nrows in (edge - 1, edge):
+        cols = [rng.integers(0, 256, (nrows, w), dtype=np.uint8) for w in widths]
+        np.testing.assert_array_equal(zorder.interleave_rows(cols, size),
+                                      bitloop.interleave_rows(cols, size))
+
+
+@pytest.mark.parametrize("widths, size", [([8, 8, 16], 12), ([8, 8, 16], 6), ([8, 8, 16], 3),
+                                          ([24, 8, 16], 12)])
+def test_wide_cuts_to_a_prefix_of_every_column_are_wide_at_any_size(widths, size):
+    """Rows of a whole 1-, 2- or 4-byte prefix of every column: avx2 leads in the cache too."""
+    for rows in (1, 1000, 10**6):
+        assert auto.shape_class_of(widths, size, rows=rows) == "ragged-truncated-first-wide"
 
 
 @pytest.mark.parametrize("widths, row_strides, size, out_stride, shape", [

@@ -99,7 +99,7 @@ def run_matrix(rows: int, repeat: int, clock: Callable[[], float],
         best = min(v for k, v in ns.items() if k not in ("memcpy", "auto"))
         results.append({
             "shape": f"{text}->{size}", "widths": widths, "size": size,
-            "class": zorder.interleave.auto.shape_class_of(widths, size),
+            "class": zorder.interleave.auto.shape_class_of(widths, size, rows=rows),
             "ns": ns, "x_memcpy": {k: v / ns["memcpy"] for k, v in ns.items()},
             "auto_vs_best": ns["auto"] / best,
         })

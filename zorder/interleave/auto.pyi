@@ -9,8 +9,9 @@ SUPPORTED: bool
 UNSUPPORTED_REASON: str
 backend: Backend
 PLAN: Dict[str, str]
+CACHE_BYTES: int
 
 def configure(plan: Mapping[str, str], capsules: Mapping[str, Any]) -> None: ...
 def shape_class_of(widths: Sequence[int], size: int, row_strides: Optional[Sequence[int]] = ...,
-                   out_stride: Optional[int] = ...) -> str: ...
+                   out_stride: Optional[int] = ..., rows: Optional[int] = ...) -> str: ...
 SHAPE_NAMES: Tuple[str, ...]

@@ -37,6 +37,7 @@ cdef extern from "shape.h" nogil:
         ZS_MANY_COLUMNS_8N_PREFIX
         ZS_MANY_COLUMNS_SHORT
     enum: ZS_COUNT
+    Py_ssize_t ZORDER_SHAPE_CACHE_BYTES
     const char* const zorder_shape_names[]
 
 #: The shape classes of csrc/shape.h, in its order.
@@ -48,6 +49,10 @@ if SHAPE_NAMES != SHAPE_CLASSES:  # pragma: no cover - csrc/shape.h and DISPATCH
 cdef RowsKernel _kernels[ZS_COUNT]
 for _i in range(ZS_COUNT):
     _kernels[_i] = bitloop_rows   # until configure() installs the plan
+
+#: The bytes a call reads and writes from which the classifier takes it as running out of
+#: the cache (csrc/shape.h).
+CACHE_BYTES = ZORDER_SHAPE_CACHE_BYTES
 
 #: class -> backend name, as installed.
 PLAN = {}
@@ -70,8 +75,8 @@ cdef bint short_rows_of_many(const Column* cols, Py_ssize_t n, Py_ssize_t size) 
 
 
 cdef zorder_shape shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,
-                             Py_ssize_t out_stride) noexcept nogil:
-    """The call's class (csrc/shape.h)."""
+                             Py_ssize_t nrows, Py_ssize_t out_stride) noexcept nogil:
+    """The call's class (csrc/shape.h), for `nrows` rows."""
     cdef Py_ssize_t c, w0 = cols[0].width, wmin = cols[0].width, total = 0, need, pieces
     cdef bint uniform = 1
     cdef bint narrow = 0
@@ -120,14 +125,20 @@ cdef zorder_shape shape_class(const Column* cols, Py_ssize_t n, Py_ssize_t size,
     # the whole 8-byte pieces of each column the rows need (all of them 8n wide here)
     pieces = n * 8 * ((size + 8 * n - 1) // (8 * n))
     if size < pieces and pieces > 16:
-        return ZS_RAGGED_TRUNCATED_FIRST_WIDE
+        need = size // n
+        # a whole 1-, 2- or 4-byte prefix of every column is avx2's at any size; the rest
+        # only once the call's bytes leave the cache
+        if size == n * need and (need == 1 or need == 2 or need == 4):
+            return ZS_RAGGED_TRUNCATED_FIRST_WIDE
+        if nrows * (total + size) >= ZORDER_SHAPE_CACHE_BYTES:
+            return ZS_RAGGED_TRUNCATED_FIRST_WIDE
     return ZS_RAGGED_TRUNCATED_FIRST
 
 
 cdef void auto_rows(const Column* columns, Py_ssize_t ncolumns, Py_ssize_t size,
                     Py_ssize_t nrows, uint8_t* out, Py_ssize_t out_stride) noexcept nogil:
-    _kernels[<int>shape_class(columns, ncolumns, size, out_stride)](columns, ncolumns, size,
-                                                                    nrows, out, out_stride)
+    _kernels[<int>shape_class(columns, ncolumns, size, nrows, out_stride)](
+        columns, ncolumns, size, nrows, out, out_stride)
 
 
 def configure(plan, capsules):
@@ -141,13 +152,16 @@ def configure(plan, capsules):
     PLAN.update(plan)
 
 
-def shape_class_of(widths, size, row_strides=None, out_stride=None):
+def shape_class_of(widths, size, row_strides=None, out_stride=None, rows=None):
     """The class a call with these column widths and interleaved size falls in (tests):
     columns whose rows are `row_strides` bytes apart (default: their widths, back to back)
-    into output rows `out_stride` bytes apart (default: `size`)."""
+    into output rows `out_stride` bytes apart (default: `size`), `rows` rows (default: more
+    than the cache holds)."""
     cdef Column cols[64]
     cdef Py_ssize_t n = shape_columns(cols, widths, row_strides)
-    return SHAPE_CLASSES[shape_class(cols, n, size, size if out_stride is None else out_stride)]
+    cdef Py_ssize_t nrows = ZORDER_SHAPE_CACHE_BYTES if rows is None else rows
+    return SHAPE_CLASSES[shape_class(cols, n, size, nrows,
+                                     size if out_stride is None else out_stride)]
 
 
 publish(globals(), "auto", auto_rows, NULL)

@@ -15,7 +15,10 @@
  *   ragged-truncated-first    ragged, ending within the first segment, at its end or
  *                             inside 8-byte pieces of the columns that make at most 16 bytes
  *   ragged-truncated-first-wide  ragged, cut inside the first segment's 8-byte pieces where
- *                             those make more than 16 bytes (16+32->24, 8+8+16->20)
+ *                             those make more than 16 bytes (16+32->24, 8+8+16->20): rows
+ *                             of a whole 1-, 2- or 4-byte prefix of every column, and the
+ *                             rest in calls of ZORDER_SHAPE_CACHE_BYTES or more (smaller
+ *                             ones are ragged-truncated-first)
  *   ragged-truncated-later    ragged, truncated in a later segment
  *   ragged-narrow             ragged with a narrow width, any size
  *   many-columns              more than 8 columns
@@ -43,6 +46,12 @@
     X(ZS_UNIFORM_6X8_TRUNCATED, "uniform-6x8-truncated")       \
     X(ZS_MANY_COLUMNS_8N_PREFIX, "many-columns-8n-prefix")     \
     X(ZS_MANY_COLUMNS_SHORT, "many-columns-short")
+
+/* The bytes a call reads and writes (nrows * (the columns' widths + size)) from which its
+ * rows no longer stay in the cache: ragged rows cut inside wide pieces run fastest on simd's
+ * scratch path below it, and on avx2 from it (NOTES.md "Dispatch:
+ * ragged-truncated-first-wide"). */
+#define ZORDER_SHAPE_CACHE_BYTES ((ptrdiff_t)10 << 20)
 
 #define ZORDER_SHAPE_ENUM(id, name) id,
 typedef enum { ZORDER_SHAPES(ZORDER_SHAPE_ENUM) ZS_COUNT } zorder_shape;
