@@ -337,3 +337,47 @@ def test_an_equality_delete_committed_meanwhile_is_no_conflict(catalog):
              for e in m.fetch_manifest_entry(table.io, discard_deleted=True)
              if e.data_file.file_path in set(result.added_paths)}
     assert added == {start.sequence_number} and equality[0][0] > start.sequence_number
+
+
+def test_the_curve_columns_are_read_first_and_the_rest_beside_with_the_same_deletes(
+        catalog, monkeypatch):
+    """A group's curve columns are read, and its rows ordered, while its other columns
+    are read beside them with the same deletes (read once); the files hold the rows a
+    whole read gives, in curve order."""
+    import pyarrow.parquet as pq
+
+    import zorder
+    from zorder.engines import iceberg_read, iceberg_write
+
+    calls = []
+    real = iceberg_read.read_group
+
+    def recording(table_metadata, io, group, columns=None, positions=None):
+        calls.append((None if columns is None else sorted(columns), positions is not None))
+        return real(table_metadata, io, group, columns, positions)
+
+    monkeypatch.setattr(iceberg_read, "read_group", recording)
+    monkeypatch.setattr(iceberg_write, "read_group", recording)
+    reads_of_delete_files = []
+    real_positions = iceberg_deletes.delete_positions
+
+    def counting(io, tasks):
+        reads_of_delete_files.append(len(tasks))
+        return real_positions(io, tasks)
+
+    monkeypatch.setattr(iceberg_write, "delete_positions", counting)
+    table = make_table(catalog, spec=BY_CAT)
+    deleted = delete_tenth(table)
+    before = table.scan().to_arrow()
+    rewrite(table, ["x", "y"])
+    table = catalog.load_table("db.t")
+    check_readers_agree(table, before, deleted)
+    # two partitions: each read as its curve columns, then its other two, deletes shared
+    assert sorted(calls) == [(["cat", "k"], True)] * 2 + [(["x", "y"], True)] * 2
+    assert reads_of_delete_files == [3, 3]
+    for task in table.scan().plan_files():
+        data = pq.read_table(urlparse(task.file.file_path).path)
+        assert list(zorder.sort_indices(data, columns=["x", "y"])) == list(range(data.num_rows))
+    # read apart only where the curve columns are top-level and others remain
+    assert iceberg_read.columns_apart(SCHEMA, ["y", "x"]) == (["y", "x"], ["k", "cat"])
+    assert iceberg_read.columns_apart(SCHEMA, ["k", "x", "y", "cat"]) is None

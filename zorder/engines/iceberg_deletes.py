@@ -100,11 +100,12 @@ def _may_apply(delete_file: Any, data_file: Any, specs: Dict[int, Any]) -> bool:
 # ---------------------------------------------------------------------------------------
 # Reading: the live rows of a group's files.
 
-def read_live_rows(table_metadata: Any, io: Any, schema: Any,
-                   tasks: Sequence[Any]) -> Tuple[Any, int]:
+def read_live_rows(table_metadata: Any, io: Any, schema: Any, tasks: Sequence[Any],
+                   positions: Optional[Dict[str, Any]] = None) -> Tuple[Any, int]:
     """(the rows of ``tasks``' data files that their position deletes and deletion vectors
     leave, in file order, as one Arrow table; the rows those delete, each distinct position
-    below a file's record count once).
+    below a file's record count once). ``positions``: ``delete_positions(io, tasks)``,
+    read already (two reads of different columns of the same rows share it).
 
     The delete files are read once, by PyIceberg's reader, and each file's positions
     applied as one mask: PyIceberg's scan applies them batch by batch against a Python
@@ -118,7 +119,7 @@ def read_live_rows(table_metadata: Any, io: Any, schema: Any,
     scan = ArrowScan(table_metadata, io, schema, AlwaysTrue(), True)
     if not any(t.delete_files for t in tasks):
         return scan.to_table(tasks), 0
-    per_file = delete_positions(io, tasks)
+    per_file = delete_positions(io, tasks) if positions is None else positions
 
     def read(task: Any) -> Tuple[Any, int]:
         # the file read whole (no filter, so rows come in file order), then masked

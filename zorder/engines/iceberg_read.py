@@ -5,28 +5,69 @@ every group's curve columns."""
 from __future__ import annotations
 
 import math
-from typing import Any, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from zorder.engines.iceberg_columns import curve_parts
 from zorder.engines.iceberg_commit import IcebergRewriteError
 from zorder.engines.iceberg_deletes import delete_positions, read_live_rows, stream_live_rows
 from zorder.engines.iceberg_plan import FileGroup, group_name
 from zorder.engines.iceberg_tasks import on_dask
+from zorder.parquet.gather import combined_for_take
+from zorder.parquet.sort import curve_columns_first
 from zorder.values.ordering import Ordering
 
 
-def read_group(table_metadata: Any, io: Any, group: FileGroup) -> Tuple[Any, int]:
+def read_group(table_metadata: Any, io: Any, group: FileGroup,
+               columns: Optional[Sequence[str]] = None,
+               positions: Optional[Dict[str, Any]] = None) -> Tuple[Any, int]:
     """(every live row of every file of a group, as an Arrow table; the rows its
     position deletes removed): ``row_filter`` chose files, not rows (as in Spark), and
     deleted rows never come back. Refused unless it holds the rows the manifests count,
-    less the deleted ones."""
-    data, deleted = read_live_rows(table_metadata, io, table_metadata.schema(), group.tasks)
+    less the deleted ones. ``columns``: only these top-level columns (None: all);
+    ``positions``: the group's ``delete_positions``, read already."""
+    schema = table_metadata.schema()
+    if columns is not None:
+        schema = schema.select(*columns, case_sensitive=True)
+    data, deleted = read_live_rows(table_metadata, io, schema, group.tasks, positions)
     if data.num_rows != group.rows - deleted:
         raise IcebergRewriteError(
             f"read {data.num_rows} rows from {group_name(table_metadata, group)}, its "
             f"manifests say {group.rows}"
             + (f" less {deleted} deleted" if deleted else "") + "; nothing was committed")
     return data, deleted
+
+
+def columns_apart(schema: Any, names: Sequence[str]) -> Optional[Tuple[List[str], List[str]]]:
+    """(the curve columns ``names``, the table's other top-level columns) where a group's
+    curve columns can be read before the rest, so that its rows are ordered while the
+    rest is read (``read_rest``); None where they cannot (a nested or dotted name, or no
+    other column)."""
+    top = [field.name for field in schema.fields]
+    first, others = curve_columns_first(top, names)
+    if first is None or any(name not in top for name in first):
+        return None
+    return first, others
+
+
+def read_rest(table_metadata: Any, io: Any, group: FileGroup, curve: Any,
+              others: Sequence[str], positions: Dict[str, Any]) -> Any:
+    """A group's rows whole, ready for ``take_rows``: ``curve`` (its curve columns, read
+    by ``read_group`` with ``positions``) joined by its ``others`` columns, read here
+    with the same deletes, in the table schema's order."""
+    import pyarrow as pa
+
+    rest, _ = read_group(table_metadata, io, group, others, positions)
+    fields = {field.name: field for field in list(curve.schema) + list(rest.schema)}
+    columns = {**dict(zip(curve.column_names, curve.columns)),
+               **dict(zip(rest.column_names, rest.columns))}
+    names = [field.name for field in table_metadata.schema().fields]
+    whole = pa.Table.from_arrays([columns[n] for n in names],
+                                 schema=pa.schema([fields[n] for n in names],
+                                                  metadata=curve.schema.metadata))
+    del rest, columns
+    holder = [whole]
+    del whole
+    return combined_for_take(holder)
 
 
 # ---------------------------------------------------------------------------------------

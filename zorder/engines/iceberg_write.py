@@ -14,7 +14,8 @@ from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, delete_files)
 from zorder.engines.iceberg_footer import add_footer_metadata
 from zorder.engines.iceberg_plan import FileGroup, entry_partition, group_name
-from zorder.engines.iceberg_read import read_group
+from zorder.engines.iceberg_deletes import delete_positions
+from zorder.engines.iceberg_read import columns_apart, read_group, read_rest
 from zorder.engines.iceberg_journal import JournalWriter
 from zorder.engines.iceberg_select import file_metadata
 from zorder.engines.iceberg_tasks import WrittenPaths, on_dask, read_failure
@@ -157,6 +158,11 @@ def _take_columns(piece: Any, columns: List[int], indices: Any) -> List[Any]:
         return take_rows(piece.select(columns), indices).columns
 
 
+def _read_rest(*args: Any) -> Any:
+    with stage(READ):
+        return read_rest(*args)
+
+
 def _after(job: Any, function: Callable[..., Any], *args: Any) -> Any:
     """``function(job's result, *args)``: work queued behind another job's result."""
     return function(job.result(), *args)
@@ -267,8 +273,20 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
 
     schema = table_metadata.schema()
     where = group_name(table_metadata, group)
+    # The curve columns are read first, and the rest on ``reader`` while the rows are
+    # ordered (a group split by partition is read whole: its pieces need every column).
+    apart = None if group.repartition else columns_apart(schema, names)
+    reader = ThreadPoolExecutor(1, thread_name_prefix="zorder-reader")
+    whole: Optional[Any] = None   # (the group's rows whole, as the reader reads them)
     with read_failure(where), stage(READ):
-        data, deleted = read_group(table_metadata, io, group)
+        if apart is None:
+            data, deleted = read_group(table_metadata, io, group)
+        else:
+            positions = delete_positions(io, group.tasks)
+            data, deleted = read_group(table_metadata, io, group, apart[0], positions)
+            whole = reader.submit(_read_rest, table_metadata, io, group, data, apart[1],
+                                  positions)
+            del positions
     # Work beside each piece's curve order, on two threads (Arrow and numpy release the
     # GIL): the sort's working memory, then the piece made ready for the takes
     # (``combined_for_take``), the job's own check of content (rows can only move: an order-independent checksum of
@@ -321,7 +339,7 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     # never a sorted copy of the whole group. (One writer, with the take and checksum
     # elsewhere, left a core idle while files were written: 4M rows, 4 files, AMD EPYC,
     # Zen 4, 2.97-4.05 s -> 2.45-2.88 s with two, in alternating runs.)
-    with beside, ThreadPoolExecutor(_WRITERS) as writer:
+    with reader, beside, ThreadPoolExecutor(_WRITERS) as writer:
         while pieces:
             key, piece = pieces.pop(0)
             # the sort's working memory, first touched on that thread while the curve
@@ -329,16 +347,20 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
             scratch = beside.submit(sort_scratch, piece.num_rows,
                                     curve_value_size(piece, names, schema, ordering))
             curve_input = piece.select(list(names))
-            holder = [piece]
-            del piece   # the holder's is the last reference: the read is freed as combined
-            combined = beside.submit(combined_for_take, holder)
+            if whole is not None:
+                combined, whole = whole, None
+            else:
+                holder = [piece]
+                del piece   # the holder's is the last reference: the read is freed as combined
+                combined = beside.submit(combined_for_take, holder)
             # then, on both threads: the checksum of the rows read and the calibration
             checked = beside.submit(_after, combined, row_checksum)
             measured = (beside.submit(_after, combined, _calibration, table_metadata, group)
                         if calibration is None else None)
             order, values = curve_order(curve_input, names, schema, ordering, scratch)
             del scratch, curve_input
-            piece = combined.result()
+            with read_failure(where):
+                piece = combined.result()
             read_checksums.append(checked)   # wanted only at the end
             if measured is not None:
                 calibration = measured.result()
