@@ -372,8 +372,9 @@ def test_the_curve_columns_are_read_first_and_the_rest_beside_with_the_same_dele
     rewrite(table, ["x", "y"])
     table = catalog.load_table("db.t")
     check_readers_agree(table, before, deleted)
-    # two partitions: each read as its curve columns, then its other two, deletes shared
-    assert sorted(calls) == [(["cat", "k"], True)] * 2 + [(["x", "y"], True)] * 2
+    # two partitions: each read as its curve columns, then its other two (and the first
+    # curve column again, to check the rows came in the same order), deletes shared
+    assert sorted(calls) == [(["cat", "k", "x"], True)] * 2 + [(["x", "y"], True)] * 2
     assert reads_of_delete_files == [3, 3]
     for task in table.scan().plan_files():
         data = pq.read_table(urlparse(task.file.file_path).path)
@@ -381,3 +382,33 @@ def test_the_curve_columns_are_read_first_and_the_rest_beside_with_the_same_dele
     # read apart only where the curve columns are top-level and others remain
     assert iceberg_read.columns_apart(SCHEMA, ["y", "x"]) == (["y", "x"], ["k", "cat"])
     assert iceberg_read.columns_apart(SCHEMA, ["k", "x", "y", "cat"]) is None
+
+
+def test_two_reads_that_give_the_rows_in_different_orders_are_refused(catalog, monkeypatch):
+    """The curve columns and the rest are joined only if both reads gave the rows in the
+    same order: a rest read whose rows came reversed fails the group, nothing committed
+    and nothing left on disk."""
+    from zorder.engines import iceberg_read
+
+    table = make_table(catalog)
+    delete_tenth(table)
+    before = table.scan().to_arrow()
+    snapshot = table.current_snapshot().snapshot_id
+    data_folder = urlparse(table.location()).path + "/data"
+    files_before = {os.path.join(r, n) for r, _, names in os.walk(data_folder) for n in names}
+    real = iceberg_read.read_group
+
+    def reversed_rest(table_metadata, io, group, columns=None, positions=None):
+        data, deleted = real(table_metadata, io, group, columns, positions)
+        if columns is not None and "k" in columns:   # the read of the other columns
+            data = data.take(pa.array(np.arange(data.num_rows)[::-1]))
+        return data, deleted
+
+    monkeypatch.setattr(iceberg_read, "read_group", reversed_rest)
+    with pytest.raises(IcebergRewriteError, match="different orders"):
+        rewrite(table, ["x", "y"])
+    table = catalog.load_table("db.t")
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert rows_of(table.scan().to_arrow()) == rows_of(before)
+    assert {os.path.join(r, n) for r, _, names in os.walk(data_folder)
+            for n in names} == files_before

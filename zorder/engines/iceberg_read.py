@@ -53,10 +53,20 @@ def read_rest(table_metadata: Any, io: Any, group: FileGroup, curve: Any,
               others: Sequence[str], positions: Dict[str, Any]) -> Any:
     """A group's rows whole, ready for ``take_rows``: ``curve`` (its curve columns, read
     by ``read_group`` with ``positions``) joined by its ``others`` columns, read here
-    with the same deletes, in the table schema's order."""
+    with the same deletes, in the table schema's order.
+
+    The join holds only if both reads give the rows in the same order (PyIceberg reads
+    the files in task order, each in file order): the first curve column is read again
+    with the others and must match, or nothing is joined."""
     import pyarrow as pa
 
-    rest, _ = read_group(table_metadata, io, group, others, positions)
+    anchor = curve.column_names[0]
+    rest, _ = read_group(table_metadata, io, group, [anchor, *others], positions)
+    if not same_values(curve.column(anchor), rest.column(anchor)):
+        raise IcebergRewriteError(
+            f"{group_name(table_metadata, group)}: two reads of its files gave the rows in "
+            f"different orders (column {anchor}); nothing was committed")
+    rest = rest.drop_columns([anchor])
     fields = {field.name: field for field in list(curve.schema) + list(rest.schema)}
     columns = {**dict(zip(curve.column_names, curve.columns)),
                **dict(zip(rest.column_names, rest.columns))}
@@ -68,6 +78,20 @@ def read_rest(table_metadata: Any, io: Any, group: FileGroup, curve: Any,
     holder = [whole]
     del whole
     return combined_for_take(holder)
+
+
+def same_values(a: Any, b: Any) -> bool:
+    """Whether two Arrow columns hold the same values row for row, nulls alike and NaNs
+    equal to NaNs of the same bits (Arrow's ``equals`` holds a NaN unequal to itself)."""
+    import pyarrow as pa
+
+    if len(a) != len(b) or not a.type.equals(b.type):
+        return False
+    if pa.types.is_floating(a.type):
+        bits = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}[a.type.bit_width]
+        a, b = (pa.chunked_array([chunk.view(bits) for chunk in c.chunks], bits)
+                for c in (a, b))
+    return bool(a.equals(b))
 
 
 # ---------------------------------------------------------------------------------------
