@@ -13,8 +13,7 @@ typedef struct {
 } zorder_column;
 
 /* Output bytes of one kernel call from which the vector kernels write with non-temporal
- * stores: from there the output leaves the cache (NOTES.md, "simd"). auto's
- * classifier takes the same line for a call that runs in the cache. */
+ * stores: from there the output leaves the cache (NOTES.md, "simd"). */
 #define ZORDER_STREAM_MIN ((ptrdiff_t)4 << 20)
 
 /* The most columns of one uniform group (one 64-bit word of k bytes a group). */

@@ -8,16 +8,11 @@
 /* When the output rows are back to back and large, the kernels hand their registers,
  * in output order, to this writer: it realigns them to 64-byte lines (numpy's buffers
  * are 16-byte aligned) with one vpermt2b and writes whole lines with non-temporal
- * stores, so the destination is never read for ownership (measured: 8 x 8 B went from
- * 1.2x to 0.7x the time of np.copyto). The partial lines at both ends are ordinary
- * masked stores, so no byte outside the call's rows is touched and threads writing
- * neighbouring row ranges stay apart. Below ZORDER_STREAM_MIN bytes (kernel.h) ordinary stores are kept:
- * measured on the Intel Xeon, they win up to about 2 MiB (0.8 vs 1.0 ns/row at 2x8B)
- * and lose from 30 MiB (8x8B: 10.6 vs 5.4 ns/row); a small result is also likely read
- * again soon, from the cache. On the AMD EPYC (Zen 4) streaming already won from 4 MiB,
- * where 16 MiB was the threshold: 2x8B -> 16 on 280,000 rows (4 MiB) 0.61 vs 0.76 ns/row,
- * 4x8B on 400,000 (12 MiB) 1.44 vs 2.29, 2x8B on 1,000,000 (15 MiB) 0.83 vs 1.18; the
- * avx2 backend streams from 4 MiB too. */
+ * stores, so the destination is never read for ownership. The partial lines at both
+ * ends are ordinary masked stores, so no byte outside the call's rows is touched and
+ * threads writing neighbouring row ranges stay apart. Below ZORDER_STREAM_MIN bytes
+ * (kernel.h) ordinary stores are kept: they win while the output stays in the cache,
+ * where a small result is also likely read again soon (NOTES.md, "simd"). */
 ptrdiff_t zorder_simd_stream_min = ZORDER_STREAM_MIN;
 
 typedef struct {
