@@ -331,11 +331,16 @@ def test_moving_a_row_group_moves_every_offset_and_renumbers_it():
 
 @pytest.mark.parametrize("cores, workers", [(1, 2), (2, 2), (6, 6), (64, 8)])
 def test_default_workers_follow_the_cores_this_process_may_use(monkeypatch, cores, workers):
+    from zorder.cpu import cores as cpu_cores
     from zorder.parquet import parallel_writer
 
     monkeypatch.setattr(parallel_writer.os, "sched_getaffinity", lambda pid: set(range(cores)),
                         raising=False)
+    monkeypatch.setattr(cpu_cores, "cgroup_cpu_quota", lambda: None)
     assert parallel_writer.default_workers() == workers
+    # a cgroup quota of 1.5 CPUs caps them at 2
+    monkeypatch.setattr(cpu_cores, "cgroup_cpu_quota", lambda: 1.5)
+    assert parallel_writer.default_workers() == 2
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from zorder.bench import (
 from zorder.bench.timing import BITLOOP_CALLS, BITLOOP_ROWS, COLUMN_BYTES
 from zorder.cli.plot import plot_bench, plot_format, require_matplotlib
 from zorder.cli.progress import Progress
+from zorder.cpu.cores import usable_cores
 
 
 def parse_shapes(text: str) -> List[Tuple[int, int]]:
@@ -82,9 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shapes", type=parse_shapes, default=list(DEFAULT_SHAPES),
                         help="COLUMNSxBYTES,... of 8-byte columns "
                              "(default: 2x16,2x8,3x24,3x8,4x32,4x8,8x64)")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+    parser.add_argument("--threads", type=int, default=usable_cores(),
                         help="also time the batch path with 2, 4, ... up to this many threads "
-                             "(default: the number of logical CPUs; 1 to skip)")
+                             "(default: the cores this process may use; 1 to skip)")
     parser.add_argument("--repeat", type=int, default=7, help="timings per number; the best counts")
     parser.add_argument("--backends", default=None,
                         help="comma-separated backends (default: every available one)")

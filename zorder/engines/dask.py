@@ -56,6 +56,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from zorder.cpu.cores import usable_cores
 from zorder.engines import dask_stages as stages
 from zorder.engines.cluster_in_process import survey_files, write_ranges
 from zorder.engines.cuts import choose_splits
@@ -459,7 +460,7 @@ def _blocksize(scheduler, limit: int) -> int:
     elif scheduler in ("sync", "synchronous"):
         share = limit
     elif scheduler is None or scheduler in ("threads", "processes"):
-        share = limit // (os.cpu_count() or 1)
+        share = limit // usable_cores()
     else:
         return _DASK_BLOCKSIZE   # a cluster's workers: their limits are not known yet
     return max(1 << 20, min(_DASK_BLOCKSIZE, share // (2 * _PARTITION_PEAK)))
@@ -475,7 +476,7 @@ def _task_memory(client, scheduler, limit: int) -> Tuple[int, int]:
             return found
         slots = max(1, sum(client.nthreads().values()))
     else:
-        slots = 1 if scheduler in ("sync", "synchronous") else os.cpu_count() or 1
+        slots = 1 if scheduler in ("sync", "synchronous") else usable_cores()
     return max(1, limit // slots), slots
 
 

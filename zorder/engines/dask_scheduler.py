@@ -17,6 +17,7 @@ import sys
 import threading
 from typing import Any, Iterator, Optional, Tuple, Union
 
+from zorder.cpu.cores import usable_cores
 from zorder.engines.interrupts import StoppablePool
 from zorder.parquet.memory import memory_limit_of
 from zorder.parquet.safety import temporary_folder
@@ -132,7 +133,7 @@ def running_on(scheduler, connect_timeout: float, *,
     if scheduler == "threads":
         # (an interrupt stops it: queued tasks dropped, running ones end at their next
         # check between row groups, as threads cannot be killed)
-        threads = StoppablePool(os.cpu_count() or 1)
+        threads = StoppablePool(usable_cores())
         with _owned_pool("threads", threads, threads.stop):
             yield None
         return
@@ -255,7 +256,7 @@ def _process_pool():
             with _sigint_held():
                 return super().submit(fn, *args, **kwargs)
 
-    return Pool(max_workers=os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn"),
+    return Pool(max_workers=usable_cores(), mp_context=multiprocessing.get_context("spawn"),
                 initializer=_worker_start)
 
 

@@ -25,6 +25,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Deque, List, Optional, Tuple
 
+from zorder.cpu.cores import usable_cores
 from zorder.parquet.thrift_compact import (
     I16, I64, LIST, STRUCT, Struct, read_struct, write_struct,
 )
@@ -60,14 +61,11 @@ _MAX_DEFAULT_WORKERS = 8
 
 
 def default_workers() -> int:
-    """Encoding threads for one file: every core this process may run on, at least 2
+    """Encoding threads for one file: every core this process may use (its affinity and
+    its cgroup's CPU quota, ``zorder.cpu.cores``), at least 2
     (one encodes while the caller prepares the next row group), at most
     ``_MAX_DEFAULT_WORKERS``."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return min(_MAX_DEFAULT_WORKERS, max(2, cores))
+    return min(_MAX_DEFAULT_WORKERS, max(2, usable_cores()))
 
 
 def _footer(data: memoryview) -> Tuple[Struct, int]:
