@@ -412,3 +412,74 @@ def test_two_reads_that_give_the_rows_in_different_orders_are_refused(catalog, m
     assert rows_of(table.scan().to_arrow()) == rows_of(before)
     assert {os.path.join(r, n) for r, _, names in os.walk(data_folder)
             for n in names} == files_before
+
+
+def test_the_split_read_equals_a_whole_read_across_schema_evolution(catalog, tmp_path,
+                                                                     monkeypatch):
+    """The curve columns and the rest, read apart and joined, are the rows and types a
+    whole read gives, on files of several schemas: a curve column promoted (float to
+    double) and another column (int to long), a column renamed, one added after some
+    files (nulls there), the columns reordered, a file added without field ids (name
+    mapping, its own column order and row groups), one delete file over all of them."""
+    import pyarrow.parquet as pq
+    from pyiceberg.types import FloatType, IntegerType
+
+    import zorder
+    from zorder.engines import iceberg_read, iceberg_write
+
+    schema = Schema(NestedField(1, "k", IntegerType(), required=False),
+                    NestedField(2, "x", FloatType(), required=False),
+                    NestedField(3, "y", DoubleType(), required=False),
+                    NestedField(4, "cat", StringType(), required=False))
+    table = catalog.create_table("db.t", schema, properties={"format-version": "2"})
+    rng = np.random.default_rng(0)
+    for a in range(2):
+        table.append(pa.table({
+            "k": pa.array(np.arange(a * 100, a * 100 + 100, dtype=np.int32)),
+            "x": pa.array(rng.normal(size=100).astype(np.float32)),
+            "y": rng.normal(size=100), "cat": pa.array([f"c{a}"] * 100)}))
+    with table.update_schema() as update:
+        update.update_column("k", LongType())
+        update.update_column("x", DoubleType())
+        update.rename_column("cat", "category")
+        update.add_column("extra", StringType())
+        update.move_first("y")
+    table.append(pa.table({
+        "y": rng.normal(size=100), "k": pa.array(np.arange(200, 300, dtype=np.int64)),
+        "x": rng.normal(size=100), "category": pa.array(["c2"] * 100),
+        "extra": pa.array([f"e{i}" for i in range(100)])}))
+    added = str(tmp_path / "added.parquet")
+    pq.write_table(pa.table({"extra": pa.array(["z"] * 100), "x": rng.normal(size=100),
+                             "k": pa.array(np.arange(300, 400, dtype=np.int64)),
+                             "category": pa.array(["c3"] * 100), "y": rng.normal(size=100)}),
+                   added, row_group_size=30)
+    table.add_files([added])
+    deleted = set()
+    chosen = {}
+    for path, keys in keys_by_file(table).items():
+        chosen[path] = sorted(rng.choice(len(keys), size=10, replace=False).tolist())
+        deleted.update(keys[p] for p in chosen[path])
+    add_position_deletes(table, chosen, per_file=False)
+    table = catalog.load_table("db.t")
+    before = table.scan().to_arrow()
+    joined = []
+    real = iceberg_read.read_rest
+
+    def compared(table_metadata, io, group, *rest):
+        data = real(table_metadata, io, group, *rest)
+        whole, _ = iceberg_read.read_group(table_metadata, io, group)
+        joined.append(data.schema.equals(whole.schema, check_metadata=True) and all(
+            iceberg_read.same_values(data.column(n), whole.column(n))
+            for n in whole.column_names))
+        return data
+
+    monkeypatch.setattr(iceberg_write, "read_rest", compared)
+    rewrite(table, ["x", "y"], min_input_files=1)
+    assert joined == [True]
+    table = catalog.load_table("db.t")
+    after = table.scan().to_arrow()
+    assert after.schema.names == ["y", "k", "x", "category", "extra"]
+    assert rows_of(after) == rows_of(before) and not deleted & set(after["k"].to_pylist())
+    for task in table.scan().plan_files():
+        data = pq.read_table(urlparse(task.file.file_path).path)
+        assert list(zorder.sort_indices(data, columns=["x", "y"])) == list(range(data.num_rows))
