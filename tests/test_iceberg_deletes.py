@@ -405,7 +405,7 @@ def test_two_reads_that_give_the_rows_in_different_orders_are_refused(catalog, m
         return data, deleted
 
     monkeypatch.setattr(iceberg_read, "read_group", reversed_rest)
-    with pytest.raises(IcebergRewriteError, match="different orders"):
+    with pytest.raises(IcebergRewriteError, match="gave different rows"):
         rewrite(table, ["x", "y"])
     table = catalog.load_table("db.t")
     assert table.current_snapshot().snapshot_id == snapshot
@@ -483,3 +483,38 @@ def test_the_split_read_equals_a_whole_read_across_schema_evolution(catalog, tmp
     for task in table.scan().plan_files():
         data = pq.read_table(urlparse(task.file.file_path).path)
         assert list(zorder.sort_indices(data, columns=["x", "y"])) == list(range(data.num_rows))
+
+
+def test_the_order_check_reads_again_the_curve_column_that_best_tells_rows_apart():
+    """A column of one value (or two) would hide rows that moved among those sharing it:
+    the anchor is the curve column with the most distinct values, uuid's too."""
+    from zorder.engines.iceberg_read import anchor_column
+
+    n = 5000
+    table = pa.table({"flag": pa.array([True] * n), "day": pa.array(np.arange(n) % 7),
+                      "x": pa.array(np.random.default_rng(0).normal(size=n))})
+    assert anchor_column(table) == "x"
+    uuids = pa.array([i.to_bytes(16, "big") for i in range(n)], pa.binary(16))
+    assert anchor_column(pa.table({"day": table["day"],
+                                   "u": pa.ExtensionArray.from_storage(pa.uuid(), uuids)})) == "u"
+
+
+def test_a_failure_before_the_writing_starts_leaves_no_read_running(catalog, monkeypatch):
+    """The rest of a group is read only inside the block that waits for it: a failure
+    between the curve columns' read and the writing leaves no reader thread behind."""
+    import threading
+
+    from zorder.engines import iceberg_write
+
+    started = []
+    monkeypatch.setattr(iceberg_write, "read_rest", lambda *a: started.append(a))
+
+    def failing(*args):
+        raise RuntimeError("planted failure")
+
+    monkeypatch.setattr(iceberg_write, "_pieces", failing)
+    table = make_table(catalog)
+    with pytest.raises(RuntimeError, match="planted failure"):
+        rewrite(table, ["x", "y"])
+    assert started == []
+    assert not [t for t in threading.enumerate() if t.name.startswith("zorder-reader")]

@@ -55,17 +55,19 @@ def read_rest(table_metadata: Any, io: Any, group: FileGroup, curve: Any,
     by ``read_group`` with ``positions``) joined by its ``others`` columns, read here
     with the same deletes, in the table schema's order.
 
-    The join holds only if both reads give the rows in the same order (PyIceberg reads
-    the files in task order, each in file order): the first curve column is read again
-    with the others and must match, or nothing is joined."""
+    The join holds only if both reads give the same rows in the same order (PyIceberg
+    reads the files in task order, each in file order): the curve column that best tells
+    rows apart (``anchor_column``) is read again with the others and must match, or
+    nothing is joined."""
     import pyarrow as pa
 
-    anchor = curve.column_names[0]
+    anchor = anchor_column(curve)
     rest, _ = read_group(table_metadata, io, group, [anchor, *others], positions)
     if not same_values(curve.column(anchor), rest.column(anchor)):
         raise IcebergRewriteError(
-            f"{group_name(table_metadata, group)}: two reads of its files gave the rows in "
-            f"different orders (column {anchor}); nothing was committed")
+            f"{group_name(table_metadata, group)}: two reads of its files gave different "
+            f"rows (column {anchor}): were its files changed meanwhile? Nothing was "
+            f"committed")
     rest = rest.drop_columns([anchor])
     fields = {field.name: field for field in list(curve.schema) + list(rest.schema)}
     columns = {**dict(zip(curve.column_names, curve.columns)),
@@ -78,6 +80,30 @@ def read_rest(table_metadata: Any, io: Any, group: FileGroup, curve: Any,
     holder = [whole]
     del whole
     return combined_for_take(holder)
+
+
+#: Rows of each curve column whose distinct values choose the anchor.
+_ANCHOR_SAMPLE = 4096
+
+
+def anchor_column(curve: Any) -> str:
+    """The column of ``curve`` with the most distinct values among its first rows: the
+    one whose second read shows best whether rows moved (a boolean or a constant column
+    would hide a reordering of rows that share its value)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def distinct(column: Any) -> int:
+        if isinstance(column.type, pa.BaseExtensionType):   # (uuid: its 16-byte storage)
+            column = pa.chunked_array([c.storage for c in column.chunks],
+                                      column.type.storage_type)
+        try:
+            return int(pc.count_distinct(column, mode="all").as_py())
+        except pa.ArrowNotImplementedError:
+            return 0
+
+    head = curve.slice(0, _ANCHOR_SAMPLE)
+    return max(curve.column_names, key=lambda name: distinct(head.column(name)))
 
 
 def same_values(a: Any, b: Any) -> bool:

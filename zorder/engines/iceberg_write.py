@@ -276,17 +276,13 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     # The curve columns are read first, and the rest on ``reader`` while the rows are
     # ordered (a group split by partition is read whole: its pieces need every column).
     apart = None if group.repartition else columns_apart(schema, names)
-    reader = ThreadPoolExecutor(1, thread_name_prefix="zorder-reader")
-    whole: Optional[Any] = None   # (the group's rows whole, as the reader reads them)
+    positions: Optional[Dict[str, Any]] = None
     with read_failure(where), stage(READ):
         if apart is None:
             data, deleted = read_group(table_metadata, io, group)
         else:
             positions = delete_positions(io, group.tasks)
             data, deleted = read_group(table_metadata, io, group, apart[0], positions)
-            whole = reader.submit(_read_rest, table_metadata, io, group, data, apart[1],
-                                  positions)
-            del positions
     # Work beside each piece's curve order, on two threads (Arrow and numpy release the
     # GIL): the sort's working memory, then the piece made ready for the takes
     # (``combined_for_take``), the job's own check of content (rows can only move: an order-independent checksum of
@@ -339,7 +335,13 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     # never a sorted copy of the whole group. (One writer, with the take and checksum
     # elsewhere, left a core idle while files were written: 4M rows, 4 files, AMD EPYC,
     # Zen 4, 2.97-4.05 s -> 2.45-2.88 s with two, in alternating runs.)
+    reader = ThreadPoolExecutor(1, thread_name_prefix="zorder-reader")
     with reader, beside, ThreadPoolExecutor(_WRITERS) as writer:
+        # (started inside the block, so that the block waits for it whatever ends it)
+        whole = (None if apart is None or positions is None else
+                 reader.submit(_read_rest, table_metadata, io, group, pieces[0][1], apart[1],
+                               positions))
+        del positions
         while pieces:
             key, piece = pieces.pop(0)
             # the sort's working memory, first touched on that thread while the curve
