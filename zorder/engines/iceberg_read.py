@@ -13,7 +13,7 @@ from zorder.engines.iceberg_deletes import delete_positions, read_live_rows, str
 from zorder.engines.iceberg_plan import FileGroup, group_name
 from zorder.engines.iceberg_tasks import on_dask
 from zorder.parquet.gather import combined_for_take
-from zorder.parquet.sort import curve_columns_first
+from zorder.parquet.sort import curve_columns_first, with_columns
 from zorder.values.ordering import Ordering
 
 
@@ -69,14 +69,12 @@ def read_rest(table_metadata: Any, io: Any, group: FileGroup, curve: Any,
             f"rows (column {anchor}): were its files changed meanwhile? Nothing was "
             f"committed")
     rest = rest.drop_columns([anchor])
+    # (each read's own fields: a file's promoted types come out as the whole read's)
     fields = {field.name: field for field in list(curve.schema) + list(rest.schema)}
-    columns = {**dict(zip(curve.column_names, curve.columns)),
-               **dict(zip(rest.column_names, rest.columns))}
     names = [field.name for field in table_metadata.schema().fields]
-    whole = pa.Table.from_arrays([columns[n] for n in names],
-                                 schema=pa.schema([fields[n] for n in names],
-                                                  metadata=curve.schema.metadata))
-    del rest, columns
+    whole = with_columns(curve, rest, pa.schema([fields[n] for n in names],
+                                                metadata=curve.schema.metadata))
+    del rest
     holder = [whole]
     del whole
     return combined_for_take(holder)

@@ -276,17 +276,20 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     # The curve columns are read first, and the rest on ``reader`` while the rows are
     # ordered (a group split by partition is read whole: its pieces need every column).
     apart = None if group.repartition else columns_apart(schema, names)
-    positions: Optional[Dict[str, Any]] = None
+    unread: Optional[Tuple[List[str], Dict[str, Any]]] = None   # (other columns, deletes)
     with read_failure(where), stage(READ):
         if apart is None:
             data, deleted = read_group(table_metadata, io, group)
         else:
             positions = delete_positions(io, group.tasks)
             data, deleted = read_group(table_metadata, io, group, apart[0], positions)
+            unread = (apart[1], positions)
+            del positions
     # Work beside each piece's curve order, on two threads (Arrow and numpy release the
     # GIL): the sort's working memory, then the piece made ready for the takes
-    # (``combined_for_take``), the job's own check of content (rows can only move: an order-independent checksum of
-    # the rows read, against the rows handed to the writer) and the size calibration.
+    # (``combined_for_take``), the job's own check of content (rows can only move: an
+    # order-independent checksum of the rows read, against the rows handed to the writer)
+    # and the size calibration.
     beside = ThreadPoolExecutor(2)
     read_checksums: List[Any] = []
     one_file = group.input_bytes <= target * _ONE_FILE_SHARE
@@ -338,10 +341,9 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     reader = ThreadPoolExecutor(1, thread_name_prefix="zorder-reader")
     with reader, beside, ThreadPoolExecutor(_WRITERS) as writer:
         # (started inside the block, so that the block waits for it whatever ends it)
-        whole = (None if apart is None or positions is None else
-                 reader.submit(_read_rest, table_metadata, io, group, pieces[0][1], apart[1],
-                               positions))
-        del positions
+        whole = (None if unread is None else
+                 reader.submit(_read_rest, table_metadata, io, group, pieces[0][1], *unread))
+        del unread
         while pieces:
             key, piece = pieces.pop(0)
             # the sort's working memory, first touched on that thread while the curve
