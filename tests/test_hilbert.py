@@ -220,6 +220,36 @@ def test_state_tables_write_the_rows_on_every_transform(n, bits):
             assert (out[:, size:] == 0xEE).all(), (transform, nrows)
 
 
+@pytest.mark.parametrize("n", range(2, 9))
+def test_bit_slices_write_whole_blocks(n):
+    """2-8 columns of 64 bits, which the AVX2 transform runs as bit slices on whole blocks
+    of 256 rows: columns read in place and through the block's words (strided), rows with
+    spare bytes on both sides of the index, extreme words (all zeros, all ones, one bit)
+    and small coordinates near the curve's start, against plain C and the model."""
+    rng = np.random.default_rng(100 + n)
+    nrows = 3 * 256 + 37
+    size = 8 * n
+    special = np.array([[0] * 8, [0xFF] * 8, [0x80] + [0] * 7, [0] * 7 + [1], [0x7F] + [0xFF] * 7],
+                       np.uint8)
+    direct = [rng.integers(0, 256, (nrows, 8), dtype=np.uint8) for _ in range(n)]
+    for c, col in enumerate(direct):
+        col[: len(special) ** 2] = special[(np.arange(len(special) ** 2) // len(special) ** (c % 2))
+                                           % len(special)]
+        col[256: 512, :7] = 0   # coordinates below 256 for a whole block
+    base = rng.integers(0, 256, (nrows, n, 11), dtype=np.uint8)
+    strided = [base[:, c, 2:10] for c in range(n)]
+    some = np.r_[0: 30, 250: 262, 300: 310, rng.choice(nrows, 20, replace=False)]
+    for columns in (direct, strided):
+        expected = _hilbert._hilbert_rows_with("table", columns, 64, transform="plain")
+        assert np.array_equal(expected[some], model_rows([c[some] for c in columns], 64))
+        for transform in TRANSFORMS:
+            out = np.full((nrows, size + 7), 0xEE, np.uint8)
+            _hilbert._hilbert_rows_with("table", columns, 64, out[:, 3: 3 + size],
+                                        transform=transform)
+            assert np.array_equal(out[:, 3: 3 + size], expected), transform
+            assert (out[:, :3] == 0xEE).all() and (out[:, 3 + size:] == 0xEE).all(), transform
+
+
 @pytest.mark.parametrize("n", [2, 3, 4])
 @pytest.mark.parametrize("offset", [0, 16, 40])
 def test_state_tables_stream_to_any_alignment(n, offset):

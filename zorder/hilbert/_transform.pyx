@@ -100,9 +100,10 @@ if len(BACKEND_NAMES) > NBACKENDS:  # pragma: no cover - a new backend needs a s
     raise ImportError(f"zorder._hilbert knows {NBACKENDS} interleave backends, not {BACKEND_NAMES}")
 
 
-#: The transform codes, by level: plain C, Skilling's steps on 4 rows an AVX2 or 8 an
-#: AVX-512 register, and the state tables on byte planes (2-4 columns; AVX-512's steps
-#: for the others).
+#: The transform codes, by level: plain C; AVX2 (the state machine on bit planes of 256
+#: rows for 2-8 columns of 64 bits, else Skilling's steps on 4 rows a register); Skilling's
+#: steps on 8 rows an AVX-512 register; and the state tables on byte planes (2-4 columns;
+#: AVX-512's steps for the others).
 TRANSFORMS = ("plain", "avx2", "avx512", "vbmi")
 # (the tables are built here, at import, before any call can use them)
 cdef int _tables_built = zorder_hilbert_tables_init()

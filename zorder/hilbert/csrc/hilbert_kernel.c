@@ -521,6 +521,307 @@ ZH256 static void transform256(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int b
     }
 }
 
+/* ---- AVX2 bit slices: the state machine on 256 rows a register --------------------
+ *
+ * Without a byte permutation wide enough for the state tables, the machine runs as logic
+ * on bit planes: a register holds one bit of 256 rows, so an AND or XOR is one step of
+ * the machine for 256 rows. The state is kept as the signed permutation it is (see the
+ * state tables above): for each of the level's bits j, the number of the input column it
+ * is (source[j], in binary, a plane a bit) and its sign; and the parity. A level is then
+ * - bit j = x[source[j]] ^ sign[j] (selections by the bits of source[j]);
+ * - output bit j = bit 0 ^ .. ^ bit j (Gray code) ^ parity, and the parity ^= all bits;
+ * - the undo steps in order on the rows (source[j], sign[j]): bit 0 inverts row 0; bit
+ *   i >= 1 inverts row 0 where set and exchanges rows 0 and i where clear.
+ * The output bits, in the order the levels give them, are Iceberg's interleave of the
+ * transposed words, so each 64 of them are 8 bytes of each output row.
+ *
+ * Rows go to planes and back by two transposes (both involutions, so one code serves
+ * both ways): 32 rows of 8 bytes to 8 registers of one byte of each row (a byte shuffle
+ * and a transpose of 16-bit units), then the same byte of 8 such groups to 8 planes (a
+ * transpose of the bits of each byte across the 8 registers). A plane's bit 8p + g is
+ * then row 32g + (the row at byte p of its group), alike in every plane. */
+
+/* The rows of a block of slices (ZORDER_HILBERT_BLOCK's), the columns the slices take and
+ * the bits that number one of them. */
+#define ZH_SLICE_ROWS 256
+#define ZH_SLICE_COLUMNS 8
+#define ZH_SLICE_SOURCE_BITS 3
+
+/* Registers r[0..7] as an 8 x 8 matrix of 16-bit units in each 128-bit lane, transposed:
+ * unit h of r[b] becomes unit b of r[h]. */
+ZH256_INLINE void transpose_units256(__m256i r[8])
+{
+    const __m256i t0 = _mm256_unpacklo_epi16(r[0], r[1]), t1 = _mm256_unpackhi_epi16(r[0], r[1]);
+    const __m256i t2 = _mm256_unpacklo_epi16(r[2], r[3]), t3 = _mm256_unpackhi_epi16(r[2], r[3]);
+    const __m256i t4 = _mm256_unpacklo_epi16(r[4], r[5]), t5 = _mm256_unpackhi_epi16(r[4], r[5]);
+    const __m256i t6 = _mm256_unpacklo_epi16(r[6], r[7]), t7 = _mm256_unpackhi_epi16(r[6], r[7]);
+    const __m256i u0 = _mm256_unpacklo_epi32(t0, t2), u1 = _mm256_unpackhi_epi32(t0, t2);
+    const __m256i u2 = _mm256_unpacklo_epi32(t1, t3), u3 = _mm256_unpackhi_epi32(t1, t3);
+    const __m256i u4 = _mm256_unpacklo_epi32(t4, t6), u5 = _mm256_unpackhi_epi32(t4, t6);
+    const __m256i u6 = _mm256_unpacklo_epi32(t5, t7), u7 = _mm256_unpackhi_epi32(t5, t7);
+    r[0] = _mm256_unpacklo_epi64(u0, u4);
+    r[1] = _mm256_unpackhi_epi64(u0, u4);
+    r[2] = _mm256_unpacklo_epi64(u1, u5);
+    r[3] = _mm256_unpackhi_epi64(u1, u5);
+    r[4] = _mm256_unpacklo_epi64(u2, u6);
+    r[5] = _mm256_unpackhi_epi64(u2, u6);
+    r[6] = _mm256_unpacklo_epi64(u3, u7);
+    r[7] = _mm256_unpackhi_epi64(u3, u7);
+}
+
+/* Bit t of byte p of r[g] and bit g of byte p of r[t] trade places: three rounds of
+ * exchanges between registers 4, 2 and 1 apart. */
+ZH256_INLINE void exchange_bits256(__m256i *a, __m256i *b, int shift, __m256i low)
+{
+    const __m256i t = _mm256_and_si256(_mm256_xor_si256(_mm256_srli_epi16(*a, shift), *b), low);
+    *b = _mm256_xor_si256(*b, t);
+    *a = _mm256_xor_si256(*a, _mm256_slli_epi16(t, shift));
+}
+
+ZH256_INLINE void transpose_bits256(__m256i r[8])
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(0x33),
+                  low1 = _mm256_set1_epi8(0x55);
+    exchange_bits256(&r[0], &r[4], 4, low4);
+    exchange_bits256(&r[1], &r[5], 4, low4);
+    exchange_bits256(&r[2], &r[6], 4, low4);
+    exchange_bits256(&r[3], &r[7], 4, low4);
+    exchange_bits256(&r[0], &r[2], 2, low2);
+    exchange_bits256(&r[1], &r[3], 2, low2);
+    exchange_bits256(&r[4], &r[6], 2, low2);
+    exchange_bits256(&r[5], &r[7], 2, low2);
+    exchange_bits256(&r[0], &r[1], 1, low1);
+    exchange_bits256(&r[2], &r[3], 1, low1);
+    exchange_bits256(&r[4], &r[5], 1, low1);
+    exchange_bits256(&r[6], &r[7], 1, low1);
+}
+
+/* 256 rows of 8 bytes, back to back, to 64 planes: plane 8b + t holds bit t of byte b. */
+ZH256_INLINE void rows_to_slices(const uint8_t *in, __m256i planes[64])
+{
+    /* within a lane (2 rows): byte b of both rows side by side, as 16-bit unit b */
+    const __m256i pair_bytes = _mm256_broadcastsi128_si256(
+        _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
+    __m256i bytes[8][8], r[8];
+    int g, h, b;
+    for (g = 0; g < 8; g++) {
+        for (h = 0; h < 8; h++)
+            bytes[g][h] = _mm256_shuffle_epi8(
+                _mm256_loadu_si256((const __m256i *)(in + 256 * g + 32 * h)), pair_bytes);
+        transpose_units256(bytes[g]);
+    }
+    for (b = 0; b < 8; b++) {
+        for (g = 0; g < 8; g++)
+            r[g] = bytes[g][b];
+        transpose_bits256(r);
+        for (g = 0; g < 8; g++)
+            planes[8 * b + g] = r[g];
+    }
+}
+
+/* Rows a, a+1 (low lane) and a+2, a+3 (high lane) of output quad c in v[c], to
+ * out + row * stride: whole rows of 2 and 4 quads back to back as 32-byte stores, other
+ * rows a quad (3 quads: two and one) at a time. */
+ZH256_INLINE void store_row_quads(const int n, const __m256i *v, uint8_t *out, ptrdiff_t stride)
+{
+    if (n == 2 && stride == 16) {
+        const __m256i even = _mm256_unpacklo_epi64(v[0], v[1]);   /* rows a, a+2 */
+        const __m256i odd = _mm256_unpackhi_epi64(v[0], v[1]);    /* rows a+1, a+3 */
+        _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(even, odd, 0x20));
+        _mm256_storeu_si256((__m256i *)(out + 32), _mm256_permute2x128_si256(even, odd, 0x31));
+    } else if (n == 4 && stride == 32) {
+        const __m256i even01 = _mm256_unpacklo_epi64(v[0], v[1]);
+        const __m256i even23 = _mm256_unpacklo_epi64(v[2], v[3]);
+        const __m256i odd01 = _mm256_unpackhi_epi64(v[0], v[1]);
+        const __m256i odd23 = _mm256_unpackhi_epi64(v[2], v[3]);
+        _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(even01, even23, 0x20));
+        _mm256_storeu_si256((__m256i *)(out + 32), _mm256_permute2x128_si256(odd01, odd23, 0x20));
+        _mm256_storeu_si256((__m256i *)(out + 64), _mm256_permute2x128_si256(even01, even23, 0x31));
+        _mm256_storeu_si256((__m256i *)(out + 96), _mm256_permute2x128_si256(odd01, odd23, 0x31));
+    } else {
+        int c = 0;
+        for (; c + 1 < n; c += 2) {
+            const __m256i even = _mm256_unpacklo_epi64(v[c], v[c + 1]);
+            const __m256i odd = _mm256_unpackhi_epi64(v[c], v[c + 1]);
+            _mm_storeu_si128((__m128i *)(out + 8 * c), _mm256_castsi256_si128(even));
+            _mm_storeu_si128((__m128i *)(out + stride + 8 * c), _mm256_castsi256_si128(odd));
+            _mm_storeu_si128((__m128i *)(out + 2 * stride + 8 * c),
+                             _mm256_extracti128_si256(even, 1));
+            _mm_storeu_si128((__m128i *)(out + 3 * stride + 8 * c),
+                             _mm256_extracti128_si256(odd, 1));
+        }
+        if (c < n) {
+            const __m128i lo = _mm256_castsi256_si128(v[c]), hi = _mm256_extracti128_si256(v[c], 1);
+            _mm_storel_epi64((__m128i *)(out + 8 * c), lo);
+            _mm_storeh_pd((double *)(out + stride + 8 * c), _mm_castsi128_pd(lo));
+            _mm_storel_epi64((__m128i *)(out + 2 * stride + 8 * c), hi);
+            _mm_storeh_pd((double *)(out + 3 * stride + 8 * c), _mm_castsi128_pd(hi));
+        }
+    }
+}
+
+/* The inverse of rows_to_slices for n quads of output: planes y[c] (quad c, bytes 8c to
+ * 8c+7 of each row) to 256 rows at out + row * stride, through bytes[c]. */
+ZH256_INLINE void slices_to_rows(const int n, __m256i (*y)[64], __m256i (*bytes)[8][8],
+                                 uint8_t *out, ptrdiff_t stride)
+{
+    const __m256i unpair_bytes = _mm256_broadcastsi128_si256(
+        _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+    __m256i r[8], v[ZH_SLICE_COLUMNS];
+    int c, g, h, b;
+    for (c = 0; c < n; c++)
+        for (b = 0; b < 8; b++) {
+            for (g = 0; g < 8; g++)
+                r[g] = y[c][8 * b + g];
+            transpose_bits256(r);
+            for (g = 0; g < 8; g++)
+                bytes[c][g][b] = r[g];
+        }
+    for (g = 0; g < 8; g++) {
+        for (c = 0; c < n; c++)
+            transpose_units256(bytes[c][g]);
+        for (h = 0; h < 8; h++) {
+            for (c = 0; c < n; c++)
+                v[c] = _mm256_shuffle_epi8(bytes[c][g][h], unpair_bytes);
+            store_row_quads(n, v, out + (32 * g + 4 * h) * stride, stride);
+        }
+    }
+}
+
+/* The machine's state: source[j], the input column the level's bit j is, in binary (bit
+ * b in plane source[j][b]); the signs and the parity. */
+typedef struct {
+    __m256i source[ZH_SLICE_COLUMNS][ZH_SLICE_SOURCE_BITS], sign[ZH_SLICE_COLUMNS], parity;
+} zh_slice_state;
+
+/* The bits that number n columns. */
+#define ZH_SLICE_BITS(n) ((n) <= 2 ? 1 : (n) <= 4 ? 2 : 3)
+
+/* The plane of the column numbered by `source` among x[0..n-1]: a tree of selections by
+ * its bits, low bit first; pair[k] = x[2k] ^ x[2k+1], the same for every bit of a level. */
+ZH256_INLINE __m256i slice_column(const int n, const __m256i *x, const __m256i *pair,
+                                  const __m256i *source)
+{
+    __m256i v[ZH_SLICE_COLUMNS];
+    int k, m = n, b;
+    for (k = 0; 2 * k < m; k++)
+        v[k] = 2 * k + 1 < m ? _mm256_xor_si256(x[2 * k], _mm256_and_si256(source[0], pair[k]))
+                             : x[2 * k];
+    m = (m + 1) / 2;
+    for (b = 1; m > 1; b++) {
+        for (k = 0; 2 * k < m; k++)
+            v[k] = 2 * k + 1 >= m
+                       ? v[2 * k]
+                       : _mm256_xor_si256(v[2 * k], _mm256_and_si256(source[b], _mm256_xor_si256(
+                                                                        v[2 * k], v[2 * k + 1])));
+        m = (m + 1) / 2;
+    }
+    return v[0];
+}
+
+/* One level for 256 rows: x[c][t] is the level's plane of column c; output bit j goes to
+ * plane y[(n * (7 - t) + j) ^ 7] (y is the level's byte of output bits, MSB first). */
+ZH256_INLINE void slice_level(const int n, const __m256i *const *x, const int t, __m256i *y,
+                              zh_slice_state *st)
+{
+    __m256i xs[ZH_SLICE_COLUMNS], pair[ZH_SLICE_COLUMNS / 2], bit[ZH_SLICE_COLUMNS];
+    __m256i gray = _mm256_setzero_si256(), v, set;
+    int i, j, b;
+    for (j = 0; j < n; j++)
+        xs[j] = x[j][t];
+    for (j = 0; 2 * j + 1 < n; j++)
+        pair[j] = _mm256_xor_si256(xs[2 * j], xs[2 * j + 1]);
+    for (j = 0; j < n; j++) {
+        bit[j] = _mm256_xor_si256(slice_column(n, xs, pair, st->source[j]), st->sign[j]);
+        gray = _mm256_xor_si256(gray, bit[j]);
+        y[(n * (7 - t) + j) ^ 7] = _mm256_xor_si256(gray, st->parity);
+    }
+    st->parity = _mm256_xor_si256(st->parity, gray);
+    /* the undo steps (no-ops after the last level, whose lower bits do not exist) */
+    st->sign[0] = _mm256_xor_si256(st->sign[0], bit[0]);
+    for (i = 1; i < n; i++) {
+        /* where bit i is clear, rows 0 and i trade places; where set, row 0 inverts */
+        set = bit[i];
+        for (b = 0; b < ZH_SLICE_BITS(n); b++) {
+            v = _mm256_andnot_si256(set, _mm256_xor_si256(st->source[0][b], st->source[i][b]));
+            st->source[0][b] = _mm256_xor_si256(st->source[0][b], v);
+            st->source[i][b] = _mm256_xor_si256(st->source[i][b], v);
+        }
+        v = _mm256_andnot_si256(set, _mm256_xor_si256(st->sign[0], st->sign[i]));
+        st->sign[0] = _mm256_xor_si256(st->sign[0], _mm256_xor_si256(v, set));
+        st->sign[i] = _mm256_xor_si256(st->sign[i], v);
+    }
+}
+
+/* Registers of scratch the slices of n columns take: the input's planes, the output's,
+ * and the output's bytes. */
+#define ZH_SLICE_SCRATCH(n) (3 * 64 * (size_t)(n))
+
+/* Skilling's transform and the interleave of 64-bit words for 256 rows of n columns:
+ * in[c] + 8 * row holds column c's word, big-endian if be else native; the index goes to
+ * out + row * stride (8 n bytes). Output bit o (MSB first) is plane y[o ^ 7]: quad o / 64,
+ * its byte (o % 64) / 8, bit 7 - o % 8. The planes live in scratch, on the heap: 48 KiB
+ * for 8 columns would crowd a thread's stack (musl gives 128 KiB). */
+ZH256_INLINE void slices_block(const int n, const int be, const uint8_t *const *in,
+                               uint8_t *out, ptrdiff_t stride, __m256i *scratch)
+{
+    __m256i (*const x)[64] = (__m256i (*)[64])scratch;
+    __m256i (*const y)[64] = x + n;
+    __m256i (*const bytes)[8][8] = (__m256i (*)[8][8])(y + n);
+    const __m256i *xb[ZH_SLICE_COLUMNS];
+    zh_slice_state st;
+    int c, j, k, b;
+    for (c = 0; c < n; c++)
+        rows_to_slices(in[c], x[c]);
+    for (j = 0; j < n; j++) {
+        st.sign[j] = _mm256_setzero_si256();
+        for (k = 0; k < ZH_SLICE_SOURCE_BITS; k++)
+            st.source[j][k] = (j >> k) & 1 ? _mm256_set1_epi8(-1) : _mm256_setzero_si256();
+    }
+    st.parity = _mm256_setzero_si256();
+    /* the levels a byte of the words at a time, from the top: 8 levels, 8 n output bits */
+    for (b = 0; b < 8; b++) {
+        __m256i *yb = y[0] + 8 * n * b;
+        for (c = 0; c < n; c++)
+            xb[c] = x[c] + 8 * (be ? b : 7 - b);
+        slice_level(n, xb, 7, yb, &st);
+        slice_level(n, xb, 6, yb, &st);
+        slice_level(n, xb, 5, yb, &st);
+        slice_level(n, xb, 4, yb, &st);
+        slice_level(n, xb, 3, yb, &st);
+        slice_level(n, xb, 2, yb, &st);
+        slice_level(n, xb, 1, yb, &st);
+        slice_level(n, xb, 0, yb, &st);
+    }
+    slices_to_rows(n, y, bytes, out, stride);
+}
+
+/* One function per column count, so that the loops over columns unroll. */
+#define ZH_SLICES(N)                                                                       \
+    ZH256 static void slices##N(int be, const uint8_t *const *in, uint8_t *out,              \
+                                ptrdiff_t stride, __m256i *scratch)                        \
+    {                                                                                      \
+        slices_block(N, be, in, out, stride, scratch);                                     \
+    }
+ZH_SLICES(2)
+ZH_SLICES(3)
+ZH_SLICES(4)
+ZH_SLICES(5)
+ZH_SLICES(6)
+ZH_SLICES(7)
+ZH_SLICES(8)
+
+/* The index of 256 rows of 2 to 8 columns of 64-bit words, written to out; scratch holds
+ * ZH_SLICE_SCRATCH(n) registers. */
+static void slices(ptrdiff_t n, int be, const uint8_t *const *in, uint8_t *out,
+                   ptrdiff_t stride, __m256i *scratch)
+{
+    static void (*const by_columns[ZH_SLICE_COLUMNS - 1])(
+        int, const uint8_t *const *, uint8_t *, ptrdiff_t, __m256i *) = {
+        slices2, slices3, slices4, slices5, slices6, slices7, slices8};
+    by_columns[n - 2](be, in, out, stride, scratch);
+}
+
 /* ---- AVX-512 VBMI + GFNI: the state tables on byte planes of 64 rows ----------------
  *
  * A group of 64 rows is turned into byte planes (plane k: byte k of each row's word,
@@ -962,6 +1263,13 @@ static int direct_tables(int level, ptrdiff_t ncols)
     return level == ZORDER_HILBERT_VBMI && ncols >= 2 && ncols <= 4;
 }
 
+/* Whether the AVX2 bit slices write this call's whole blocks: 2 to 8 columns of 64 bits
+ * (other widths and the last, partial block run Skilling's steps). */
+static int sliced(int level, ptrdiff_t ncols, int bits)
+{
+    return level == ZORDER_HILBERT_AVX2 && ncols >= 2 && ncols <= ZH_SLICE_COLUMNS && bits == 64;
+}
+
 #endif /* ZH_X86_BUILD */
 
 /* Leaves the block's transposed words as big-endian bytes, column c at words + c * ws. */
@@ -1014,11 +1322,20 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
         block[c].width = nbytes;
     }
 #if ZH_X86_BUILD
-    /* The state tables read whole groups of 64 rows straight from columns of 8-byte rows
-     * back to back (big-endian already): no copy into the block's words. */
-    int direct = direct_tables(level, ncols);
+    /* The state tables and the bit slices read whole groups of rows straight from columns
+     * of 8-byte rows back to back (big-endian already): no copy into the block's words. */
+    int direct = direct_tables(level, ncols) || sliced(level, ncols, bits);
     for (c = 0; c < ncols && direct; c++)
         direct = cols[c].row_stride == 8 && cols[c].width == 8;
+    const uint8_t *slice_in[ZH_SLICE_COLUMNS];
+    /* the slices' planes, 32-byte aligned; without them every block runs Skilling's steps */
+    void *slice_alloc = NULL;
+    __m256i *slice_scratch = NULL;
+    if (sliced(level, ncols, bits) && nrows >= ZH_SLICE_ROWS) {
+        slice_alloc = malloc(ZH_SLICE_SCRATCH(ncols) * sizeof(__m256i) + 32);
+        if (slice_alloc != NULL)
+            slice_scratch = (__m256i *)(((uintptr_t)slice_alloc + 31) & ~(uintptr_t)31);
+    }
     /* Large outputs of rows back to back leave as whole lines with non-temporal stores
      * (stream.h), from the size where the interleave backend streams too: ordinary
      * stores would read every output line for ownership first. */
@@ -1032,7 +1349,13 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
     for (r0 = 0; r0 < nrows; r0 += ws) {
         const ptrdiff_t count = nrows - r0 < ws ? nrows - r0 : ws;
 #if ZH_X86_BUILD
-        if (direct && count % ZH_PAD == 0) {
+        if (direct && slice_scratch != NULL && count == ZH_SLICE_ROWS) {
+            for (c = 0; c < ncols; c++)
+                slice_in[c] = cols[c].data + r0 * 8;
+            slices(ncols, 1, slice_in, out + r0 * out_stride, out_stride, slice_scratch);
+            continue;
+        }
+        if (direct && count % ZH_PAD == 0 && direct_tables(level, ncols)) {
             zh_source src;
             src.be = 1;
             for (c = 0; c < ncols; c++)
@@ -1056,6 +1379,12 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
             }
         }
 #if ZH_X86_BUILD
+        if (slice_scratch != NULL && count == ZH_SLICE_ROWS) {
+            for (c = 0; c < ncols; c++)
+                slice_in[c] = (const uint8_t *)(words + c * ws);
+            slices(ncols, 0, slice_in, out + r0 * out_stride, out_stride, slice_scratch);
+            continue;
+        }
         /* (fewer rows than fill the 64-row planes run on transform512's tiles of 8) */
         if (direct_tables(level, ncols) && count > 16) {
             zh_source src;
@@ -1073,6 +1402,7 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
 #if ZH_X86_BUILD
     if (stream != NULL)
         finish_stream(stream);
+    free(slice_alloc);
 #endif
     if (words != stack_words) {
         free(words);

@@ -5,7 +5,8 @@
  * big-endian, then Iceberg's interleaveBits of them. The transform runs on blocks of rows
  * held column by column (one array of words per column), vectorized across rows; each
  * block is then interleaved by an interleave backend's RowsKernel while it is in cache
- * (2, 3 and 4 columns on the VBMI state tables write Iceberg's interleave themselves). */
+ * (2-4 columns on the VBMI state tables, and whole blocks of 2-8 columns of 64 bits on the
+ * AVX2 bit slices, write Iceberg's interleave themselves). */
 #ifndef ZORDER_HILBERT_KERNEL_H
 #define ZORDER_HILBERT_KERNEL_H
 
@@ -15,9 +16,10 @@
 typedef void (*zorder_rows_kernel)(const zorder_column *cols, ptrdiff_t ncols, ptrdiff_t size,
                                    ptrdiff_t nrows, uint8_t *out, ptrdiff_t out_stride);
 
-/* Which code runs the transform: plain C (any CPU), 4 rows per AVX2 register, 8 rows
- * per AVX-512 register, or (AVX-512 VBMI + GFNI) the state tables below on 64 rows a
- * register for 2, 3 and 4 columns, AVX-512's transform for the others. */
+/* Which code runs the transform: plain C (any CPU); AVX2 (the state machine as logic on
+ * bit planes of 256 rows for 2-8 columns of 64 bits, else 4 rows per register); 8 rows
+ * per AVX-512 register; or (AVX-512 VBMI + GFNI) the state tables on 64 rows a register
+ * for 2, 3 and 4 columns, AVX-512's transform for the others. */
 #define ZORDER_HILBERT_PLAIN 0
 #define ZORDER_HILBERT_AVX2 1
 #define ZORDER_HILBERT_AVX512 2
