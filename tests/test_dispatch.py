@@ -81,7 +81,7 @@ def test_plan_for_cpu(name):
         assert f"; {other} for " in describe_plan(plan)
 
 
-# The two CPUs the matrix was measured on, as their CPUID reads (benchmarks/NOTES.md)
+# The CPUs the matrix was measured on, as their CPUID reads (benchmarks/NOTES.md)
 MEASURED_CPUS = {
     "intel": {"arch": "X86_64", "vendor_id_raw": "GenuineIntel", "family": 6, "model": 167,
               "os_avx": True, "os_avx512": True,
@@ -89,6 +89,8 @@ MEASURED_CPUS = {
     "amd": {"arch": "X86_64", "vendor_id_raw": "AuthenticAMD", "family": 25, "model": 17,
             "os_avx": True, "os_avx512": True,
             "flags": ["avx2", "bmi2", "avx512f", "avx512bw", "avx512vbmi", "gfni"]},
+    "amd zen 3": {"arch": "X86_64", "vendor_id_raw": "AuthenticAMD", "family": 25, "model": 1,
+                  "os_avx": True, "os_avx512": False, "flags": ["avx2", "bmi2"]},
 }
 MATRICES = json.loads((Path(__file__).parent / "data" / "dispatch_matrices.json").read_text())
 
