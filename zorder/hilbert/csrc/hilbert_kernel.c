@@ -544,6 +544,9 @@ ZH256 static void transform256(uint64_t *words, ptrdiff_t ws, ptrdiff_t n, int b
 /* The rows of a block of slices (ZORDER_HILBERT_BLOCK's), the columns the slices take and
  * the bits that number one of them. */
 #define ZH_SLICE_ROWS 256
+#if ZORDER_HILBERT_BLOCK != ZH_SLICE_ROWS
+#error "the bit slices take whole blocks of ZORDER_HILBERT_BLOCK rows: 256"
+#endif
 #define ZH_SLICE_COLUMNS 8
 #define ZH_SLICE_SOURCE_BITS 3
 
@@ -621,7 +624,7 @@ ZH256_INLINE void rows_to_slices(const uint8_t *in, __m256i planes[64])
 
 /* Rows a, a+1 (low lane) and a+2, a+3 (high lane) of output quad c in v[c], to
  * out + row * stride: whole rows of 2 and 4 quads back to back as 32-byte stores, other
- * rows a quad (3 quads: two and one) at a time. */
+ * rows two quads (16 bytes) at a time and an odd last quad alone. */
 ZH256_INLINE void store_row_quads(const int n, const __m256i *v, uint8_t *out, ptrdiff_t stride)
 {
     if (n == 2 && stride == 16) {
@@ -652,10 +655,12 @@ ZH256_INLINE void store_row_quads(const int n, const __m256i *v, uint8_t *out, p
         }
         if (c < n) {
             const __m128i lo = _mm256_castsi256_si128(v[c]), hi = _mm256_extracti128_si256(v[c], 1);
+            /* (the high quads by _mm_storel_epi64 too: _mm_storeh_pd is a double store,
+             * which C requires aligned) */
             _mm_storel_epi64((__m128i *)(out + 8 * c), lo);
-            _mm_storeh_pd((double *)(out + stride + 8 * c), _mm_castsi128_pd(lo));
+            _mm_storel_epi64((__m128i *)(out + stride + 8 * c), _mm_unpackhi_epi64(lo, lo));
             _mm_storel_epi64((__m128i *)(out + 2 * stride + 8 * c), hi);
-            _mm_storeh_pd((double *)(out + 3 * stride + 8 * c), _mm_castsi128_pd(hi));
+            _mm_storel_epi64((__m128i *)(out + 3 * stride + 8 * c), _mm_unpackhi_epi64(hi, hi));
         }
     }
 }
@@ -720,7 +725,8 @@ ZH256_INLINE __m256i slice_column(const int n, const __m256i *x, const __m256i *
 }
 
 /* One level for 256 rows: x[c][t] is the level's plane of column c; output bit j goes to
- * plane y[(n * (7 - t) + j) ^ 7] (y is the level's byte of output bits, MSB first). */
+ * plane y[(n * (7 - t) + j) ^ 7] (y: the 8 n planes of the output bits that the 8 levels
+ * of one byte of the words give, MSB first). */
 ZH256_INLINE void slice_level(const int n, const __m256i *const *x, const int t, __m256i *y,
                               zh_slice_state *st)
 {
@@ -737,7 +743,7 @@ ZH256_INLINE void slice_level(const int n, const __m256i *const *x, const int t,
         y[(n * (7 - t) + j) ^ 7] = _mm256_xor_si256(gray, st->parity);
     }
     st->parity = _mm256_xor_si256(st->parity, gray);
-    /* the undo steps (no-ops after the last level, whose lower bits do not exist) */
+    /* the undo steps (after the last level they still run, and their state goes unused) */
     st->sign[0] = _mm256_xor_si256(st->sign[0], bit[0]);
     for (i = 1; i < n; i++) {
         /* where bit i is clear, rows 0 and i trade places; where set, row 0 inverts */
