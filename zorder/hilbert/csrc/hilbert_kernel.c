@@ -622,36 +622,55 @@ ZH256_INLINE void rows_to_slices(const uint8_t *in, __m256i planes[64])
     }
 }
 
+/* 16 bytes at p; nt: non-temporal (p 16-byte aligned), not read for ownership first. */
+ZH256_INLINE void store_pair(uint8_t *p, __m128i v, const int nt)
+{
+    if (nt)
+        _mm_stream_si128((__m128i *)p, v);
+    else
+        _mm_storeu_si128((__m128i *)p, v);
+}
+
+ZH256_INLINE void store_line(uint8_t *p, __m256i v, const int nt)
+{
+    if (nt) {
+        _mm_stream_si128((__m128i *)p, _mm256_castsi256_si128(v));
+        _mm_stream_si128((__m128i *)(p + 16), _mm256_extracti128_si256(v, 1));
+    } else {
+        _mm256_storeu_si256((__m256i *)p, v);
+    }
+}
+
 /* Rows a, a+1 (low lane) and a+2, a+3 (high lane) of output quad c in v[c], to
  * out + row * stride: whole rows of 2 and 4 quads back to back as 32-byte stores, other
- * rows two quads (16 bytes) at a time and an odd last quad alone. */
-ZH256_INLINE void store_row_quads(const int n, const __m256i *v, uint8_t *out, ptrdiff_t stride)
+ * rows two quads (16 bytes) at a time and an odd last quad alone. nt (an even n, rows
+ * back to back from a 16-byte aligned start): every store non-temporal. */
+ZH256_INLINE void store_row_quads(const int n, const __m256i *v, uint8_t *out, ptrdiff_t stride,
+                                  const int nt)
 {
     if (n == 2 && stride == 16) {
         const __m256i even = _mm256_unpacklo_epi64(v[0], v[1]);   /* rows a, a+2 */
         const __m256i odd = _mm256_unpackhi_epi64(v[0], v[1]);    /* rows a+1, a+3 */
-        _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(even, odd, 0x20));
-        _mm256_storeu_si256((__m256i *)(out + 32), _mm256_permute2x128_si256(even, odd, 0x31));
+        store_line(out, _mm256_permute2x128_si256(even, odd, 0x20), nt);
+        store_line(out + 32, _mm256_permute2x128_si256(even, odd, 0x31), nt);
     } else if (n == 4 && stride == 32) {
         const __m256i even01 = _mm256_unpacklo_epi64(v[0], v[1]);
         const __m256i even23 = _mm256_unpacklo_epi64(v[2], v[3]);
         const __m256i odd01 = _mm256_unpackhi_epi64(v[0], v[1]);
         const __m256i odd23 = _mm256_unpackhi_epi64(v[2], v[3]);
-        _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(even01, even23, 0x20));
-        _mm256_storeu_si256((__m256i *)(out + 32), _mm256_permute2x128_si256(odd01, odd23, 0x20));
-        _mm256_storeu_si256((__m256i *)(out + 64), _mm256_permute2x128_si256(even01, even23, 0x31));
-        _mm256_storeu_si256((__m256i *)(out + 96), _mm256_permute2x128_si256(odd01, odd23, 0x31));
+        store_line(out, _mm256_permute2x128_si256(even01, even23, 0x20), nt);
+        store_line(out + 32, _mm256_permute2x128_si256(odd01, odd23, 0x20), nt);
+        store_line(out + 64, _mm256_permute2x128_si256(even01, even23, 0x31), nt);
+        store_line(out + 96, _mm256_permute2x128_si256(odd01, odd23, 0x31), nt);
     } else {
         int c = 0;
         for (; c + 1 < n; c += 2) {
             const __m256i even = _mm256_unpacklo_epi64(v[c], v[c + 1]);
             const __m256i odd = _mm256_unpackhi_epi64(v[c], v[c + 1]);
-            _mm_storeu_si128((__m128i *)(out + 8 * c), _mm256_castsi256_si128(even));
-            _mm_storeu_si128((__m128i *)(out + stride + 8 * c), _mm256_castsi256_si128(odd));
-            _mm_storeu_si128((__m128i *)(out + 2 * stride + 8 * c),
-                             _mm256_extracti128_si256(even, 1));
-            _mm_storeu_si128((__m128i *)(out + 3 * stride + 8 * c),
-                             _mm256_extracti128_si256(odd, 1));
+            store_pair(out + 8 * c, _mm256_castsi256_si128(even), nt);
+            store_pair(out + stride + 8 * c, _mm256_castsi256_si128(odd), nt);
+            store_pair(out + 2 * stride + 8 * c, _mm256_extracti128_si256(even, 1), nt);
+            store_pair(out + 3 * stride + 8 * c, _mm256_extracti128_si256(odd, 1), nt);
         }
         if (c < n) {
             const __m128i lo = _mm256_castsi256_si128(v[c]), hi = _mm256_extracti128_si256(v[c], 1);
@@ -668,7 +687,7 @@ ZH256_INLINE void store_row_quads(const int n, const __m256i *v, uint8_t *out, p
 /* The inverse of rows_to_slices for n quads of output: planes y[c] (quad c, bytes 8c to
  * 8c+7 of each row) to 256 rows at out + row * stride, through bytes[c]. */
 ZH256_INLINE void slices_to_rows(const int n, __m256i (*y)[64], __m256i (*bytes)[8][8],
-                                 uint8_t *out, ptrdiff_t stride)
+                                 uint8_t *out, ptrdiff_t stride, const int nt)
 {
     const __m256i unpair_bytes = _mm256_broadcastsi128_si256(
         _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
@@ -688,7 +707,7 @@ ZH256_INLINE void slices_to_rows(const int n, __m256i (*y)[64], __m256i (*bytes)
         for (h = 0; h < 8; h++) {
             for (c = 0; c < n; c++)
                 v[c] = _mm256_shuffle_epi8(bytes[c][g][h], unpair_bytes);
-            store_row_quads(n, v, out + (32 * g + 4 * h) * stride, stride);
+            store_row_quads(n, v, out + (32 * g + 4 * h) * stride, stride, nt);
         }
     }
 }
@@ -769,7 +788,7 @@ ZH256_INLINE void slice_level(const int n, const __m256i *const *x, const int t,
  * its byte (o % 64) / 8, bit 7 - o % 8. The planes live in scratch, on the heap: 48 KiB
  * for 8 columns would crowd a thread's stack (musl gives 128 KiB). */
 ZH256_INLINE void slices_block(const int n, const int be, const uint8_t *const *in,
-                               uint8_t *out, ptrdiff_t stride, __m256i *scratch)
+                               uint8_t *out, ptrdiff_t stride, const int nt, __m256i *scratch)
 {
     __m256i (*const x)[64] = (__m256i (*)[64])scratch;
     __m256i (*const y)[64] = x + n;
@@ -799,15 +818,15 @@ ZH256_INLINE void slices_block(const int n, const int be, const uint8_t *const *
         slice_level(n, xb, 1, yb, &st);
         slice_level(n, xb, 0, yb, &st);
     }
-    slices_to_rows(n, y, bytes, out, stride);
+    slices_to_rows(n, y, bytes, out, stride, nt);
 }
 
 /* One function per column count, so that the loops over columns unroll. */
 #define ZH_SLICES(N)                                                                       \
     ZH256 static void slices##N(int be, const uint8_t *const *in, uint8_t *out,              \
-                                ptrdiff_t stride, __m256i *scratch)                        \
+                                ptrdiff_t stride, int nt, __m256i *scratch)                \
     {                                                                                      \
-        slices_block(N, be, in, out, stride, scratch);                                     \
+        slices_block(N, be, in, out, stride, nt, scratch);                                 \
     }
 ZH_SLICES(2)
 ZH_SLICES(3)
@@ -817,15 +836,21 @@ ZH_SLICES(6)
 ZH_SLICES(7)
 ZH_SLICES(8)
 
-/* The index of 256 rows of 2 to 8 columns of 64-bit words, written to out; scratch holds
- * ZH_SLICE_SCRATCH(n) registers. */
+/* The index of 256 rows of 2 to 8 columns of 64-bit words, written to out (nt: with
+ * non-temporal stores, see store_row_quads); scratch holds ZH_SLICE_SCRATCH(n) registers. */
 static void slices(ptrdiff_t n, int be, const uint8_t *const *in, uint8_t *out,
-                   ptrdiff_t stride, __m256i *scratch)
+                   ptrdiff_t stride, int nt, __m256i *scratch)
 {
     static void (*const by_columns[ZH_SLICE_COLUMNS - 1])(
-        int, const uint8_t *const *, uint8_t *, ptrdiff_t, __m256i *) = {
+        int, const uint8_t *const *, uint8_t *, ptrdiff_t, int, __m256i *) = {
         slices2, slices3, slices4, slices5, slices6, slices7, slices8};
-    by_columns[n - 2](be, in, out, stride, scratch);
+    by_columns[n - 2](be, in, out, stride, nt, scratch);
+}
+
+/* After non-temporal stores: ordered before what the caller stores next. */
+ZH256 static void slices_fence(void)
+{
+    _mm_sfence();
 }
 
 /* ---- AVX-512 VBMI + GFNI: the state tables on byte planes of 64 rows ----------------
@@ -1342,6 +1367,10 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
         if (slice_alloc != NULL)
             slice_scratch = (__m256i *)(((uintptr_t)slice_alloc + 31) & ~(uintptr_t)31);
     }
+    /* ... and from the streaming size, for an even number of columns (whole 16-byte
+     * pieces of rows back to back from an aligned start), non-temporal stores */
+    const int slice_nt = ncols % 2 == 0 && out_stride == 8 * ncols &&
+                         ((uintptr_t)out & 15) == 0 && nrows * out_stride >= ZORDER_STREAM_MIN;
     /* Large outputs of rows back to back leave as whole lines with non-temporal stores
      * (stream.h), from the size where the interleave backend streams too: ordinary
      * stores would read every output line for ownership first. */
@@ -1358,7 +1387,8 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
         if (direct && slice_scratch != NULL && count == ZH_SLICE_ROWS) {
             for (c = 0; c < ncols; c++)
                 slice_in[c] = cols[c].data + r0 * 8;
-            slices(ncols, 1, slice_in, out + r0 * out_stride, out_stride, slice_scratch);
+            slices(ncols, 1, slice_in, out + r0 * out_stride, out_stride, slice_nt,
+                   slice_scratch);
             continue;
         }
         if (direct && count % ZH_PAD == 0 && direct_tables(level, ncols)) {
@@ -1388,7 +1418,8 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
         if (slice_scratch != NULL && count == ZH_SLICE_ROWS) {
             for (c = 0; c < ncols; c++)
                 slice_in[c] = (const uint8_t *)(words + c * ws);
-            slices(ncols, 0, slice_in, out + r0 * out_stride, out_stride, slice_scratch);
+            slices(ncols, 0, slice_in, out + r0 * out_stride, out_stride, slice_nt,
+                   slice_scratch);
             continue;
         }
         /* (fewer rows than fill the 64-row planes run on transform512's tiles of 8) */
@@ -1408,6 +1439,8 @@ int zorder_hilbert_rows(const zorder_column *cols, ptrdiff_t ncols, int bits, pt
 #if ZH_X86_BUILD
     if (stream != NULL)
         finish_stream(stream);
+    if (slice_scratch != NULL && slice_nt)
+        slices_fence();
     free(slice_alloc);
 #endif
     if (words != stack_words) {
