@@ -572,8 +572,8 @@ ZH256_INLINE void transpose_units256(__m256i r[8])
     r[7] = _mm256_unpackhi_epi64(u3, u7);
 }
 
-/* Bit t of byte p of r[g] and bit g of byte p of r[t] trade places: three rounds of
- * exchanges between registers 4, 2 and 1 apart. */
+/* The bits of b under `low` (in each byte) and the bits of a `shift` above them trade
+ * places. */
 ZH256_INLINE void exchange_bits256(__m256i *a, __m256i *b, int shift, __m256i low)
 {
     const __m256i t = _mm256_and_si256(_mm256_xor_si256(_mm256_srli_epi16(*a, shift), *b), low);
@@ -581,6 +581,9 @@ ZH256_INLINE void exchange_bits256(__m256i *a, __m256i *b, int shift, __m256i lo
     *a = _mm256_xor_si256(*a, _mm256_slli_epi16(t, shift));
 }
 
+/* Bit t of byte p of r[g] and bit g of byte p of r[t] trade places: three rounds of
+ * exchanges between registers 4, 2 and 1 apart (unrolled: GCC kept a loop's registers in
+ * memory). */
 ZH256_INLINE void transpose_bits256(__m256i r[8])
 {
     const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(0x33),
