@@ -48,18 +48,9 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-# --quick (what CI runs): the suite but the files whose code is Python over pyarrow, Dask or
-# PyIceberg, or reads the source tree, the same on every platform and run twice on the host
-# by CI, and whose emulated time goes to starting processes, clusters and catalogs. The
-# kernels, ordered bytes, values, Hilbert, rank, CPU and install tests all stay.
-QUICK_TESTS=(tests --ignore=tests/test_dask.py --ignore-glob='tests/test_iceberg*.py'
-             --ignore=tests/test_hardening.py --ignore=tests/test_cluster_scale.py
-             --ignore=tests/test_out_of_core.py --ignore=tests/test_parquet_cli.py
-             --ignore=tests/test_cli_safety.py --ignore=tests/test_datasets.py
-             --ignore=tests/test_safety.py --ignore=tests/test_typing.py
-             --ignore=tests/test_xdist_groups.py --ignore=tests/test_docs.py
-             --ignore=tests/test_history.py --ignore=tests/test_layout.py
-             --ignore=tests/test_packaging.py)
+# --quick (what CI runs): tools/quick_tests.sh's selection.
+# shellcheck source=tools/quick_tests.sh
+. "$SRC/tools/quick_tests.sh"
 # Emulated code runs several times slower: the leak checks get longer windows so that they
 # still make enough calls to see a leak (tests/test_leaks.py asserts a minimum).
 LEAK_SECONDS="${ZORDER_LEAK_SECONDS:-1.5}"

@@ -3,6 +3,7 @@
 #
 #   tools/wheel.sh                 # sdist, wheel from the sdist, repair, checks, whole suite
 #   tools/wheel.sh --no-tests      # everything but the test suite
+#   tools/wheel.sh --quick         # tools/quick_tests.sh's selection of it (CI)
 #   tools/wheel.sh --out DIR       # keep the sdist and the repaired wheel in DIR
 #   tools/wheel.sh --cc clang      # built by clang (as on macOS), not the default gcc
 #   tools/wheel.sh -- -k table     # extra arguments after -- go to pytest
@@ -29,9 +30,11 @@ RUN_TESTS=1
 BUILD_CC=
 OUT=
 PYTEST_EXTRA=()
+QUICK=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-tests) RUN_TESTS=0 ;;
+        --quick) QUICK=1 ;;
         --out) shift; OUT="${1:?--out needs a folder}" ;;
         --cc) shift; BUILD_CC="${1:?--cc needs a compiler}" ;;
         --) shift; PYTEST_EXTRA=("$@"); break ;;
@@ -148,7 +151,15 @@ tar -xzf "$SDIST" -C "$WORK/sdist"
 TESTS_DIR="$(ls -d "$WORK"/sdist/zorder-*)"
 (cd "$WORK" && env PATH="$NOCC_PATH" python -c \
     'import zorder; print("zorder", zorder.__version__, "from", zorder.__file__, "picks", zorder.backend)')
-step "the whole suite against the wheel"
+SELECTION=()
+if [ "$QUICK" = 1 ]; then
+    # shellcheck source=tools/quick_tests.sh
+    . "$SRC/tools/quick_tests.sh"
+    SELECTION=("${QUICK_TESTS[@]}")
+    step "the suite's quick selection against the wheel"
+else
+    step "the whole suite against the wheel"
+fi
 (cd "$TESTS_DIR" && env PATH="$NOCC_PATH" CC=false CXX=false "$WORK/venv/bin/python" -P -m pytest \
-    -q -p no:cacheprovider -n auto --durations=10 "${PYTEST_EXTRA[@]}")
+    -q -p no:cacheprovider -n auto --durations=10 "${SELECTION[@]}" "${PYTEST_EXTRA[@]}")
 step "done"
