@@ -250,34 +250,16 @@ def test_bit_slices_write_whole_blocks(n):
             assert (out[:, :3] == 0xEE).all() and (out[:, 3 + size:] == 0xEE).all(), transform
 
 
-@pytest.mark.parametrize("n", [2, 4, 6, 8])
-@pytest.mark.parametrize("offset", [0, 16, 8])
-def test_bit_slices_stream_rows_back_to_back(n, offset):
-    """From 4 MiB of output the bit slices store an even number of columns with
-    non-temporal stores where the rows start 16-byte aligned (offsets 0 and 16), ordinary
-    stores elsewhere (8); the last, partial block runs Skilling's steps after them; two
-    threads each write 4 MiB. Neighbouring bytes stay untouched."""
-    rng = np.random.default_rng(offset + n)
-    size = 8 * n
-    nrows = 2 * ((4 << 20) // size) + 77
-    columns = [rng.integers(0, 256, (nrows, 8), dtype=np.uint8) for _ in range(n)]
-    expected = _hilbert._hilbert_rows_with("table", columns, 64, transform="plain")
-    for threads in (1, 2):
-        buf = np.full(nrows * size + 192, 0xEE, np.uint8)
-        start = (-buf.ctypes.data) % 64 + 64 + offset
-        out = buf[start: start + nrows * size].reshape(nrows, size)
-        assert zorder.hilbert_rows(columns, 64, out, threads=threads) is out
-        assert np.array_equal(out, expected), threads
-        assert (buf[:start] == 0xEE).all() and (buf[start + nrows * size:] == 0xEE).all()
-
-
-@pytest.mark.parametrize("n", [2, 3, 4])
-@pytest.mark.parametrize("offset", [0, 16, 40])
-def test_state_tables_stream_to_any_alignment(n, offset):
-    """From 4 MiB of output the state tables write whole 64-byte lines with non-temporal
-    stores: rows starting anywhere in a line, the first and last lines partial,
-    neighbouring bytes untouched; two threads, each with 4 MiB, write neighbouring ranges
-    that meet inside a line (rows of 24 bytes also meet inside a row's line)."""
+@pytest.mark.parametrize("n", [2, 3, 4, 6, 8])
+@pytest.mark.parametrize("offset", [0, 8, 16, 40])
+def test_streamed_rows_at_any_alignment(n, offset):
+    """From 4 MiB of output the fast paths store rows with non-temporal stores: the state
+    tables (VBMI, 2-4 columns) whole 64-byte lines, rows starting anywhere in a line, the
+    first and last lines partial; the bit slices (AVX2, an even number of columns) 16-byte
+    pieces where the rows start 16-byte aligned (offsets 0 and 16), ordinary stores
+    elsewhere; the last, partial block runs Skilling's steps after them. Two threads, each
+    with 4 MiB, write neighbouring ranges that meet inside a line (rows of 24 bytes also
+    meet inside a row's line). Neighbouring bytes stay untouched."""
     rng = np.random.default_rng(offset + n)
     size = 8 * n
     nrows = 2 * ((4 << 20) // size) + 77
