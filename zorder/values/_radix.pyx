@@ -18,9 +18,17 @@ from libc.string cimport memcmp, memcpy
 
 import numpy
 
+cdef extern from *:
+    """
+    #include "compiler.h"
+    #define zorder_prefetch(p) ZORDER_PREFETCH(p)
+    """
+    void zorder_prefetch(const void *p) noexcept nogil
+
 cdef enum:
     SMALL = 24     # insertion sort at or below this many rows
     BIG = 1 << 17  # from this many rows, split on two bytes at once (65,536 buckets)
+    AHEAD = 16     # rows ahead whose next bytes are prefetched when the keys are reloaded
 
 
 cdef inline uint64_t load_key(const uint8_t* row, Py_ssize_t avail) noexcept nogil:
@@ -98,8 +106,11 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
         keys = keys_a if in_a else keys_b
         if n > 1 and depth < s.size:
             if depth - cached >= 8:
+                # (rows in bucket order are random reads: fetched ahead, they overlap)
                 cached = depth
                 for i in range(n):
+                    if i + AHEAD < n:
+                        zorder_prefetch(s.z + idx[i + AHEAD] * s.stride + depth)
                     keys[i] = load_key(s.z + idx[i] * s.stride + depth, s.size - depth)
             if n <= SMALL:
                 insertion(s.z, s.stride, s.size, cached, idx, keys, n)
