@@ -57,7 +57,8 @@ def units():
     for rel in C_FILES:
         yield rel, f'#include "{ROOT / rel}"\n'
     headers = set()
-    for pyx in sorted(PKG.rglob("*.pyx")):
+    # (the .pxd files too: a header they name is C the modules that cimport them compile)
+    for pyx in sorted([*PKG.rglob("*.pyx"), *PKG.rglob("*.pxd")]):
         text = pyx.read_text(encoding="utf-8")
         # headers a module names in `cdef extern from "x.h"`, found beside it or on the path
         for name in HEADER.findall(text):

@@ -14,12 +14,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from cython.view cimport array as cvarray
 
-cdef extern from *:
-    """
-    #include "compiler.h"
-    #define zorder_prefetch(p) ZORDER_PREFETCH(p)
-    """
-    void zorder_prefetch(const void *p) noexcept nogil
+from zorder.cpu.prefetch cimport prefetch
 
 ctypedef fused offset_t:
     int32_t
@@ -45,7 +40,7 @@ def gather_offsets(const offset_t[::1] offsets, Py_ssize_t offset, const int64_t
         out[0] = 0
         for j in range(n):
             if j + AHEAD < n and 0 <= rows[j + AHEAD] < size:
-                zorder_prefetch(&offsets[offset + rows[j + AHEAD]])
+                prefetch(&offsets[offset + rows[j + AHEAD]])
             r = rows[j]
             if r < 0 or r >= size:
                 bad = j
@@ -74,7 +69,7 @@ def gather_bytes(const uint8_t[::1] data, const int64_t[::1] starts,
     with nogil:
         for j in range(n):
             if j + AHEAD < n:
-                zorder_prefetch(source + starts[j + AHEAD])
+                prefetch(source + starts[j + AHEAD])
             length = out_offsets[j + 1] - out_offsets[j]
             if length:
                 memcpy(target + out_offsets[j], source + starts[j], <size_t>length)
@@ -210,7 +205,7 @@ def gather_fixed_chunks(list chunks, const int64_t[::1] sizes, Py_ssize_t width,
                     bad = j
                     break
                 if j + AHEAD < n and <uint32_t>which[j + AHEAD] < <uint32_t>nchunks:
-                    zorder_prefetch(source[which[j + AHEAD]] + local[j + AHEAD] * width)
+                    prefetch(source[which[j + AHEAD]] + local[j + AHEAD] * width)
                 if width == 8:
                     memcpy(target + j * 8, source[which[j]] + local[j] * 8, 8)
                 elif width == 4:
@@ -252,7 +247,7 @@ def gather_offsets_chunks(list chunk_offsets, const int64_t[::1] sizes,
                     bad = j
                     break
                 if j + AHEAD < n and <uint32_t>which[j + AHEAD] < <uint32_t>nchunks:
-                    zorder_prefetch(source[which[j + AHEAD]]
+                    prefetch(source[which[j + AHEAD]]
                                     + local[j + AHEAD] * <Py_ssize_t>sizeof(offset_t))
                 offs = <const offset_t *>source[which[j]]
                 starts[j] = offs[local[j]]
@@ -293,7 +288,7 @@ def gather_bytes_chunks(list chunk_data, const int64_t[::1] data_sizes,
                     break
                 if j + AHEAD < n and 0 <= which[j + AHEAD] < nchunks and 0 <= starts[j + AHEAD] \
                         and starts[j + AHEAD] < data_sizes[which[j + AHEAD]]:
-                    zorder_prefetch(source[which[j + AHEAD]] + starts[j + AHEAD])
+                    prefetch(source[which[j + AHEAD]] + starts[j + AHEAD])
                 memcpy(target + out_offsets[j], source[which[j]] + starts[j], <size_t>length)
     finally:
         free(source)

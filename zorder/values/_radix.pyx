@@ -16,14 +16,9 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy
 
-import numpy
+from zorder.cpu.prefetch cimport prefetch
 
-cdef extern from *:
-    """
-    #include "compiler.h"
-    #define zorder_prefetch(p) ZORDER_PREFETCH(p)
-    """
-    void zorder_prefetch(const void *p) noexcept nogil
+import numpy
 
 cdef enum:
     SMALL = 24     # insertion sort at or below this many rows
@@ -110,7 +105,7 @@ cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
                 cached = depth
                 for i in range(n):
                     if i + AHEAD < n:
-                        zorder_prefetch(s.z + idx[i + AHEAD] * s.stride + depth)
+                        prefetch(s.z + idx[i + AHEAD] * s.stride + depth)
                     keys[i] = load_key(s.z + idx[i] * s.stride + depth, s.size - depth)
             if n <= SMALL:
                 insertion(s.z, s.stride, s.size, cached, idx, keys, n)
