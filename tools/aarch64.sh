@@ -53,9 +53,8 @@ done
 . "$SRC/tools/quick_tests.sh"
 # Emulated code runs several times slower: the leak checks get longer windows than the
 # host's 0.2 s so that they still make enough calls to see a leak (tests/test_leaks.py
-# asserts a minimum, and that a 48-byte malloc a call is caught). 0.6 s still catches it;
-# test_leaks.py alone took 35 s on two workers, against about 62 at 1.5 s
-# (benchmarks/NOTES.md, "CI time").
+# asserts a minimum, and that a 48-byte malloc a call is caught, which 0.6 s still does:
+# benchmarks/NOTES.md, "CI time").
 LEAK_SECONDS="${ZORDER_LEAK_SECONDS:-0.6}"
 
 fail() { echo "aarch64.sh: $*" >&2; exit 1; }

@@ -58,15 +58,15 @@ def units():
         yield rel, f'#include "{ROOT / rel}"\n'
     headers = set()
     # (the .pxd files too: a header they name is C the modules that cimport them compile)
-    for pyx in sorted([*PKG.rglob("*.pyx"), *PKG.rglob("*.pxd")]):
-        text = pyx.read_text(encoding="utf-8")
+    for module in sorted([*PKG.rglob("*.pyx"), *PKG.rglob("*.pxd")]):
+        text = module.read_text(encoding="utf-8")
         # headers a module names in `cdef extern from "x.h"`, found beside it or on the path
         for name in HEADER.findall(text):
-            beside = pyx.parent / name
+            beside = module.parent / name
             headers.add(str(beside.relative_to(ROOT)) if beside.exists() else name)
         for k, block in enumerate(VERBATIM.findall(text)):
             # the block is a Python string literal: its escapes are Cython's to decode
-            yield f"{pyx.relative_to(ROOT)} (C block {k + 1})", ast.literal_eval(f'"""{block}"""')
+            yield f"{module.relative_to(ROOT)} (C block {k + 1})", ast.literal_eval(f'"""{block}"""')
     for name in sorted(headers - {"Python.h"}):
         yield name, f'#include "{ROOT / name if (ROOT / name).exists() else name}"\n'
 
