@@ -379,6 +379,59 @@ def test_sigint_after_half_a_result_ends_cluster(parquet_dir):
     assert "Traceback" not in err, err[-400:]
 
 
+# A Ctrl-C that lands inside one of multiprocessing's constructors in the parent (seen in
+# CI, while the process pool built its queues) leaves a finalizer half built: its weakref
+# callback then fails with "'Finalize' object has no attribute '_key'", a traceback on the
+# terminal, and the resource tracker reports a leaked semaphore. Injected here at exactly
+# that point: a Ctrl-C raised whenever a Finalize holds its weakref but not yet its key,
+# while the pool is built, and while a task is submitted (the workers start then).
+CTRL_C_INSIDE_A_FINALIZER = """
+import gc, signal, sys
+from multiprocessing import util
+from zorder.engines.dask_scheduler import compute_options, running_on
+
+fired, unraisable = [], []
+sys.unraisablehook = unraisable.append
+
+def half_built(frame, event, arg):
+    if frame.f_code is util.Finalize.__init__.__code__:
+        def line(frame, event, arg):
+            done = vars(frame.f_locals["self"])
+            if event == "line" and "_weakref" in done and "_key" not in done:
+                fired.append(1)
+                signal.raise_signal(signal.SIGINT)
+            return line
+        return line
+    return None
+
+for phase in ("build", "submit"):
+    try:
+        if phase == "build":
+            sys.settrace(half_built)
+        with running_on("processes", 1.0):
+            sys.settrace(half_built)
+            compute_options()["pool"].submit(abs, -1).result()
+        print(phase, "not interrupted")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sys.settrace(None)
+    gc.collect()
+    print(phase, len(fired) > 0, [str(u.exc_value) for u in unraisable])
+    fired.clear()
+    unraisable.clear()
+"""
+
+
+def test_sigint_inside_multiprocessing_constructors_is_deferred(tmp_path):
+    pytest.importorskip("dask")
+    rc, out, err = run_child(["-c", textwrap.dedent(CTRL_C_INSIDE_A_FINALIZER)], tmp_path,
+                             timeout=60)
+    assert rc == 0, f"exit code {rc}: {err[-800:]!r}"
+    assert out.splitlines() == ["build True []", "submit True []"], out + err[-800:]
+    assert "Traceback" not in err and "leaked" not in err, err[-800:]
+
+
 def test_an_interrupt_asks_running_thread_tasks_to_end():
     # Threads cannot be killed and the exit waits for them: the threads scheduler's pool
     # tells its running tasks to end (write_range checks between row groups), and waits.

@@ -247,43 +247,58 @@ def _process_pool():
 
     class Pool(ProcessPoolExecutor):
         def submit(self, fn, /, *args, **kwargs):
-            if hasattr(signal, "pthread_sigmask"):
-                # Starting the resource tracker unblocks SIGINT in this thread: start it
-                # (if it is not running yet) before SIGINT is blocked for the workers.
-                from multiprocessing import resource_tracker
+            with _sigint_deferred():
+                if hasattr(signal, "pthread_sigmask"):
+                    # Starting the resource tracker unblocks SIGINT in this thread: start
+                    # it (if it is not running yet) before SIGINT is blocked for the workers.
+                    from multiprocessing import resource_tracker
 
-                resource_tracker.ensure_running()
-            with _sigint_held():
-                return super().submit(fn, *args, **kwargs)
+                    resource_tracker.ensure_running()
+                with _sigint_held():
+                    return super().submit(fn, *args, **kwargs)
 
-    return Pool(max_workers=usable_cores(), mp_context=multiprocessing.get_context("spawn"),
-                initializer=_worker_start)
+    # The pool's queues are built here, and their semaphores register finalizers: a Ctrl-C
+    # inside one left it half built, and its callback printed a traceback at exit.
+    with _sigint_deferred():
+        return Pool(max_workers=usable_cores(),
+                    mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start)
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """In the main thread, a Ctrl-C within the block is raised only at its end, so that
+    nothing the block builds is left half built. Elsewhere (only the main thread may set
+    handlers, and only there is KeyboardInterrupt raised), or where SIGINT is not Python's
+    to handle, the block runs as it is."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    caught: list = []
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        # (signal.signal runs pending handlers before it swaps them)
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)
 
 
 @contextlib.contextmanager
 def _sigint_held() -> Iterator[None]:
-    """Within the block SIGINT is blocked in this thread (so processes started here inherit
-    it blocked) and, in the main thread, a Ctrl-C is raised only at the block's end."""
-    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks
-        yield
-        return
-    caught: list = []
-    previous = signal.getsignal(signal.SIGINT)
-    # Only the main thread may set handlers, and only there is KeyboardInterrupt raised.
-    defer = threading.current_thread() is threading.main_thread() and callable(previous)
-    if defer:
-        signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        # Unblocking delivers a held Ctrl-C to the recorder (signal.signal runs pending
-        # handlers before it swaps them); it is then raised again under the old handler.
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        if defer:
-            signal.signal(signal.SIGINT, previous)
-            if caught:
-                signal.raise_signal(signal.SIGINT)
+    """Within the block SIGINT is blocked in this thread, so processes started here inherit
+    it blocked, and a Ctrl-C is deferred as by :func:`_sigint_deferred`."""
+    with _sigint_deferred():
+        if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks
+            yield
+            return
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            yield
+        finally:
+            # Unblocking delivers a held Ctrl-C to the deferring handler.
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _worker_start() -> None:
