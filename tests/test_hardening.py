@@ -432,6 +432,60 @@ def test_sigint_inside_multiprocessing_constructors_is_deferred(tmp_path):
     assert "Traceback" not in err and "leaked" not in err, err[-800:]
 
 
+# Python raises a Ctrl-C's KeyboardInterrupt wherever the main thread is; inside a weakref
+# callback it is printed as "Exception ignored" and dropped (seen under load: the command
+# went on and replaced its output, exit code 0). Injected here: a Ctrl-C dropped so just
+# before the output is published.
+CTRL_C_DROPPED_BEFORE_PUBLISHING = """
+import signal, sys, weakref
+from zorder.parquet import safety
+def drop_a_ctrl_c(step):
+    if step in ("fsync_temp", "move_old_aside"):
+        class Thing:
+            pass
+        thing = Thing()
+        ref = weakref.ref(thing, lambda _: signal.raise_signal(signal.SIGINT))
+        del thing
+safety.fault_hook = drop_a_ctrl_c
+from zorder.__main__ import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("command", [
+    ["sort", "in.parquet", "out.parquet", "--columns", "a", "--overwrite", "--no-report"],
+    ["cluster", "data", "out", "--columns", "a,b", "--overwrite", "--scheduler", "sync",
+     "--quiet", "--no-report"],
+])
+def test_a_dropped_ctrl_c_stops_the_command_before_it_publishes(parquet_dir, command):
+    if command[0] == "cluster":
+        pytest.importorskip("dask.dataframe")
+    before = snapshot(parquet_dir)
+    rc, _, err = run_child(["-c", textwrap.dedent(CTRL_C_DROPPED_BEFORE_PUBLISHING),
+                            *command], parquet_dir, timeout=60)
+    assert snapshot(parquet_dir) == before
+    assert rc == 130, f"exit code {rc}: {err[-400:]!r}"
+    assert one_error_line(rc, err).startswith("error: interrupted")
+
+
+def test_a_dropped_ctrl_c_stops_the_next_dask_stage():
+    dask = pytest.importorskip("dask")
+    from dropped_signal import drop_a_signal
+
+    from zorder.engines.dask_scheduler import compute
+    from zorder.parquet.safety import interrupts_as_exceptions
+
+    ran = []
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)   # Python's own
+    try:
+        with pytest.raises(KeyboardInterrupt), interrupts_as_exceptions():
+            drop_a_signal()
+            compute([dask.delayed(ran.append)(1)], None, False, "")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert ran == []
+
+
 def test_an_interrupt_asks_running_thread_tasks_to_end():
     # Threads cannot be killed and the exit waits for them: the threads scheduler's pool
     # tells its running tasks to end (write_range checks between row groups), and waits.

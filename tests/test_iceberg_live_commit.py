@@ -433,6 +433,34 @@ def test_files_written_before_the_catalog_call_are_deleted_on_an_interrupt(
     assert unreferenced_files(table) == set()
 
 
+def test_a_dropped_ctrl_c_stops_the_rewrite_before_its_commit(catalog, monkeypatch):
+    # A Ctrl-C whose KeyboardInterrupt Python raised inside a weakref callback, where it
+    # is printed and dropped: the rewrite still stops before the catalog call.
+    import signal
+
+    from dropped_signal import drop_a_signal
+
+    table = make_table(catalog, name="dropped", appends=2, rows=60)
+    snapshot = table.current_snapshot().snapshot_id
+    real = engine.zorder_summary
+
+    def dropped_then_summary(*args, **kwargs):
+        drop_a_signal()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "zorder_summary", dropped_then_summary)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)   # Python's own
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            rewrite(table, ["l"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    monkeypatch.undo()
+    table.refresh()
+    assert table.current_snapshot().snapshot_id == snapshot
+    assert unreferenced_files(table) == set()
+
+
 def test_cli_branch_and_partial_progress(catalog, tmp_path, capsys, monkeypatch):
     from zorder.cli import main
 

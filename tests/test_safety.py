@@ -9,6 +9,7 @@ import threading
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dropped_signal import drop_a_signal  # noqa: E402
 from fs_snapshot import leftovers, snapshot  # noqa: E402
 
 from zorder.parquet import safety as _safety
@@ -282,13 +283,13 @@ def test_replace_folder_names_an_old_copy_it_cannot_remove(folders, monkeypatch)
 
 
 # ---------------------------------------------------------------------------------------
-# sigterm_as_exception
+# interrupts_as_exceptions
 
 
 def test_sigterm_becomes_an_exception_and_the_handler_comes_back():
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(_safety.Terminated) as info:
-        with _safety.sigterm_as_exception():
+        with _safety.interrupts_as_exceptions():
             os.kill(os.getpid(), signal.SIGTERM)
             for _ in range(1000):  # the handler runs between bytecodes
                 pass
@@ -296,11 +297,11 @@ def test_sigterm_becomes_an_exception_and_the_handler_comes_back():
     assert signal.getsignal(signal.SIGTERM) is before
 
 
-def test_sigterm_as_exception_is_a_no_op_off_the_main_thread():
+def test_interrupts_as_exceptions_is_a_no_op_off_the_main_thread():
     seen = []
 
     def work():
-        with _safety.sigterm_as_exception():
+        with _safety.interrupts_as_exceptions():
             seen.append(signal.getsignal(signal.SIGTERM))
 
     before = signal.getsignal(signal.SIGTERM)
@@ -308,3 +309,79 @@ def test_sigterm_as_exception_is_a_no_op_off_the_main_thread():
     thread.start()
     thread.join()
     assert seen == [before]
+
+
+@pytest.fixture
+def pythons_ctrl_c():
+    """Python's own Ctrl-C handler, whatever the test runner set."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture
+def unraisable(monkeypatch):
+    """What Python reports as "Exception ignored in" (the test runner's hook reports it
+    as a warning only)."""
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+    return seen
+
+
+def test_a_dropped_ctrl_c_is_dropped_without_the_latch(pythons_ctrl_c, unraisable):
+    # The premise of the tests below: no exception reaches the caller.
+    drop_a_signal()
+    assert [u.exc_type for u in unraisable] == [KeyboardInterrupt]
+
+
+@pytest.mark.parametrize("signum, raised", [(signal.SIGINT, KeyboardInterrupt),
+                                            (signal.SIGTERM, _safety.Terminated)])
+@pytest.mark.parametrize("publish", ["atomic_file", "replace_folder"])
+def test_a_dropped_interrupt_still_stops_the_output(tmp_path, pythons_ctrl_c, unraisable,
+                                                    publish, signum, raised):
+    target = tmp_path / "out"
+    new = tmp_path / ".out.zorder-tmp-1"
+    if publish == "atomic_file":
+        target.write_bytes(b"old")
+    else:
+        target.mkdir()
+        (target / "part-0.parquet").write_bytes(b"old")
+        new.mkdir()
+        (new / "part-0.parquet").write_bytes(b"new")
+    old_tree = snapshot(tmp_path)
+    hook = sys.unraisablehook
+    handlers = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)]
+    with pytest.raises(raised):
+        with _safety.interrupts_as_exceptions():
+            with _safety.interrupts_as_exceptions():   # nested: changes nothing
+                if publish == "atomic_file":
+                    with _safety.atomic_file(str(target)) as tmp:
+                        with open(tmp, "wb") as fh:
+                            fh.write(b"new")
+                        drop_a_signal(signum)
+                else:
+                    drop_a_signal(signum)
+                    _safety.replace_folder(str(new), str(target))
+    assert snapshot(tmp_path) == old_tree   # (for replace_folder, new is its maker's)
+    assert unraisable == []                 # raised where it counts, not printed
+    assert sys.unraisablehook is hook
+    assert [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)] == handlers
+    assert _safety._signals_seen == []
+    with _safety.interrupts_as_exceptions():  # the next block starts without it
+        with _safety.atomic_file(str(tmp_path / "next")) as tmp:
+            open(tmp, "wb").close()
+    assert (tmp_path / "next").exists()
+
+
+def test_a_callers_own_ctrl_c_handler_is_left_alone(tmp_path):
+    seen = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        with _safety.interrupts_as_exceptions():
+            assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+            signal.raise_signal(signal.SIGINT)
+            with _safety.atomic_file(str(tmp_path / "out")) as tmp:
+                open(tmp, "wb").close()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == [signal.SIGINT] and (tmp_path / "out").exists()

@@ -103,7 +103,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return FAILURE
     except Terminated:
-        # (SIGTERM, raised by the commands' sigterm_as_exception after their cleanup ran)
+        # (SIGTERM, raised by the commands' interrupts_as_exceptions after their cleanup ran)
         print("error: terminated (SIGTERM); the output was left as it was", file=sys.stderr)
         return TERMINATED
     except KeyboardInterrupt:

@@ -21,7 +21,7 @@ from zorder.cli.args import (
     whole_number,
 )
 from zorder.cli.progress import Progress
-from zorder.parquet.safety import Terminated, sigterm_as_exception
+from zorder.parquet.safety import Terminated, interrupts_as_exceptions
 from zorder.values.stages import REPORT, stage
 
 __all__ = ["add_arguments", "load_catalog", "run"]
@@ -371,7 +371,7 @@ def _clean(args: argparse.Namespace) -> int:
     if isinstance(opened, int):
         return opened
     _, table = opened
-    with sigterm_as_exception():
+    with interrupts_as_exceptions():
         result = clean(table, dry_run=args.dry_run, older_than=args.older_than)
     out = sys.stdout
     verb = "would delete" if args.dry_run else "deleted"
@@ -446,7 +446,7 @@ def _run(args: argparse.Namespace) -> int:
 
     # SIGTERM as an exception for the whole command, the report after the commit included
     # (rewrite() sets its own for its part): a `kill` then ends it with its one line too.
-    with sigterm_as_exception():
+    with interrupts_as_exceptions():
         try:
             result = rewrite(table, args.columns, curve=args.curve,
                              target_file_size=args.target_file_size, row_filter=args.where,

@@ -71,8 +71,8 @@ from zorder.parquet.files import dataset_schema, parquet_files
 from zorder.parquet.memory import arrow_bytes, format_bytes, memory_limit_of
 from zorder.parquet.metadata import without_range_index
 from zorder.parquet.safety import (
-    check_apart, check_folder_output, check_no_shared_files, physical, replace_folder,
-    sibling, sigterm_as_exception, temporary_folder,
+    check_apart, check_folder_output, check_no_shared_files, interrupts_as_exceptions,
+    physical, replace_folder, sibling, temporary_folder,
 )
 from zorder.parquet.sort import IN_MEMORY_PEAK, check_compression, check_row_group_size
 from zorder.parquet.sizes import parse_size
@@ -324,7 +324,7 @@ def cluster(
     try:
         # Inside the try: a Ctrl-C landing just after mkdir returns still removes the folder.
         os.mkdir(tmp)
-        with sigterm_as_exception(), running_on(scheduler, connect_timeout, memory_limit=limit,
+        with interrupts_as_exceptions(), running_on(scheduler, connect_timeout, memory_limit=limit,
                                                 local_directory=temp_dir) as client:
             if client is not None:
                 seen = client.run(os.path.isdir, tmp)

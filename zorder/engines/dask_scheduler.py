@@ -20,7 +20,7 @@ from typing import Any, Iterator, Optional, Tuple, Union
 from zorder.cpu.cores import usable_cores
 from zorder.engines.interrupts import StoppablePool
 from zorder.parquet.memory import memory_limit_of
-from zorder.parquet.safety import temporary_folder
+from zorder.parquet.safety import raise_if_interrupted, temporary_folder
 
 __all__ = ["LOCAL_CLUSTER", "SCHEDULERS", "check_connect_timeout", "check_scheduler",
            "compute", "compute_options", "local_workers", "running_on", "worker_memory"]
@@ -168,7 +168,7 @@ def running_on(scheduler, connect_timeout: float, *,
 def _local_cluster(workers: int, limit: int, local_directory: Optional[str]) -> Iterator[Any]:
     """A Client of a LocalCluster of ``workers`` processes sharing ``limit`` bytes,
     closed (its workers ended) on any exit: an error, Ctrl-C or SIGTERM (which
-    ``sigterm_as_exception`` turns into an exception in the caller)."""
+    ``interrupts_as_exceptions`` turns into an exception in the caller)."""
     try:
         import distributed  # noqa: F401
     except ImportError as exc:
@@ -433,6 +433,7 @@ def compute(objs, client, progress: bool, label: str):
     """Compute a list of Dask collections, with a progress bar if asked."""
     import dask
 
+    raise_if_interrupted()   # a Ctrl-C whose exception Python dropped: no further stage
     announce(progress, label)
     if client is not None:
         futures = client.compute(list(objs))

@@ -94,7 +94,7 @@ from zorder.engines.iceberg_write import run_on_dask, write_group
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT
 from zorder.parquet.memory import memory_limit_of
-from zorder.parquet.safety import sigterm_as_exception
+from zorder.parquet.safety import interrupts_as_exceptions, raise_if_interrupted
 from zorder.parquet.sizes import parse_size
 from zorder.values.ordering import Ordering
 from zorder.values.stages import COMMIT, stage
@@ -472,7 +472,7 @@ class _Committer:
                 progress(self.done, total, entry)
 
         # SIGTERM as an exception, so that the cleanup runs for `kill` as for Ctrl-C.
-        with written_journal(scheduler is not None) as journal, sigterm_as_exception():
+        with written_journal(scheduler is not None) as journal, interrupts_as_exceptions():
             try:
                 with deleted_on_failure(table.io, written, journal, call=call, run=run):
                     if scheduler is None:
@@ -524,6 +524,7 @@ class _Committer:
                     props.update(self.extra_summary)
                     # With partial progress, an interrupt waits for the batch being
                     # committed: it lands (or not) and is recorded, then the job stops.
+                    raise_if_interrupted()
                     with interrupts_deferred(self.partial), stage(COMMIT):
                         snapshot_id = commit_rewrite(table, removed, added, props, written,
                                                      metadata, self.branch, call,

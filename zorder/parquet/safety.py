@@ -16,8 +16,10 @@ One home for four promises:
   failure or interrupt between any two of them puts the old content back; a leftover that
   cannot be cleaned up is named in the error.
 
-:func:`sigterm_as_exception` turns SIGTERM into :class:`Terminated` (a ``SystemExit`` with
-code 143) so that the same cleanup runs for ``kill`` as for Ctrl-C.
+:func:`interrupts_as_exceptions` turns SIGTERM into :class:`Terminated` (a ``SystemExit``
+with code 143) so that the same cleanup runs for ``kill`` as for Ctrl-C, and remembers a
+Ctrl-C, so that one whose KeyboardInterrupt Python dropped still stops the command before
+it publishes (:func:`raise_if_interrupted`, in the steps above).
 
 Tests inject faults through :data:`fault_hook`, called with a step's name just before it
 runs.
@@ -31,6 +33,7 @@ import os
 import shutil
 import signal
 import stat
+import sys
 import threading
 import uuid
 from types import FrameType
@@ -49,11 +52,12 @@ __all__ = [
     "check_folder_output",
     "check_no_shared_files",
     "check_side_output",
+    "interrupts_as_exceptions",
     "overlap",
     "physical",
+    "raise_if_interrupted",
     "replace_folder",
     "sibling",
-    "sigterm_as_exception",
     "temporary_folder",
 ]
 
@@ -80,7 +84,8 @@ class LeftoverError(OSError):
 
 
 class Terminated(SystemExit):
-    """SIGTERM, raised in the main thread by :func:`sigterm_as_exception`; exit code 143."""
+    """SIGTERM, raised in the main thread by :func:`interrupts_as_exceptions`; exit code
+    143."""
 
     def __init__(self) -> None:
         super().__init__(128 + signal.SIGTERM)
@@ -292,6 +297,7 @@ def atomic_file(path: str) -> Iterator[str]:
         with stage(COMMIT):
             _step("fsync_temp")
             _fsync(tmp)
+            raise_if_interrupted()
             _step("replace")
             os.replace(tmp, path)
             _step("fsync_folder")
@@ -365,8 +371,10 @@ def replace_folder(new: str, target: str) -> None:
     old = sibling(target, "old") if os.path.lexists(target) else None
     try:
         if old is not None:
+            raise_if_interrupted()
             _step("move_old_aside")
             os.rename(target, old)
+        raise_if_interrupted()
         _step("move_new_in")
         os.rename(new, target)
     except BaseException as exc:
@@ -389,20 +397,62 @@ def replace_folder(new: str, target: str) -> None:
 # Signals
 
 
+#: The signals (SIGINT, SIGTERM) that came within :func:`interrupts_as_exceptions`'s
+#: block, whether or not their exceptions survived; cleared as the block ends.
+_signals_seen: List[int] = []
+
+
+def _exception_for(signum: int) -> BaseException:
+    return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _raise_for_signal(signum: int, frame: Optional[FrameType]) -> None:
+    _signals_seen.append(signum)
+    raise _exception_for(signum)
+
+
+def raise_if_interrupted() -> None:
+    """Raise the KeyboardInterrupt or :class:`Terminated` of a signal that came within
+    :func:`interrupts_as_exceptions`'s block: called before each step that publishes
+    output, so that one whose exception Python dropped still stops the command there."""
+    if _signals_seen:
+        raise _exception_for(_signals_seen[0])
+
+
 @contextlib.contextmanager
-def sigterm_as_exception() -> Iterator[None]:
-    """Within the block, SIGTERM raises :class:`Terminated` in the main thread, so cleanup
-    (``finally``, ``except BaseException``) runs. The old handler is restored after.
-    Elsewhere than the main thread it does nothing (Python delivers signals there only)."""
-    if threading.current_thread() is not threading.main_thread():
+def interrupts_as_exceptions() -> Iterator[None]:
+    """Within the block, in the main thread (where Python runs signal handlers), SIGTERM
+    raises :class:`Terminated`, so that cleanup (``finally``, ``except BaseException``)
+    runs for ``kill`` as for Ctrl-C, and a Ctrl-C raises KeyboardInterrupt, as Python's
+    own handler does (a caller's own handler is left in place).
+
+    Both are also remembered, for :func:`raise_if_interrupted`. Python raises them
+    wherever the main thread is, and some are lost: one raised inside a weakref callback
+    or a finalizer is printed ("Exception ignored in") and dropped, and one raised while
+    a C module imports another through ``PyCapsule_Import`` becomes an ImportError, which
+    a fallback import catches (``xml.etree``'s, when ``distributed`` is first imported).
+    The command went on and published its output. A dropped one is not printed either,
+    since the next publishing step raises it again.
+
+    The old handlers are restored after; a block inside another changes nothing."""
+    nested = signal.getsignal(signal.SIGTERM) is _raise_for_signal
+    if nested or threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def handler(signum: int, frame: Optional[FrameType]) -> None:
-        raise Terminated()
+    def unraisable(report: "sys.UnraisableHookArgs") -> None:
+        dropped = report.exc_type in (KeyboardInterrupt, Terminated) and _signals_seen
+        if not dropped:
+            hook(report)
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_for_signal)}
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, _raise_for_signal)
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        sys.unraisablehook = hook
+        del _signals_seen[:]

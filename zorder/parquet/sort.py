@@ -29,7 +29,7 @@ from zorder.parquet.memory import arrow_bytes, format_bytes, memory_limit_of
 from zorder.parquet.metadata import without_range_index
 from zorder.parquet.parallel_writer import ParallelParquetWriter
 from zorder.parquet.safety import (
-    atomic_file, check_apart, check_file_output, physical, sigterm_as_exception,
+    atomic_file, check_apart, check_file_output, interrupts_as_exceptions, physical,
     temporary_folder,
 )
 from zorder.parquet.skipping import REPORT_VALUES, check_report_arguments, skipping_report
@@ -353,7 +353,7 @@ def sort_parquet(input: str, output: str, columns: Sequence[str], *,
     nrows = table.num_rows
     # Written beside the output and renamed over it when complete; a kill (SIGTERM) runs
     # the same cleanup as Ctrl-C, so the old output stays whole until then.
-    with sigterm_as_exception(), atomic_file(output) as tmp:
+    with interrupts_as_exceptions(), atomic_file(output) as tmp:
         with ParallelParquetWriter(tmp, table.schema, compression=compression) as writer:
             write_in_order(writer, table, perm, row_group_size, bar)
 
@@ -497,7 +497,7 @@ def _sort_out_of_core(source: Any, input: str, output: str, columns: List[str],
 
     # Spill runs in a folder of their own, and the output beside its place, both removed
     # on any failure or interrupt (SIGTERM included); the old output stays whole.
-    with sigterm_as_exception(), temporary_folder(output, "spill", temp_dir) as folder:
+    with interrupts_as_exceptions(), temporary_folder(output, "spill", temp_dir) as folder:
         with atomic_file(output) as tmp:
             size = sort_into(tmp, ordering, folder, wanted)
         result = _result(nrows, md, output, size)
