@@ -383,12 +383,14 @@ def test_sigint_after_half_a_result_ends_cluster(parquet_dir):
 # CI, while the process pool built its queues) leaves a finalizer half built: its weakref
 # callback then fails with "'Finalize' object has no attribute '_key'", a traceback on the
 # terminal, and the resource tracker reports a leaked semaphore. Injected here at exactly
-# that point: a Ctrl-C raised whenever a Finalize holds its weakref but not yet its key,
-# while the pool is built, and while a task is submitted (the workers start then).
-CTRL_C_INSIDE_A_FINALIZER = """
+# that point: a Ctrl-C or SIGTERM raised whenever a Finalize holds its weakref but not yet
+# its key, while the pool is built, and while a task is submitted (the workers start then).
+SIGNAL_INSIDE_A_FINALIZER = """
 import gc, signal, sys
 from multiprocessing import util
 from zorder.engines.dask_scheduler import compute_options, running_on
+from zorder.parquet.safety import interrupts_as_exceptions   # SIGTERM raises, as in a command
+SIGNUM = int(sys.argv[1])
 
 fired, unraisable = [], []
 sys.unraisablehook = unraisable.append
@@ -399,7 +401,7 @@ def half_built(frame, event, arg):
             done = vars(frame.f_locals["self"])
             if event == "line" and "_weakref" in done and "_key" not in done:
                 fired.append(1)
-                signal.raise_signal(signal.SIGINT)
+                signal.raise_signal(SIGNUM)
             return line
         return line
     return None
@@ -408,11 +410,11 @@ for phase in ("build", "submit"):
     try:
         if phase == "build":
             sys.settrace(half_built)
-        with running_on("processes", 1.0):
+        with interrupts_as_exceptions(), running_on("processes", 1.0):
             sys.settrace(half_built)
             compute_options()["pool"].submit(abs, -1).result()
         print(phase, "not interrupted")
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         sys.settrace(None)
@@ -423,10 +425,11 @@ for phase in ("build", "submit"):
 """
 
 
-def test_sigint_inside_multiprocessing_constructors_is_deferred(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signals_inside_multiprocessing_constructors_are_deferred(tmp_path, signum):
     pytest.importorskip("dask")
-    rc, out, err = run_child(["-c", textwrap.dedent(CTRL_C_INSIDE_A_FINALIZER)], tmp_path,
-                             timeout=60)
+    rc, out, err = run_child(["-c", textwrap.dedent(SIGNAL_INSIDE_A_FINALIZER),
+                              str(int(signum))], tmp_path, timeout=60)
     assert rc == 0, f"exit code {rc}: {err[-800:]!r}"
     assert out.splitlines() == ["build True []", "submit True []"], out + err[-800:]
     assert "Traceback" not in err and "leaked" not in err, err[-800:]
@@ -440,6 +443,8 @@ CTRL_C_DROPPED_BEFORE_PUBLISHING = """
 import signal, sys, weakref
 from zorder.parquet import safety
 def drop_a_ctrl_c(step):
+    # (for cluster, after the check before the old folder moves aside: the one before the
+    # new folder moves in stops it, and the old folder is put back)
     if step in ("fsync_temp", "move_old_aside"):
         class Thing:
             pass
@@ -464,6 +469,61 @@ def test_a_dropped_ctrl_c_stops_the_command_before_it_publishes(parquet_dir, com
     rc, _, err = run_child(["-c", textwrap.dedent(CTRL_C_DROPPED_BEFORE_PUBLISHING),
                             *command], parquet_dir, timeout=60)
     assert snapshot(parquet_dir) == before
+    assert rc == 130, f"exit code {rc}: {err[-400:]!r}"
+    assert one_error_line(rc, err).startswith("error: interrupted")
+
+
+# An interrupt after the output was put in place (its folder's fsync, the old copy's
+# removal, the skipping report) said "the output was left as it was": it was not.
+INTERRUPTED_AFTER_PUBLISHING = """
+import sys
+from zorder.parquet import safety
+step, raised = sys.argv[1], {"int": KeyboardInterrupt, "term": safety.Terminated}[sys.argv[2]]
+def interrupt(name):
+    if name == step:
+        raise raised()
+safety.fault_hook = interrupt
+from zorder.__main__ import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+@pytest.mark.parametrize("step, signal_name, command", [
+    ("fsync_folder", "int", ["sort", "in.parquet", "out.parquet", "--columns", "a",
+                             "--overwrite", "--no-report"]),
+    ("remove_old", "term", ["cluster", "data", "out", "--columns", "a,b", "--overwrite",
+                            "--scheduler", "sync", "--quiet", "--no-report"]),
+])
+def test_an_interrupt_after_publishing_says_the_output_was_written(parquet_dir, step,
+                                                                    signal_name, command):
+    if command[0] == "cluster":
+        pytest.importorskip("dask.dataframe")
+    before = snapshot(parquet_dir / command[2])
+    rc, _, err = run_child(["-c", textwrap.dedent(INTERRUPTED_AFTER_PUBLISHING), step,
+                            signal_name, *command], parquet_dir, timeout=60)
+    assert snapshot(parquet_dir / command[2]) != before   # the new output, whole
+    assert leftovers(parquet_dir) == []
+    assert rc == (130 if signal_name == "int" else 143), f"exit code {rc}: {err[-400:]!r}"
+    line = one_error_line(rc, err)
+    assert "after the output was written" in line and command[2] in line, line
+
+
+def test_a_dropped_ctrl_c_is_not_a_success(tmp_path):
+    # `zorder info` publishes nothing: a Ctrl-C that Python dropped still ends it with 130.
+    script = textwrap.dedent("""
+        import sys
+        sys.path.insert(0, %r)
+        from dropped_signal import drop_a_signal
+        import zorder.cli.info as info
+        real = info.run
+        def run(args):
+            drop_a_signal()
+            return real(args)
+        info.run = run
+        from zorder.__main__ import main
+        sys.exit(main(["info"]))
+    """ % os.path.dirname(os.path.abspath(__file__)))
+    rc, _, err = run_child(["-c", script], tmp_path, timeout=60)
     assert rc == 130, f"exit code {rc}: {err[-400:]!r}"
     assert one_error_line(rc, err).startswith("error: interrupted")
 

@@ -328,7 +328,7 @@ def unraisable(monkeypatch):
     return seen
 
 
-def test_a_dropped_ctrl_c_is_dropped_without_the_latch(pythons_ctrl_c, unraisable):
+def test_python_drops_a_ctrl_c_raised_in_a_weakref_callback(pythons_ctrl_c, unraisable):
     # The premise of the tests below: no exception reaches the caller.
     drop_a_signal()
     assert [u.exc_type for u in unraisable] == [KeyboardInterrupt]
@@ -385,3 +385,39 @@ def test_a_callers_own_ctrl_c_handler_is_left_alone(tmp_path):
     finally:
         signal.signal(signal.SIGINT, previous)
     assert seen == [signal.SIGINT] and (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("at, signums", [(1, [signal.SIGINT]), (2, [signal.SIGINT]),
+                                         (1, [signal.SIGINT, signal.SIGTERM])])
+def test_signals_while_the_handlers_are_put_back(tmp_path, pythons_ctrl_c, at, signums):
+    """``signal.signal`` runs pending handlers before it swaps: a Ctrl-C (or a Ctrl-C and
+    a SIGTERM) arriving as the block puts its handlers back made the swap raise, and left
+    zorder's handlers and record in place for good (the next publish in the process was
+    refused). Simulated here as the 1st or the 2nd of those swaps starts."""
+    import _signal   # (signal.signal is a Python wrapper of _signal.signal)
+    import _thread
+
+    hook = sys.unraisablehook
+    handlers = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)]
+    swaps, ending = [], []
+
+    def profile(frame, event, arg):
+        if ending and event == "c_call" and arg is _signal.signal:
+            swaps.append(1)
+            if len(swaps) == at:
+                for signum in signums:   # pending: run before the swap
+                    _thread.interrupt_main(signum)
+
+    with pytest.raises(KeyboardInterrupt):
+        with _safety.interrupts_as_exceptions():
+            sys.setprofile(profile)
+            ending.append(1)
+    sys.setprofile(None)
+    assert len(swaps) >= at
+    assert sys.unraisablehook is hook
+    assert [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)] == handlers
+    assert _safety._signals_seen == [] and not _safety._inside
+    with _safety.interrupts_as_exceptions():   # the next block publishes
+        with _safety.atomic_file(str(tmp_path / "next")) as tmp:
+            open(tmp, "wb").close()
+    assert (tmp_path / "next").exists()

@@ -23,7 +23,9 @@ from concurrent.futures import BrokenExecutor
 from typing import List, Optional
 
 import zorder
-from zorder.parquet.safety import Terminated
+from zorder.parquet.safety import (
+    Terminated, interrupts_as_exceptions, published_outputs, raise_if_interrupted,
+)
 
 # command -> (module with add_arguments(parser) and run(args) -> int, one-line help)
 COMMANDS = {
@@ -97,23 +99,31 @@ def main(argv: Optional[List[str]] = None) -> int:
     module.add_arguments(parser)
     args = parser.parse_args(rest)
     try:
-        return int(module.run(args) or 0)
+        # (SIGTERM as an exception, and a record of the outputs put in place, for the
+        # messages below)
+        with interrupts_as_exceptions():
+            status = int(module.run(args) or 0)
+            if status == 0:
+                raise_if_interrupted()   # one whose exception Python dropped: no success
+            return status
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return FAILURE
-    except Terminated:
-        # (SIGTERM, raised by the commands' interrupts_as_exceptions after their cleanup ran)
-        print("error: terminated (SIGTERM); the output was left as it was", file=sys.stderr)
-        return TERMINATED
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as exc:
         # CPython marks an interrupt as unhandled when it passes through exec() of a string
         # (a dataclass being built as dask imports distributed, say) and then ends
         # `python -m zorder` by SIGINT, not with this status, though it was handled here.
         # Every exec() of a string starts by clearing that mark (3.10 to 3.13).
         exec("")
-        print("error: interrupted; the output was left as it was", file=sys.stderr)
-        return INTERRUPTED
+        stopped = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        published = published_outputs()
+        if published:
+            print(f"error: {stopped} after the output was written ({published[0]}); only "
+                  "what followed it was cut short", file=sys.stderr)
+        else:
+            print(f"error: {stopped}; the output was left as it was", file=sys.stderr)
+        return TERMINATED if isinstance(exc, Terminated) else INTERRUPTED
     except MemoryError as exc:
         # (numpy's and Arrow's failed allocations are MemoryErrors too; the commands' own
         # cleanup has run, and the output is as it was)

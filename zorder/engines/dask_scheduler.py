@@ -20,7 +20,7 @@ from typing import Any, Iterator, Optional, Tuple, Union
 from zorder.cpu.cores import usable_cores
 from zorder.engines.interrupts import StoppablePool
 from zorder.parquet.memory import memory_limit_of
-from zorder.parquet.safety import raise_if_interrupted, temporary_folder
+from zorder.parquet.safety import raise_if_interrupted, set_handler, temporary_folder
 
 __all__ = ["LOCAL_CLUSTER", "SCHEDULERS", "check_connect_timeout", "check_scheduler",
            "compute", "compute_options", "local_workers", "running_on", "worker_memory"]
@@ -247,10 +247,12 @@ def _process_pool():
 
     class Pool(ProcessPoolExecutor):
         def submit(self, fn, /, *args, **kwargs):
-            with _sigint_deferred():
+            # (deferred twice: the resource tracker's start, like the pool's construction,
+            # must not be interrupted halfway, and it unblocks SIGINT in this thread, so it
+            # cannot run where SIGINT is blocked for the workers)
+            with _signals_deferred():
                 if hasattr(signal, "pthread_sigmask"):
-                    # Starting the resource tracker unblocks SIGINT in this thread: start
-                    # it (if it is not running yet) before SIGINT is blocked for the workers.
+                    # start the resource tracker, if it is not running yet
                     from multiprocessing import resource_tracker
 
                     resource_tracker.ensure_running()
@@ -258,38 +260,47 @@ def _process_pool():
                     return super().submit(fn, *args, **kwargs)
 
     # The pool's queues are built here, and their semaphores register finalizers: a Ctrl-C
-    # inside one left it half built, and its callback printed a traceback at exit.
-    with _sigint_deferred():
+    # or SIGTERM inside one left it half built, and its callback printed a traceback.
+    with _signals_deferred():
         return Pool(max_workers=usable_cores(),
                     mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start)
 
 
 @contextlib.contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    """In the main thread, a Ctrl-C within the block is raised only at its end, so that
-    nothing the block builds is left half built. Elsewhere (only the main thread may set
-    handlers, and only there is KeyboardInterrupt raised), or where SIGINT is not Python's
-    to handle, the block runs as it is."""
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+def _signals_deferred() -> Iterator[None]:
+    """In the main thread, a Ctrl-C or SIGTERM within the block is held, then delivered
+    again at its end to the handler it would have reached, so that nothing the block
+    builds is left half built. Elsewhere (only the main thread may set handlers, and only
+    there are they run), and for a signal whose handler is not Python's, the block runs
+    as it is."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    caught: list = []
-    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    held: list = []
+    previous = {}
     try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                previous[signum] = handler
+                signal.signal(signum, lambda signum, frame: held.append(signum))
         yield
     finally:
-        # (signal.signal runs pending handlers before it swaps them)
-        signal.signal(signal.SIGINT, previous)
-        if caught:
-            signal.raise_signal(signal.SIGINT)
+        raised = None
+        for signum, handler in previous.items():
+            pending = set_handler(signum, handler)
+            raised = raised or pending
+        if raised is not None:
+            raise raised
+        if held:
+            signal.raise_signal(held[0])
 
 
 @contextlib.contextmanager
 def _sigint_held() -> Iterator[None]:
     """Within the block SIGINT is blocked in this thread, so processes started here inherit
-    it blocked, and a Ctrl-C is deferred as by :func:`_sigint_deferred`."""
-    with _sigint_deferred():
+    it blocked, and a Ctrl-C or SIGTERM is deferred as by :func:`_signals_deferred`."""
+    with _signals_deferred():
         if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks
             yield
             return

@@ -419,26 +419,30 @@ def interrupts_deferred(enabled: bool = True) -> Iterator[None]:
     if not enabled or threading.current_thread() is not threading.main_thread():
         yield
         return
-    from zorder.parquet.safety import Terminated
+    from zorder.parquet.safety import exception_for, set_handler
 
     held: List[int] = []
 
-    def raised(signum: int) -> BaseException:
-        return KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
-
     def hold(signum: int, frame: Any) -> None:
         if held:
-            raise raised(signum)
+            raise exception_for(signum)
         held.append(signum)
 
-    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous: Dict[int, Any] = {}
     try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.getsignal(sig)
+            signal.signal(sig, hold)
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        raised = None
+        for signum, handler in previous.items():
+            pending = set_handler(signum, handler)
+            raised = raised or pending
+        if raised is not None:
+            raise raised
     if held:
-        raise raised(held[0])
+        raise exception_for(held[0])
 
 
 def delete_files(io: Any, paths: Sequence[str]) -> List[str]:

@@ -37,7 +37,7 @@ import sys
 import threading
 import uuid
 from types import FrameType
-from typing import Callable, Iterator, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 from zorder.values.stages import COMMIT, stage
 
@@ -52,11 +52,14 @@ __all__ = [
     "check_folder_output",
     "check_no_shared_files",
     "check_side_output",
+    "exception_for",
     "interrupts_as_exceptions",
     "overlap",
     "physical",
+    "published_outputs",
     "raise_if_interrupted",
     "replace_folder",
+    "set_handler",
     "sibling",
     "temporary_folder",
 ]
@@ -300,6 +303,7 @@ def atomic_file(path: str) -> Iterator[str]:
             raise_if_interrupted()
             _step("replace")
             os.replace(tmp, path)
+            _mark_published(path)
             _step("fsync_folder")
             _fsync(os.path.dirname(os.path.abspath(path)), directory=True)
     except BaseException as exc:
@@ -377,8 +381,11 @@ def replace_folder(new: str, target: str) -> None:
         raise_if_interrupted()
         _step("move_new_in")
         os.rename(new, target)
+        _mark_published(target)
     except BaseException as exc:
         new_is_in = not os.path.lexists(new) and os.path.lexists(target)
+        if new_is_in:
+            _mark_published(target)
         if old is not None and os.path.lexists(old):
             if not new_is_in:
                 try:
@@ -398,25 +405,57 @@ def replace_folder(new: str, target: str) -> None:
 
 
 #: The signals (SIGINT, SIGTERM) that came within :func:`interrupts_as_exceptions`'s
-#: block, whether or not their exceptions survived; cleared as the block ends.
+#: block, whether or not their exceptions survived; cleared as the block starts and ends.
 _signals_seen: List[int] = []
+#: Whether the main thread is inside that block (an inner one changes nothing).
+_inside = False
+#: The outputs put in place within the last (or the current) such block.
+_published: List[str] = []
 
 
-def _exception_for(signum: int) -> BaseException:
+def _mark_published(path: str) -> None:
+    if _inside and threading.current_thread() is threading.main_thread():
+        _published.append(path)
+
+
+def published_outputs() -> List[str]:
+    """The outputs that :func:`atomic_file` and :func:`replace_folder` put in place within
+    the last (or the current) block of :func:`interrupts_as_exceptions`: an interrupt
+    after one of them did not leave the output as it was."""
+    return list(_published)
+
+
+def exception_for(signum: int) -> BaseException:
+    """What a Ctrl-C (KeyboardInterrupt) or SIGTERM (:class:`Terminated`) raises."""
     return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def set_handler(signum: int, handler: Any) -> Optional[BaseException]:
+    """Install ``handler`` for ``signum`` whatever arrives meanwhile: ``signal.signal``
+    first runs the handlers of signals pending, and one that raises would leave the old
+    handler in place. The swap is retried; the first exception raised so is returned,
+    for the caller to raise once every handler is back."""
+    raised: Optional[BaseException] = None
+    while True:
+        try:
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+            return raised
+        except (KeyboardInterrupt, SystemExit) as exc:
+            raised = raised or exc
 
 
 def _raise_for_signal(signum: int, frame: Optional[FrameType]) -> None:
     _signals_seen.append(signum)
-    raise _exception_for(signum)
+    raise exception_for(signum)
 
 
 def raise_if_interrupted() -> None:
     """Raise the KeyboardInterrupt or :class:`Terminated` of a signal that came within
     :func:`interrupts_as_exceptions`'s block: called before each step that publishes
-    output, so that one whose exception Python dropped still stops the command there."""
+    output, so that one whose exception Python dropped still stops the command there.
+    (A signal is the whole process's: it stops zorder's work in every thread.)"""
     if _signals_seen:
-        raise _exception_for(_signals_seen[0])
+        raise exception_for(_signals_seen[0])
 
 
 @contextlib.contextmanager
@@ -434,9 +473,10 @@ def interrupts_as_exceptions() -> Iterator[None]:
     The command went on and published its output. A dropped one is not printed either,
     since the next publishing step raises it again.
 
-    The old handlers are restored after; a block inside another changes nothing."""
-    nested = signal.getsignal(signal.SIGTERM) is _raise_for_signal
-    if nested or threading.current_thread() is not threading.main_thread():
+    The old handlers are restored after, even if a signal arrives meanwhile (it is then
+    raised once they are); a block inside another changes nothing."""
+    global _inside
+    if _inside or threading.current_thread() is not threading.main_thread():
         yield
         return
 
@@ -445,14 +485,24 @@ def interrupts_as_exceptions() -> Iterator[None]:
         if not dropped:
             hook(report)
 
-    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_for_signal)}
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        previous[signal.SIGINT] = signal.signal(signal.SIGINT, _raise_for_signal)
+    _inside = True
+    del _signals_seen[:], _published[:]
     hook, sys.unraisablehook = sys.unraisablehook, unraisable
+    previous = {}
+    raised: Optional[BaseException] = None
     try:
+        previous[signal.SIGTERM] = signal.getsignal(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, _raise_for_signal)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            previous[signal.SIGINT] = signal.default_int_handler
+            signal.signal(signal.SIGINT, _raise_for_signal)
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
         sys.unraisablehook = hook
+        for signum, handler in previous.items():
+            pending = set_handler(signum, handler)
+            raised = raised or pending
         del _signals_seen[:]
+        _inside = False
+    if raised is not None:
+        raise raised
