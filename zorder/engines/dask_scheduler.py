@@ -15,12 +15,12 @@ import re
 import signal
 import sys
 import threading
-from typing import Any, Iterator, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, Optional, Tuple, Union
 
 from zorder.cpu.cores import usable_cores
 from zorder.engines.interrupts import StoppablePool
 from zorder.parquet.memory import memory_limit_of
-from zorder.parquet.safety import raise_if_interrupted, set_handler, temporary_folder
+from zorder.parquet.safety import raise_if_interrupted, set_handlers, temporary_folder
 
 __all__ = ["LOCAL_CLUSTER", "SCHEDULERS", "check_connect_timeout", "check_scheduler",
            "compute", "compute_options", "local_workers", "running_on", "worker_memory"]
@@ -277,7 +277,7 @@ def _signals_deferred() -> Iterator[None]:
         yield
         return
     held: list = []
-    previous = {}
+    previous: Dict[int, Any] = {}
     try:
         for signum in (signal.SIGINT, signal.SIGTERM):
             handler = signal.getsignal(signum)
@@ -286,10 +286,7 @@ def _signals_deferred() -> Iterator[None]:
                 signal.signal(signum, lambda signum, frame: held.append(signum))
         yield
     finally:
-        raised = None
-        for signum, handler in previous.items():
-            pending = set_handler(signum, handler)
-            raised = raised or pending
+        raised = set_handlers(previous)
         if raised is not None:
             raise raised
         if held:

@@ -419,7 +419,7 @@ def interrupts_deferred(enabled: bool = True) -> Iterator[None]:
     if not enabled or threading.current_thread() is not threading.main_thread():
         yield
         return
-    from zorder.parquet.safety import exception_for, set_handler
+    from zorder.parquet.safety import exception_for, set_handlers
 
     held: List[int] = []
 
@@ -435,10 +435,7 @@ def interrupts_deferred(enabled: bool = True) -> Iterator[None]:
             signal.signal(sig, hold)
         yield
     finally:
-        raised = None
-        for signum, handler in previous.items():
-            pending = set_handler(signum, handler)
-            raised = raised or pending
+        raised = set_handlers(previous)
         if raised is not None:
             raise raised
     if held:

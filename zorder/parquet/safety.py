@@ -37,7 +37,7 @@ import sys
 import threading
 import uuid
 from types import FrameType
-from typing import Any, Callable, Iterator, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 from zorder.values.stages import COMMIT, stage
 
@@ -59,7 +59,7 @@ __all__ = [
     "published_outputs",
     "raise_if_interrupted",
     "replace_folder",
-    "set_handler",
+    "set_handlers",
     "sibling",
     "temporary_folder",
 ]
@@ -430,18 +430,20 @@ def exception_for(signum: int) -> BaseException:
     return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
-def set_handler(signum: int, handler: Any) -> Optional[BaseException]:
-    """Install ``handler`` for ``signum`` whatever arrives meanwhile: ``signal.signal``
-    first runs the handlers of signals pending, and one that raises would leave the old
-    handler in place. The swap is retried; the first exception raised so is returned,
-    for the caller to raise once every handler is back."""
+def set_handlers(handlers: Dict[int, Any]) -> Optional[BaseException]:
+    """Install each signal's handler (None: the default) whatever arrives meanwhile:
+    ``signal.signal`` first runs the handlers of signals pending, and one that raises
+    would leave the old handler in place. Each swap is retried; the first exception
+    raised so is returned, for the caller to raise once every handler is in place."""
     raised: Optional[BaseException] = None
-    while True:
-        try:
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
-            return raised
-        except (KeyboardInterrupt, SystemExit) as exc:
-            raised = raised or exc
+    for signum, handler in handlers.items():
+        while True:
+            try:
+                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+                break
+            except (KeyboardInterrupt, SystemExit) as exc:
+                raised = raised or exc
+    return raised
 
 
 def _raise_for_signal(signum: int, frame: Optional[FrameType]) -> None:
@@ -488,7 +490,7 @@ def interrupts_as_exceptions() -> Iterator[None]:
     _inside = True
     del _signals_seen[:], _published[:]
     hook, sys.unraisablehook = sys.unraisablehook, unraisable
-    previous = {}
+    previous: Dict[int, Any] = {}
     raised: Optional[BaseException] = None
     try:
         previous[signal.SIGTERM] = signal.getsignal(signal.SIGTERM)
@@ -499,9 +501,7 @@ def interrupts_as_exceptions() -> Iterator[None]:
         yield
     finally:
         sys.unraisablehook = hook
-        for signum, handler in previous.items():
-            pending = set_handler(signum, handler)
-            raised = raised or pending
+        raised = set_handlers(previous)
         del _signals_seen[:]
         _inside = False
     if raised is not None:
