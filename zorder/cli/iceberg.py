@@ -21,7 +21,7 @@ from zorder.cli.args import (
     whole_number,
 )
 from zorder.cli.progress import Progress
-from zorder.parquet.safety import Terminated, interrupts_as_exceptions
+from zorder.parquet.safety import Terminated
 from zorder.values.stages import REPORT, stage
 
 __all__ = ["add_arguments", "load_catalog", "run"]
@@ -371,8 +371,7 @@ def _clean(args: argparse.Namespace) -> int:
     if isinstance(opened, int):
         return opened
     _, table = opened
-    with interrupts_as_exceptions():
-        result = clean(table, dry_run=args.dry_run, older_than=args.older_than)
+    result = clean(table, dry_run=args.dry_run, older_than=args.older_than)
     out = sys.stdout
     verb = "would delete" if args.dry_run else "deleted"
     for path in result.deleted:
@@ -444,38 +443,37 @@ def _run(args: argparse.Namespace) -> int:
         bar.update(f"file groups (last: {entry['partition'] or 'unpartitioned'})", done, total,
                    "groups", force=True)
 
-    # SIGTERM as an exception for the whole command, the report after the commit included
-    # (rewrite() sets its own for its part): a `kill` then ends it with its one line too.
-    with interrupts_as_exceptions():
-        try:
-            result = rewrite(table, args.columns, curve=args.curve,
-                             target_file_size=args.target_file_size, row_filter=args.where,
-                             options=options, dry_run=args.dry_run,
-                             case_sensitive=args.case_sensitive,
-                             max_file_group_size=args.max_file_group_size, progress=progress,
-                             memory_limit=args.memory_limit, temp_dir=args.temp_dir,
-                             scheduler=args.scheduler, **encoding, **selection_arguments(args))
-        except (ValueError, TypeError) as exc:
-            raise type(exc)(shell_flags(missing_column(str(exc), table))) from None
-        except IcebergRewriteError as exc:
-            bar.close()
-            print(f"error: {exc}", file=sys.stderr)
-            # (an interrupt during the commit, whose outcome is then unknown: its status)
-            return (INTERRUPTED if isinstance(exc.__cause__, KeyboardInterrupt)
-                    else TERMINATED if isinstance(exc.__cause__, Terminated) else FAILURE)
-        finally:
-            bar.close()
-        try:
-            return _after_the_rewrite(args, table, result)
-        except (KeyboardInterrupt, Terminated) as exc:
-            if result.snapshot_id is None:
-                raise   # (nothing was committed: "the output was left as it was" is true)
-            stopped = ("terminated (SIGTERM)" if isinstance(exc, Terminated)
-                       else "interrupted")
-            print(f"error: {stopped} after the rewrite was committed as snapshot "
-                  f"{result.snapshot_id}: the table is rewritten, only the report was cut "
-                  f"short", file=sys.stderr)
-            return TERMINATED if isinstance(exc, Terminated) else INTERRUPTED
+    # (main() runs the whole command under interrupts_as_exceptions, the report after the
+    # commit included: a `kill` there ends it with its one line too)
+    try:
+        result = rewrite(table, args.columns, curve=args.curve,
+                         target_file_size=args.target_file_size, row_filter=args.where,
+                         options=options, dry_run=args.dry_run,
+                         case_sensitive=args.case_sensitive,
+                         max_file_group_size=args.max_file_group_size, progress=progress,
+                         memory_limit=args.memory_limit, temp_dir=args.temp_dir,
+                         scheduler=args.scheduler, **encoding, **selection_arguments(args))
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(shell_flags(missing_column(str(exc), table))) from None
+    except IcebergRewriteError as exc:
+        bar.close()
+        print(f"error: {exc}", file=sys.stderr)
+        # (an interrupt during the commit, whose outcome is then unknown: its status)
+        return (INTERRUPTED if isinstance(exc.__cause__, KeyboardInterrupt)
+                else TERMINATED if isinstance(exc.__cause__, Terminated) else FAILURE)
+    finally:
+        bar.close()
+    try:
+        return _after_the_rewrite(args, table, result)
+    except (KeyboardInterrupt, Terminated) as exc:
+        if result.snapshot_id is None:
+            raise   # (nothing was committed: "the output was left as it was" is true)
+        stopped = ("terminated (SIGTERM)" if isinstance(exc, Terminated)
+                   else "interrupted")
+        print(f"error: {stopped} after the rewrite was committed as snapshot "
+              f"{result.snapshot_id}: the table is rewritten, only the report was cut "
+              f"short", file=sys.stderr)
+        return TERMINATED if isinstance(exc, Terminated) else INTERRUPTED
 
 
 def nothing_to_rewrite(report: Dict[str, Any]) -> str:

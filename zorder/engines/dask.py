@@ -324,8 +324,9 @@ def cluster(
     try:
         # Inside the try: a Ctrl-C landing just after mkdir returns still removes the folder.
         os.mkdir(tmp)
-        with interrupts_as_exceptions(), running_on(scheduler, connect_timeout, memory_limit=limit,
-                                                local_directory=temp_dir) as client:
+        with interrupts_as_exceptions(), running_on(
+                scheduler, connect_timeout, memory_limit=limit,
+                local_directory=temp_dir) as client:
             if client is not None:
                 seen = client.run(os.path.isdir, tmp)
                 blind = sorted(w for w, ok in seen.items() if not ok)
