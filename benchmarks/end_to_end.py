@@ -11,7 +11,9 @@ that registers them, made afresh for each run and not timed).
 Then, in this one process, one after the other:
 
 - the I/O floors: pyarrow reading all the input (one file; the 8 files) and writing it
-  unsorted with the same writer settings (zstd, the input's row groups);
+  unsorted with the same writer settings (zstd, the input's row groups), each on
+  pyarrow's default memory pool and on the one the ``zorder`` command chooses
+  (``use_command_pool``, which the commands' runs use too); the faster is the floor;
 - ``zorder sort`` (``sort_parquet``, no report), ``zorder cluster`` (Dask's threads
   scheduler, no report) and ``zorder iceberg rewrite`` (``rewrite``), each with both
   curves and both encodings, on two column pairs: (ts, user_id) and (lat, lon);
@@ -215,6 +217,11 @@ def measure(spec: Dict[str, Any], data: Dict[str, Any], workdir: str) -> Dict[st
         from zorder.values.stages import profiling
     except ImportError:   # (a zorder before the breakdown: PYTHONPATH=/an/older/checkout)
         profiling = None
+    if spec["kind"] in ("sort", "cluster", "iceberg") or spec.get("pool") == "command":
+        # as the `zorder` program runs them (the floor timed on both pools)
+        from zorder.parquet.memory import use_command_pool
+
+        use_command_pool()
 
     # Arrow's first calls (its thread pools, the zstd codec) cost the same in every run:
     # paid here, before the clock, on one row group.
@@ -248,16 +255,16 @@ def _spawned(spec: Dict[str, Any], data: Dict[str, Any], workdir: str) -> Dict[s
 
 def timed(label: str, spec: Dict[str, Any], data: Dict[str, Any], workdir: str,
           floor_seconds: Optional[float], results: List[Dict[str, Any]],
-          repeat: int = 1, floor_spec: Optional[Dict[str, Any]] = None) -> float:
-    """Time one run ``repeat`` times; with ``floor_spec``, each time just after its I/O
-    floor, so that the ratio of the pair sees the machine as it was then (a shared
-    machine drifts by tens of percent within minutes)."""
+          repeat: int = 1, floor_specs: Optional[List[Dict[str, Any]]] = None) -> float:
+    """Time one run ``repeat`` times; with ``floor_specs``, each time just after its I/O
+    floor (the faster of them), so that the ratio of the pair sees the machine as it was
+    then (a shared machine drifts by tens of percent within minutes)."""
     runs, paired = [], []
     for _ in range(repeat):
-        before = _spawned(floor_spec, data, workdir) if floor_spec is not None else None
+        before = [_spawned(f, data, workdir)["seconds"] for f in floor_specs or ()]
         runs.append(_spawned(spec, data, workdir))
-        if before is not None:
-            paired.append(runs[-1]["seconds"] / before["seconds"])
+        if before:
+            paired.append(runs[-1]["seconds"] / min(before))
     # the fastest of the repeats (a shared machine only ever slows a run down), with
     # the highest peak RSS of them
     entry = min(runs, key=lambda r: r["seconds"])
@@ -319,13 +326,18 @@ def main() -> None:
     results: List[Dict[str, Any]] = []
     floors = {"one": [], "many": []}   # type: Dict[str, List[float]]
 
-    def floors_now() -> None:
-        for shape, label in (("one", "floor (one file)"), ("many", f"floor ({FILES} files)")):
-            floors[shape].append(timed(label, {"kind": "floor", "shape": shape}, data,
-                                       workdir, None, results, args.repeat))
+    pools = ("default", "command")
 
-    def floor_of(shape: str) -> Optional[Dict[str, Any]]:
-        return {"kind": "floor", "shape": shape} if args.paired else None
+    def floors_now() -> None:
+        for shape, label in (("one", "floor (one file"), ("many", f"floor ({FILES} files")):
+            for pool in pools:
+                floors[shape].append(timed(f"{label}, {pool} pool)",
+                                           {"kind": "floor", "shape": shape, "pool": pool},
+                                           data, workdir, None, results, args.repeat))
+
+    def floor_of(shape: str) -> Optional[List[Dict[str, Any]]]:
+        return ([{"kind": "floor", "shape": shape, "pool": pool} for pool in pools]
+                if args.paired else None)
 
     floors_now()
     one, many = min(floors["one"]), min(floors["many"])

@@ -3,6 +3,7 @@ through it; its output must be the in-memory path's, byte for byte, and its spil
 must go however it ends."""
 
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from fs_snapshot import leftovers, snapshot  # noqa: E402
 import zorder  # noqa: E402
 from zorder.__main__ import main  # noqa: E402
 from zorder.parquet import external, spill  # noqa: E402
+from zorder.parquet import memory  # noqa: E402
 from zorder.parquet.memory import arrow_bytes, memory_limit_of  # noqa: E402
 from zorder.parquet.sort import sort_parquet  # noqa: E402
 from zorder.values.ordering import Ordering  # noqa: E402
@@ -274,6 +276,81 @@ def test_info_prints_the_default_limit(capsys):
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert "default --memory-limit" in out
+
+
+def _has_jemalloc() -> bool:
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        return False
+    return True
+
+
+# A fresh process choosing the command's pool, and what a spawned child of it runs on.
+POOL_OF_A_CHILD = textwrap.dedent("""
+    import multiprocessing, os
+    import pyarrow as pa
+    from zorder.parquet.memory import use_command_pool
+
+    def child():
+        return (pa.default_memory_pool().backend_name, os.environ.get("JE_ARROW_MALLOC_CONF"))
+
+    if __name__ == "__main__":
+        print(use_command_pool(), pa.default_memory_pool().backend_name)
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            print(*pool.apply(child))
+""")
+
+_NO_POOL_CHOSEN = {"ARROW_DEFAULT_MEMORY_POOL": None, "JE_ARROW_MALLOC_CONF": None}
+
+
+def test_the_command_runs_on_jemalloc_and_so_do_its_children(run_python, tmp_path):
+    done = run_python("-m", "zorder", "info", "--json", env=_NO_POOL_CHOSEN)
+    assert done.returncode == 0, done.stderr
+    default = pa.default_memory_pool().backend_name
+    expected = "jemalloc" if _has_jemalloc() else default
+    assert json.loads(done.stdout)["memory"]["arrow_pool"] == expected
+    (tmp_path / "child.py").write_text(POOL_OF_A_CHILD)
+    done = run_python("child.py", env=_NO_POOL_CHOSEN)
+    assert done.returncode == 0, done.stderr
+    parent, child = done.stdout.splitlines()
+    assert parent == f"{expected} {expected}"
+    decay = (f"dirty_decay_ms:{memory.JEMALLOC_DECAY_MS},"
+             f"muzzy_decay_ms:{memory.JEMALLOC_DECAY_MS}")
+    assert child == (f"jemalloc {decay}" if _has_jemalloc() else f"{default} None")
+
+
+def test_the_command_keeps_the_pool_and_options_the_user_chose(run_python, tmp_path):
+    done = run_python("-m", "zorder", "info", env={"ARROW_DEFAULT_MEMORY_POOL": "system"})
+    assert done.returncode == 0, done.stderr
+    assert "Arrow's pool system" in done.stdout
+    if _has_jemalloc():
+        (tmp_path / "child.py").write_text(POOL_OF_A_CHILD)
+        done = run_python("child.py", env={"ARROW_DEFAULT_MEMORY_POOL": None,
+                                           "JE_ARROW_MALLOC_CONF": "dirty_decay_ms:500"})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[1] == "jemalloc dirty_decay_ms:500"
+
+
+def test_main_called_in_a_process_leaves_its_pool_alone():
+    before = pa.default_memory_pool().backend_name
+    env = {k: os.environ.get(k) for k in _NO_POOL_CHOSEN}
+    assert main(["info"]) == 0
+    assert pa.default_memory_pool().backend_name == before
+    assert {k: os.environ.get(k) for k in _NO_POOL_CHOSEN} == env
+
+
+def test_without_jemalloc_the_pool_and_environment_stay(monkeypatch):
+    def missing():
+        raise NotImplementedError("This Arrow build does not enable jemalloc")
+
+    for name in _NO_POOL_CHOSEN:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(pa, "jemalloc_memory_pool", missing)
+    before = pa.default_memory_pool().backend_name
+    assert memory.use_command_pool() == before
+    assert pa.default_memory_pool().backend_name == before
+    assert not any(name in os.environ for name in _NO_POOL_CHOSEN)
 
 
 BOUNDED = textwrap.dedent("""

@@ -23,6 +23,7 @@ from concurrent.futures import BrokenExecutor
 from typing import List, Optional
 
 import zorder
+from zorder.parquet.memory import use_command_pool
 from zorder.parquet.safety import (
     Terminated, interrupts_as_exceptions, published_outputs, raise_if_interrupted,
 )
@@ -73,7 +74,9 @@ def _what(exc: BaseException) -> str:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """Run one command; returns its exit status."""
+    """Run one command; returns its exit status. Run as the program (``argv`` None), on
+    the command's Arrow memory pool (``zorder.parquet.memory.use_command_pool``)."""
+    own_process = argv is None   # (a caller of main(argv) keeps its own pool)
     argv = list(sys.argv[1:] if argv is None else argv)
     # Installed as a console script the program is `zorder`; otherwise `python -m zorder`.
     prog = "zorder" if os.path.basename(sys.argv[0]) == "zorder" else "python -m zorder"
@@ -98,6 +101,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog=f"{prog} {name}", description=help_text)
     module.add_arguments(parser)
     args = parser.parse_args(rest)
+    if own_process:
+        use_command_pool()
     try:
         # (SIGTERM as an exception, and a record of the outputs put in place, for the
         # messages below)

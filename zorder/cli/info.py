@@ -54,10 +54,14 @@ def runtime_info(with_cpuinfo: bool = False) -> Dict[str, Any]:
 
 
 def _memory_facts() -> Dict[str, Any]:
-    """The default --memory-limit of sort (and what it is a share of)."""
+    """The default --memory-limit of sort (and what it is a share of), and Arrow's memory
+    pool in this process (the command's: ``use_command_pool``)."""
+    import pyarrow as pa
+
     available, source = available_memory()
     return {"available": available, "source": source, "fraction": DEFAULT_FRACTION,
-            "default_limit": default_memory_limit()}
+            "default_limit": default_memory_limit(),
+            "arrow_pool": pa.default_memory_pool().backend_name}
 
 
 def _py_cpuinfo_facts() -> Dict[str, Any]:
@@ -134,6 +138,9 @@ def format_info(info: Mapping[str, Any]) -> List[str]:
                f"{memory['source']}" if available is not None else memory["source"])
         lines.append(f"memory:    default --memory-limit "
                      f"{format_bytes(memory['default_limit'])} ({why})")
+        if "arrow_pool" in memory:
+            lines.append(f"           Arrow's pool {memory['arrow_pool']} "
+                         "(ARROW_DEFAULT_MEMORY_POOL to choose another)")
     if "py_cpuinfo" in info:
         other = info["py_cpuinfo"]
         lines.append("py-cpuinfo:")

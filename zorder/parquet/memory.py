@@ -7,6 +7,8 @@ Parquet file takes once decoded.
   memory.usage_in_bytes``, where it is smaller than the kernel's ``MemAvailable``).
 - ``arrow_bytes``: a Parquet file's size in Arrow, from its footer, so a command chooses
   between its in-memory and its out-of-core path before reading any data.
+- ``use_command_pool``: the Arrow memory pool the ``zorder`` command runs on (jemalloc,
+  keeping freed pages briefly for reuse).
 
 The limit bounds the data a command holds (the rows, their curve values, the sorted
 copy), not the interpreter and its libraries, which take about 100 MB beside it.
@@ -19,11 +21,20 @@ from typing import Any, Optional, Tuple, Union
 
 from zorder.parquet.sizes import parse_size
 
-__all__ = ["DEFAULT_FRACTION", "arrow_bytes", "available_memory", "default_memory_limit",
+__all__ = ["DEFAULT_FRACTION", "JEMALLOC_DECAY_MS", "arrow_bytes", "available_memory",
+           "default_memory_limit", "use_command_pool",
            "format_bytes", "memory_limit_of"]
 
 #: Share of the available memory a command uses by default.
 DEFAULT_FRACTION = 0.5
+
+#: How long (ms) the command's jemalloc keeps pages freed for the next allocations to
+#: reuse (Arrow's own setting is 1,000: a higher peak; 0: every page faulted afresh).
+JEMALLOC_DECAY_MS = 100
+
+#: What the user sets to choose Arrow's pool (Arrow reads it), and jemalloc's options.
+_POOL_ENV = "ARROW_DEFAULT_MEMORY_POOL"
+_JEMALLOC_ENV = "JE_ARROW_MALLOC_CONF"
 
 # Where the kernel says it (module constants, so tests can point them elsewhere).
 _CGROUP = "/sys/fs/cgroup"
@@ -123,6 +134,37 @@ def memory_limit_of(memory_limit: Union[int, str, None]) -> int:
     if memory_limit is None:
         return default_memory_limit()
     return parse_size(memory_limit, "memory_limit")
+
+
+def use_command_pool() -> str:
+    """Make Arrow's jemalloc pool the default in this process and in the processes it
+    starts, as the ``zorder`` command does; returns the name of the pool now in use.
+
+    A command allocates and frees its data's size several times over. Arrow's default
+    (mimalloc) hands freed memory back at once, and each fresh page is faulted and zeroed
+    again; jemalloc keeps freed pages for ``JEMALLOC_DECAY_MS`` (benchmarks/NOTES.md,
+    "Arrow's memory pool"). Nothing changes where the user chose a pool
+    (``ARROW_DEFAULT_MEMORY_POOL``) or pyarrow has no jemalloc (Windows builds); jemalloc
+    options the user set (``JE_ARROW_MALLOC_CONF``) are kept.
+    """
+    import pyarrow as pa
+
+    if _POOL_ENV in os.environ:
+        return pa.default_memory_pool().backend_name
+    # (read when jemalloc starts, at its first allocation, here or in a child)
+    ours = _JEMALLOC_ENV not in os.environ
+    if ours:
+        os.environ[_JEMALLOC_ENV] = (f"dirty_decay_ms:{JEMALLOC_DECAY_MS},"
+                                     f"muzzy_decay_ms:{JEMALLOC_DECAY_MS}")
+    try:
+        pool = pa.jemalloc_memory_pool()
+    except NotImplementedError:   # (a build without jemalloc)
+        if ours:
+            del os.environ[_JEMALLOC_ENV]
+        return pa.default_memory_pool().backend_name
+    pa.set_memory_pool(pool)
+    os.environ[_POOL_ENV] = "jemalloc"
+    return pool.backend_name
 
 
 def format_bytes(n: float) -> str:
