@@ -208,6 +208,12 @@ def _work(spec: Dict[str, Any], data: Dict[str, Any], workdir: str) -> Callable[
 def measure(spec: Dict[str, Any], data: Dict[str, Any], workdir: str) -> Dict[str, Any]:
     """One run, in a fresh process (its peak RSS its own): seconds, RSS before and at the
     peak, CPU seconds and the stage breakdown."""
+    if spec["kind"] in ("sort", "cluster", "iceberg") or spec.get("pool") == "command":
+        # as the `zorder` program runs them, before pyarrow is imported (the floor timed
+        # on both pools)
+        from zorder.parquet.memory import use_command_pool
+
+        use_command_pool()
     import dask  # noqa: F401  (imports before the clock starts, in every run alike)
     import dask.dataframe  # noqa: F401  (cluster's: 0.4-0.5 s with pandas)
     import pyarrow.parquet  # noqa: F401
@@ -217,11 +223,6 @@ def measure(spec: Dict[str, Any], data: Dict[str, Any], workdir: str) -> Dict[st
         from zorder.values.stages import profiling
     except ImportError:   # (a zorder before the breakdown: PYTHONPATH=/an/older/checkout)
         profiling = None
-    if spec["kind"] in ("sort", "cluster", "iceberg") or spec.get("pool") == "command":
-        # as the `zorder` program runs them (the floor timed on both pools)
-        from zorder.parquet.memory import use_command_pool
-
-        use_command_pool()
 
     # Arrow's first calls (its thread pools, the zstd codec) cost the same in every run:
     # paid here, before the clock, on one row group.

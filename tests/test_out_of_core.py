@@ -320,6 +320,31 @@ def test_the_command_runs_on_jemalloc_and_so_do_its_children(run_python, tmp_pat
     assert child == (f"jemalloc {decay}" if _has_jemalloc() else f"{default} None")
 
 
+# What jemalloc's options were as pyarrow was first imported (it reads them then).
+OPTIONS_AT_IMPORT = textwrap.dedent("""
+    import os, sys
+    seen = []
+    class Watch:
+        def find_spec(self, name, path=None, target=None):
+            if name == "pyarrow" and not seen:
+                seen.append(os.environ.get("JE_ARROW_MALLOC_CONF"))
+    sys.meta_path.insert(0, Watch())
+    sys.argv = ["zorder", "info", "--json"]
+    from zorder.cli import main
+    sys.stdout = open(os.devnull, "w")
+    main()
+    sys.stdout = sys.__stdout__
+    print(seen[0])
+""")
+
+
+def test_the_command_sets_jemalloc_options_before_pyarrow_reads_them(run_python):
+    done = run_python("-c", OPTIONS_AT_IMPORT, env=_NO_POOL_CHOSEN)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (f"dirty_decay_ms:{memory.JEMALLOC_DECAY_MS},"
+                                   f"muzzy_decay_ms:{memory.JEMALLOC_DECAY_MS}")
+
+
 def test_the_command_keeps_the_pool_and_options_the_user_chose(run_python, tmp_path):
     done = run_python("-m", "zorder", "info", env={"ARROW_DEFAULT_MEMORY_POOL": "system"})
     assert done.returncode == 0, done.stderr

@@ -97,12 +97,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         return USAGE
     name, rest = argv[0], argv[1:]
     module_name, help_text = COMMANDS[name]
+    if own_process:
+        use_command_pool()   # (before the command imports pyarrow: see its docstring)
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(prog=f"{prog} {name}", description=help_text)
     module.add_arguments(parser)
     args = parser.parse_args(rest)
-    if own_process:
-        use_command_pool()
     try:
         # (SIGTERM as an exception, and a record of the outputs put in place, for the
         # messages below)

@@ -17,6 +17,7 @@ copy), not the interpreter and its libraries, which take about 100 MB beside it.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Optional, Tuple, Union
 
 from zorder.parquet.sizes import parse_size
@@ -146,22 +147,29 @@ def use_command_pool() -> str:
     "Arrow's memory pool"). Nothing changes where the user chose a pool
     (``ARROW_DEFAULT_MEMORY_POOL``) or pyarrow has no jemalloc (Windows builds); jemalloc
     options the user set (``JE_ARROW_MALLOC_CONF``) are kept.
-    """
-    import pyarrow as pa
 
+    jemalloc reads its options as pyarrow is imported, so call this before that: after,
+    the decay holds for the threads that allocate later, not for the first arena.
+    """
     if _POOL_ENV in os.environ:
+        import pyarrow as pa
+
         return pa.default_memory_pool().backend_name
-    # (read when jemalloc starts, at its first allocation, here or in a child)
+    imported = "pyarrow" in sys.modules
     ours = _JEMALLOC_ENV not in os.environ
     if ours:
         os.environ[_JEMALLOC_ENV] = (f"dirty_decay_ms:{JEMALLOC_DECAY_MS},"
                                      f"muzzy_decay_ms:{JEMALLOC_DECAY_MS}")
+    import pyarrow as pa
+
     try:
         pool = pa.jemalloc_memory_pool()
     except NotImplementedError:   # (a build without jemalloc)
         if ours:
             del os.environ[_JEMALLOC_ENV]
         return pa.default_memory_pool().backend_name
+    if imported and ours:
+        pa.jemalloc_set_decay_ms(JEMALLOC_DECAY_MS)   # (the arenas made from now on)
     pa.set_memory_pool(pool)
     os.environ[_POOL_ENV] = "jemalloc"
     return pool.backend_name
