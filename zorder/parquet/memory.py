@@ -23,8 +23,7 @@ from typing import Any, Optional, Tuple, Union
 from zorder.parquet.sizes import parse_size
 
 __all__ = ["DEFAULT_FRACTION", "JEMALLOC_DECAY_MS", "arrow_bytes", "available_memory",
-           "default_memory_limit", "use_command_pool",
-           "format_bytes", "memory_limit_of"]
+           "default_memory_limit", "format_bytes", "memory_limit_of", "use_command_pool"]
 
 #: Share of the available memory a command uses by default.
 DEFAULT_FRACTION = 0.5
@@ -142,11 +141,11 @@ def use_command_pool() -> str:
     starts, as the ``zorder`` command does; returns the name of the pool now in use.
 
     A command allocates and frees its data's size several times over. Arrow's default
-    (mimalloc) hands freed memory back at once, and each fresh page is faulted and zeroed
+    (mimalloc) soon hands freed memory back, and each fresh page is faulted and zeroed
     again; jemalloc keeps freed pages for ``JEMALLOC_DECAY_MS`` (benchmarks/NOTES.md,
     "Arrow's memory pool"). Nothing changes where the user chose a pool
-    (``ARROW_DEFAULT_MEMORY_POOL``) or pyarrow has no jemalloc (Windows builds); jemalloc
-    options the user set (``JE_ARROW_MALLOC_CONF``) are kept.
+    (``ARROW_DEFAULT_MEMORY_POOL``) or pyarrow was built without jemalloc (on Windows,
+    say); jemalloc options the user set (``JE_ARROW_MALLOC_CONF``) are kept.
 
     jemalloc reads its options as pyarrow is imported, so call this before that: after,
     the decay holds for the threads that allocate later, not for the first arena.
