@@ -365,6 +365,25 @@ def test_main_called_in_a_process_leaves_its_pool_alone():
     assert {k: os.environ.get(k) for k in _NO_POOL_CHOSEN} == env
 
 
+WITHOUT_PYARROW = textwrap.dedent("""
+    import os, sys
+    sys.modules["pyarrow"] = None   # (an install without the arrow extra)
+    from zorder.parquet.memory import use_command_pool
+    assert use_command_pool() is None
+    assert "JE_ARROW_MALLOC_CONF" not in os.environ
+    sys.argv = ["zorder", "info"]
+    from zorder.cli import main
+    sys.exit(main())
+""")
+
+
+def test_the_command_runs_without_pyarrow(run_python):
+    done = run_python("-c", WITHOUT_PYARROW, env=_NO_POOL_CHOSEN)
+    assert done.returncode == 0, done.stderr
+    assert "default --memory-limit" in done.stdout
+    assert "Arrow's pool" not in done.stdout
+
+
 def test_without_jemalloc_the_pool_and_environment_stay(monkeypatch):
     def missing():
         raise NotImplementedError("This Arrow build does not enable jemalloc")

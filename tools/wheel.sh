@@ -127,6 +127,12 @@ start=$(date +%s%N)
 env PATH="$NOCC_PATH" CC=false CXX=false "$WORK/venv/bin/python" -m pip install -q --disable-pip-version-check \
     "$WHEEL" || fail "the wheel did not install without a compiler"
 step "installed in $(( ($(date +%s%N) - start) / 1000000 )) ms"
+# The program as `pip install zorder` leaves it: numpy only, none of the extras.
+step "the program on the bare install: zorder info, a small zorder bench"
+(cd "$WORK" && env PATH="$NOCC_PATH" "$WORK/venv/bin/zorder" info >/dev/null &&
+    env PATH="$NOCC_PATH" "$WORK/venv/bin/zorder" bench --rows 2000 --calls 200 --shapes 2x8 \
+        --threads 1 --repeat 1 --matrix-rows 0 --quiet >/dev/null) \
+    || fail "the program failed on the wheel without its extras"
 if [ -n "${ZORDER_TEST_SITE:-}" ]; then
     # The test tools from a venv that already has the test extra (CI's), appended after
     # this venv's own site-packages, so the wheel's zorder and numpy come first: the test

@@ -56,12 +56,15 @@ def runtime_info(with_cpuinfo: bool = False) -> Dict[str, Any]:
 def _memory_facts() -> Dict[str, Any]:
     """The default --memory-limit of sort (and what it is a share of), and Arrow's memory
     pool in this process (the command's: ``use_command_pool``)."""
-    import pyarrow as pa
-
+    try:
+        import pyarrow as pa
+    except ImportError:   # (zorder without its Arrow extra)
+        pool = None
+    else:
+        pool = pa.default_memory_pool().backend_name
     available, source = available_memory()
     return {"available": available, "source": source, "fraction": DEFAULT_FRACTION,
-            "default_limit": default_memory_limit(),
-            "arrow_pool": pa.default_memory_pool().backend_name}
+            "default_limit": default_memory_limit(), "arrow_pool": pool}
 
 
 def _py_cpuinfo_facts() -> Dict[str, Any]:
@@ -138,7 +141,7 @@ def format_info(info: Mapping[str, Any]) -> List[str]:
                f"{memory['source']}" if available is not None else memory["source"])
         lines.append(f"memory:    default --memory-limit "
                      f"{format_bytes(memory['default_limit'])} ({why})")
-        if "arrow_pool" in memory:
+        if memory.get("arrow_pool") is not None:
             lines.append(f"           Arrow's pool {memory['arrow_pool']} "
                          "(ARROW_DEFAULT_MEMORY_POOL to choose another)")
     if "py_cpuinfo" in info:

@@ -136,9 +136,10 @@ def memory_limit_of(memory_limit: Union[int, str, None]) -> int:
     return parse_size(memory_limit, "memory_limit")
 
 
-def use_command_pool() -> str:
+def use_command_pool() -> Optional[str]:
     """Make Arrow's jemalloc pool the default in this process and in the processes it
-    starts, as the ``zorder`` command does; returns the name of the pool now in use.
+    starts, as the ``zorder`` command does; returns the name of the pool now in use, or
+    None where pyarrow is not installed.
 
     A command allocates and frees its data's size several times over. Arrow's default
     (mimalloc) soon hands freed memory back, and each fresh page is faulted and zeroed
@@ -150,17 +151,19 @@ def use_command_pool() -> str:
     jemalloc reads its options as pyarrow is imported, so call this before that: after,
     the decay holds for the threads that allocate later, not for the first arena.
     """
-    if _POOL_ENV in os.environ:
-        import pyarrow as pa
-
-        return pa.default_memory_pool().backend_name
     imported = "pyarrow" in sys.modules
-    ours = _JEMALLOC_ENV not in os.environ
+    ours = _POOL_ENV not in os.environ and _JEMALLOC_ENV not in os.environ
     if ours:
         os.environ[_JEMALLOC_ENV] = (f"dirty_decay_ms:{JEMALLOC_DECAY_MS},"
                                      f"muzzy_decay_ms:{JEMALLOC_DECAY_MS}")
-    import pyarrow as pa
-
+    try:
+        import pyarrow as pa
+    except ImportError:   # (zorder without its Arrow extra)
+        if ours:
+            del os.environ[_JEMALLOC_ENV]
+        return None
+    if _POOL_ENV in os.environ:
+        return pa.default_memory_pool().backend_name
     try:
         pool = pa.jemalloc_memory_pool()
     except NotImplementedError:   # (a build without jemalloc)
