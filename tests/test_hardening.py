@@ -295,7 +295,8 @@ def test_children_hear_ctrl_c_when_this_run_ignores_it(tmp_path):
 # few tenths of a second: its row groups are written slowly here, so that the interrupt
 # lands in the job.
 SLOW_WRITES = """
-import sys, time
+import faulthandler, signal, sys, time
+faulthandler.register(signal.SIGUSR1, all_threads=True)   # (the test's view of a hang)
 import pyarrow.parquet as pq
 write_table = pq.ParquetWriter.write_table
 def slow(self, *args, **kwargs):
@@ -333,7 +334,13 @@ def test_sigint_ends_cluster_quickly_and_cleanly(big_dir, tmp_path, scheduler, d
         try:
             _, err = proc.communicate(timeout=10)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"still running 10 s after SIGINT ({scheduler} scheduler)")
+            threads = ""
+            if command[0] == "-c":   # its threads' stacks, for a hang too rare to rerun
+                proc.send_signal(signal.SIGUSR1)
+                time.sleep(1.0)
+                os.killpg(proc.pid, signal.SIGKILL)
+                threads = proc.communicate()[1][-6000:]
+            pytest.fail(f"still running 10 s after SIGINT ({scheduler} scheduler)\n{threads}")
         took = time.monotonic() - sent
     finally:
         if proc.poll() is None:
