@@ -345,6 +345,18 @@ def test_the_command_sets_jemalloc_options_before_pyarrow_reads_them(run_python)
                                    f"muzzy_decay_ms:{memory.JEMALLOC_DECAY_MS}")
 
 
+def test_bench_does_not_import_pyarrow(run_python):
+    code = ("import sys\n"
+            "sys.argv = ['zorder', 'bench', '--rows', '2000', '--calls', '200', '--shapes',"
+            " '2x8', '--threads', '1', '--repeat', '1', '--matrix-rows', '0', '--quiet']\n"
+            "from zorder.cli import main\n"
+            "assert main() == 0\n"
+            "print('pyarrow' in sys.modules)\n")
+    done = run_python("-c", code, env=_NO_POOL_CHOSEN)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "False"
+
+
 def test_the_command_keeps_the_pool_and_options_the_user_chose(run_python, tmp_path):
     done = run_python("-m", "zorder", "info", env={"ARROW_DEFAULT_MEMORY_POOL": "system"})
     assert done.returncode == 0, done.stderr

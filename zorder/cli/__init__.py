@@ -37,6 +37,9 @@ COMMANDS = {
     "iceberg": ("zorder.cli.iceberg", "Z-order rewrite an Iceberg table (needs pyiceberg)"),
 }
 
+#: The commands that run on Arrow (``info`` shows the pool they run on).
+ON_ARROW = frozenset({"info", "sort", "cluster", "iceberg"})
+
 #: Exit statuses.
 USAGE, FAILURE, INTERRUPTED, TERMINATED = 2, 1, 130, 143
 
@@ -97,7 +100,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return USAGE
     name, rest = argv[0], argv[1:]
     module_name, help_text = COMMANDS[name]
-    if own_process:
+    if own_process and name in ON_ARROW:
         use_command_pool()   # (before the command imports pyarrow: see its docstring)
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(prog=f"{prog} {name}", description=help_text)
