@@ -51,7 +51,8 @@ from zorder.engines.iceberg_journal import JournalWriter, remove_spill, spill_fo
 from zorder.engines.iceberg_plan import FileGroup, entry_partition, group_name
 from zorder.engines.iceberg_select import file_metadata
 from zorder.engines.iceberg_tasks import WrittenPaths, on_dask, read_failure
-from zorder.engines.iceberg_write import DataFileWriter, _partition_key, group_entry
+from zorder.engines.iceberg_write import (
+    DataFileWriter, _partition_key, group_entry, row_group_limit)
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
 from zorder.parquet.external import (
@@ -124,13 +125,8 @@ def plan_out_of_core(table_metadata: Any, io: Any, groups: Sequence[FileGroup], 
     ``memory_limit`` when the limit cannot hold what the out-of-core path holds at once
     (the window a file is cut in, a row group, a few input batches), before anything is
     written."""
-    from pyiceberg.table import TableProperties
-    from pyiceberg.utils.properties import property_as_int
-
     base = temp_dir if temp_dir is not None else tempfile.gettempdir()
-    row_group_rows = property_as_int(
-        table_metadata.properties, TableProperties.PARQUET_ROW_GROUP_LIMIT,
-        TableProperties.PARQUET_ROW_GROUP_LIMIT_DEFAULT) or (1 << 20)
+    row_group_rows = row_group_limit(table_metadata.properties)
     plans: List[Optional[OutOfCore]] = []
     for group in groups:
         where = group_name(table_metadata, group)
@@ -181,7 +177,6 @@ class _FileWriter:
                  write_uuid: Any, written: List[str], where: str) -> None:
         from pyiceberg.table import TableProperties
         from pyiceberg.table.locations import load_location_provider
-        from pyiceberg.utils.properties import property_as_int
 
         self.table_metadata, self.io, self.group, self.key = table_metadata, io, group, key
         self.write_uuid, self.written, self.where = write_uuid, written, where
@@ -189,9 +184,7 @@ class _FileWriter:
         self.schema = table_metadata.schema()
         self.extension = str(properties.get(TableProperties.WRITE_FILE_FORMAT,
                                             TableProperties.WRITE_FILE_FORMAT_DEFAULT)).lower()
-        self.group_rows = property_as_int(
-            properties, TableProperties.PARQUET_ROW_GROUP_LIMIT,
-            TableProperties.PARQUET_ROW_GROUP_LIMIT_DEFAULT) or (1 << 20)
+        self.group_rows = row_group_limit(properties)
         self.locations = load_location_provider(table_location=table_metadata.location,
                                                 table_properties=properties)
         self.files: List[Any] = []

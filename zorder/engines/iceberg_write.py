@@ -197,6 +197,16 @@ _WRITERS = 2
 _ONE_FILE_SHARE = 1 / 8
 
 
+def row_group_limit(properties: Dict[str, str]) -> int:
+    """Rows per row group of a table's Parquet files (``write.parquet.row-group-limit``,
+    PyIceberg's default where unset)."""
+    from pyiceberg.table import TableProperties
+    from pyiceberg.utils.properties import property_as_int
+
+    return property_as_int(properties, TableProperties.PARQUET_ROW_GROUP_LIMIT,
+                           TableProperties.PARQUET_ROW_GROUP_LIMIT_DEFAULT) or (1 << 20)
+
+
 class DataFileWriter:
     """One data file of a rewrite, at a path already recorded for cleanup, written as
     PyIceberg's ``write_file`` writes it (the rows converted to the table's file schema,
@@ -210,7 +220,6 @@ class DataFileWriter:
         from pyiceberg.schema import sanitize_column_names
         from pyiceberg.table import DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE, TableProperties
         from pyiceberg.utils.config import Config
-        from pyiceberg.utils.properties import property_as_int
 
         properties = table_metadata.properties
         self.table_metadata, self.path, self.key = table_metadata, path, key
@@ -222,9 +231,7 @@ class DataFileWriter:
         self.model = FileFormatFactory.get(self.format)
         self.downcast = Config().get_bool(DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE) or False
         #: rows per row group: what ``write`` should be given at a time
-        self.group_rows = property_as_int(
-            properties, TableProperties.PARQUET_ROW_GROUP_LIMIT,
-            TableProperties.PARQUET_ROW_GROUP_LIMIT_DEFAULT) or (1 << 20)
+        self.group_rows = row_group_limit(properties)
         self.output = io.new_output(path)
         self.writer = self.model.create_writer(self.output, self.file_schema, properties)
 
