@@ -3,10 +3,10 @@
 Each run starts `python -m zorder cluster` on four files of 100,000 rows in its own session,
 as a shell starts a foreground command, waits until its temporary folder appears, sleeps a
 random 0 to ``--window`` seconds and sends SIGINT to the whole group, as Ctrl-C does. A run
-went wrong if it did not exit 130 within 15 s, printed a traceback or a leaked semaphore, or
-left the output changed or a temporary folder behind. Races that the tests pin down one at a
-time (tests/test_hardening.py) are first found here: ``--runs 100`` takes about 4 minutes on
-two cores.
+went wrong if it did not exit 130 within 15 s (its threads' stacks are then printed),
+printed a traceback or a leaked semaphore, or left the output changed or a temporary folder
+behind. Races that the tests pin down one at a time (tests/test_hardening.py) are first
+found here: ``--runs 100`` takes about 4 minutes on two cores.
 
     python tools/ctrl_c_stress.py --runs 100 --scheduler processes
 """
@@ -46,6 +46,14 @@ def make_data(folder: str) -> None:
                        os.path.join(folder, f"part-{i}.parquet"))
 
 
+#: ``python -m zorder``, with every thread's stack printed on SIGUSR1 (what a run that
+#: outlives its Ctrl-C was doing: such runs are too rare to catch again under a debugger)
+AS_MODULE = ("import faulthandler, runpy, signal, sys; "
+             "faulthandler.register(signal.SIGUSR1, all_threads=True); "
+             "sys.argv[0] = 'zorder'; runpy.run_module('zorder', run_name='__main__', "
+             "alter_sys=True)")
+
+
 def one_run(data: str, work: str, scheduler: str, window: float) -> str:
     """What went wrong in one run ("" for nothing)."""
     out = os.path.join(work, "out")
@@ -55,7 +63,7 @@ def one_run(data: str, work: str, scheduler: str, window: float) -> str:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("ZORDER_BACKEND", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "zorder", "cluster", data, out, "--columns", "a,b",
+        [sys.executable, "-c", AS_MODULE, "cluster", data, out, "--columns", "a,b",
          "--scheduler", scheduler, "--overwrite", "--quiet", "--no-report"],
         cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True, preexec_fn=foreground)
@@ -70,9 +78,11 @@ def one_run(data: str, work: str, scheduler: str, window: float) -> str:
     try:
         _, err = proc.communicate(timeout=15)
     except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)   # (AS_MODULE: every thread's stack, on stderr)
+        time.sleep(1.0)
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return f"still running 15 s after SIGINT sent at +{delay:.3f} s"
+        stacks = proc.communicate()[1][-6000:]
+        return f"still running 15 s after SIGINT sent at +{delay:.3f} s; its threads:\n{stacks}"
     wrong = []
     if proc.returncode != 130:
         wrong.append(f"exit code {proc.returncode}")
