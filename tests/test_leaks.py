@@ -139,13 +139,19 @@ def assert_flat(fn, seconds=SECONDS, min_calls=1000, with_rss=True):
         run_for(fn, seconds / 16)
         gc.collect()
         t0 = tracemalloc.get_traced_memory()[0]
-        tcalls = run_for(fn, seconds / 4)
+        tcalls = run_for(fn, seconds / 4, min_calls // 4)
         gc.collect()
         tgrown = tracemalloc.get_traced_memory()[0] - t0
     finally:
         tracemalloc.stop()
     assert tgrown < TRACED_SLACK, f"traced memory grew {tgrown} bytes over {tcalls} calls"
     return calls
+
+
+#: Calls each window of the check of the checker makes at least: enough for a 48-byte leak a
+#: call to outgrow the slack it is judged by four times over. (A window is a time, and a
+#: loaded, emulated machine once made too few calls in 0.6 s for the leak to show.)
+LEAK_CALLS = 4 * (HEAP_SLACK if HEAP_IN_USE is not None else RSS_SLACK) // 48
 
 
 def test_assert_flat_catches_leaks():
@@ -156,17 +162,18 @@ def test_assert_flat_catches_leaks():
     libc.malloc.restype = ctypes.c_void_p
     libc.malloc.argtypes = [ctypes.c_size_t]
     with pytest.raises(AssertionError, match="RSS or the C heap grew"):
-        assert_flat(lambda: libc.malloc(48))
+        assert_flat(lambda: libc.malloc(48), min_calls=LEAK_CALLS)
     if HEAP_IN_USE is not None:
         # The emulated threaded check (C heap and tracemalloc, no RSS) still sees it.
         with pytest.raises(AssertionError, match="RSS or the C heap grew"):
-            assert_flat(lambda: libc.malloc(48), with_rss=False)
+            assert_flat(lambda: libc.malloc(48), min_calls=LEAK_CALLS, with_rss=False)
     kept = []
     with pytest.raises(AssertionError, match="traced memory grew"):
         # Python objects: RSS may hide them in pymalloc's arenas, tracemalloc does not.
         # Leaks only while tracemalloc traces, so RSS (checked first) does not see it.
         assert_flat(lambda: kept.append(bytes(8))
-                    if tracemalloc.is_tracing() and len(kept) < 1_000_000 else None)
+                    if tracemalloc.is_tracing() and len(kept) < 1_000_000 else None,
+                    min_calls=LEAK_CALLS)
     kept.clear()
 
 
