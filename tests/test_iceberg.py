@@ -39,6 +39,7 @@ from zorder.engines import iceberg as engine  # noqa: E402
 from zorder.engines import iceberg_columns  # noqa: E402
 from zorder.engines import iceberg_read, iceberg_write  # noqa: E402
 from zorder.iceberg import IcebergRewriteError, rewrite  # noqa: E402
+from zorder.parquet.encoded_size import parquet_size_bound  # noqa: E402
 from zorder.values.ordering import Ordering  # noqa: E402
 
 HAS_TRANSFORMS = True
@@ -347,6 +348,29 @@ def test_groups_far_below_the_target_are_one_file_without_size_profiles(catalog,
     table = catalog.load_table(table.name())
     result = rewrite(table, ["l", "d"], target_file_size=table.scan().plan_files()[0]
                      .file.file_size_in_bytes * 2, rewrite_all=True)
+    assert encoded
+
+
+def test_groups_whose_rows_fit_one_file_in_any_order_are_not_measured(catalog, monkeypatch):
+    # input bytes over an eighth of the target, so the small-group rule does not apply;
+    # but however the rows are ordered they take under 1.5 targets: one file, no profile
+    table = make_table(catalog, name="fits", appends=2, rows=20000, with_nulls=False)
+    rows = table.scan().to_arrow()
+    bound = parquet_size_bound(rows)
+    input_bytes = sum(t.file.file_size_in_bytes for t in table.scan().plan_files())
+    target = int(bound / 1.4)
+    assert input_bytes > target / 8
+    assert iceberg_write.fits_one_file(rows, table.properties, target)
+    assert not iceberg_write.fits_one_file(rows, table.properties, int(bound / 1.6))
+    encoded = rows_encoded(monkeypatch)
+    result = rewrite(table, ["l", "d"], target_file_size=target)
+    assert [g["output_files"] for g in result.report["groups"]] == [1]
+    assert encoded == []
+    # and the written file is within the bound
+    assert os.path.getsize(local(result.added_paths[0])) <= bound
+    # a target the bound does not fit: the rows are measured, then written as one file
+    table = catalog.load_table(table.name())
+    result = rewrite(table, ["l", "d"], target_file_size=int(bound / 1.6), rewrite_all=True)
     assert encoded
 
 

@@ -50,6 +50,13 @@ def estimated_bytes(rows: int, row_bytes: Any, start: int, stop: int) -> float:
     return float(np.interp(stop, grid, cumulative) - np.interp(start, grid, cumulative))
 
 
+def file_count(total: float, target: int) -> int:
+    """The file count ``aligned_cuts`` plans ``total`` bytes around: one below 1.5
+    targets, where it never cuts (with its default tolerance: two files would each be
+    more than 25% under the target)."""
+    return max(1, round(total / target))
+
+
 def aligned_cuts(rows: int, row_bytes: Any, target: int, values_at,
                  tolerance: float = 0.25, margin: float = 0.0) -> List[int]:
     """Row offsets ``[0, ..., rows]`` cutting curve-sorted rows into files of about
@@ -89,7 +96,7 @@ def aligned_cuts(rows: int, row_bytes: Any, target: int, values_at,
         return int(round(float(np.interp(b, cumulative, grid))))
 
     total = float(cumulative[-1])
-    estimate = max(1, round(total / target))
+    estimate = file_count(total, target)
     counts = [k for k in range(max(1, estimate - 1), estimate + 2)
               if k <= rows and abs(total / k - target) <= tolerance * target]
     if not counts:

@@ -8,7 +8,7 @@ import uuid as uuid_module
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from zorder.engines.cuts import aligned_cuts, estimated_bytes
+from zorder.engines.cuts import aligned_cuts, estimated_bytes, file_count
 from zorder.engines.iceberg_columns import curve_order, curve_value_size
 from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, delete_files)
@@ -21,6 +21,7 @@ from zorder.engines.iceberg_select import file_metadata
 from zorder.engines.iceberg_tasks import WrittenPaths, on_dask, read_failure
 from zorder.engines.interrupts import Interrupted, interrupted
 from zorder.parquet.checksum import row_checksum
+from zorder.parquet.encoded_size import parquet_size_bound
 from zorder.parquet.gather import combined_for_take, take_rows
 from zorder.values.sort import sort_scratch
 from zorder.values.ordering import Ordering
@@ -109,6 +110,41 @@ def _calibration(data: Any, table_metadata: Any, group: FileGroup) -> float:
     if not group.rows or estimate <= 0:
         return 1.0
     return min(2.0, max(0.5, group.input_bytes / group.rows / estimate))
+
+
+def fits_one_file(piece: Any, properties: Dict[str, str], target: int) -> bool:
+    """Whether ``piece``'s rows, in any order and written with the table's settings, take
+    too few bytes for ``aligned_cuts`` to cut them (``parquet_size_bound`` under 1.5
+    targets): then no size needs to be estimated."""
+    from pyiceberg.table import TableProperties
+    from pyiceberg.utils.properties import property_as_int
+
+    def setting(name: str, default: int) -> int:
+        return property_as_int(properties, name, default) or default
+
+    codec = str(properties.get(TableProperties.PARQUET_COMPRESSION,
+                               TableProperties.PARQUET_COMPRESSION_DEFAULT)).lower()
+    bound = parquet_size_bound(
+        piece, compressed=codec != "uncompressed",
+        dictionary_bytes=setting(TableProperties.PARQUET_DICT_SIZE_BYTES,
+                                 TableProperties.PARQUET_DICT_SIZE_BYTES_DEFAULT),
+        page_bytes=setting(TableProperties.PARQUET_PAGE_SIZE_BYTES,
+                           TableProperties.PARQUET_PAGE_SIZE_BYTES_DEFAULT),
+        batch_rows=setting(TableProperties.PARQUET_PAGE_ROW_LIMIT,
+                           TableProperties.PARQUET_PAGE_ROW_LIMIT_DEFAULT),
+        group_rows=row_group_limit(properties))
+    return bound is not None and file_count(bound, target) == 1
+
+
+def _sizing(piece: Any, table_metadata: Any, group: FileGroup, target: int,
+            calibration: Optional[float]) -> Optional[float]:
+    """What the size plan of ``piece`` needs: None where its rows fit one file
+    (``fits_one_file``), else the calibration of its estimate (``calibration``, where an
+    earlier piece of the group made it)."""
+    if fits_one_file(piece, table_metadata.properties, target):
+        return None
+    return calibration if calibration is not None else _calibration(piece, table_metadata,
+                                                                    group)
 
 
 def _halves(piece: Any) -> Tuple[List[int], List[int]]:
@@ -296,11 +332,11 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     # GIL): the sort's working memory, then the piece made ready for the takes
     # (``combined_for_take``), the job's own check of content (rows can only move: an
     # order-independent checksum of the rows read, against the rows handed to the writer)
-    # and the size calibration.
+    # and what the size plan needs (``_sizing``).
     beside = ThreadPoolExecutor(2)
     read_checksums: List[Any] = []
-    one_file = group.input_bytes <= target * _ONE_FILE_SHARE
-    calibration: Optional[float] = 1.0 if one_file else None
+    small_group = group.input_bytes <= target * _ONE_FILE_SHARE
+    calibration: Optional[float] = None
     written_checksum = 0
     rows = data.num_rows
     pieces = _pieces(table_metadata, group, data)
@@ -364,19 +400,21 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
                 holder = [piece]
                 del piece   # the holder's is the last reference: the read is freed as combined
                 combined = beside.submit(combined_for_take, holder)
-            # then, on both threads: the checksum of the rows read and the calibration
+            # then, on both threads: the checksum of the rows read and the size plan's needs
             checked = beside.submit(_after, combined, row_checksum)
-            measured = (beside.submit(_after, combined, _calibration, table_metadata, group)
-                        if calibration is None else None)
+            sizing = (None if small_group else
+                      beside.submit(_after, combined, _sizing, table_metadata, group, target,
+                                    calibration))
             order, values = curve_order(curve_input, names, schema, ordering, scratch)
             del scratch, curve_input
             with read_failure(where):
                 piece = combined.result()
             read_checksums.append(checked)   # wanted only at the end
-            if measured is not None:
-                calibration = measured.result()
-            del combined, checked, measured
-            assert calibration is not None
+            # (None: a small group, or rows that fit one file in any order)
+            piece_calibration = None if sizing is None else sizing.result()
+            one_file = piece_calibration is None
+            calibration = piece_calibration or calibration
+            del combined, checked, sizing
 
             def sorted_rows(start: int, stop: int, piece: Any = piece, order: Any = order) -> Any:
                 return take_rows(piece, order[start:stop])
@@ -391,7 +429,7 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
             at, densities = (([0.0], [1.0]) if one_file else
                              _size_profile(table_metadata, piece.num_rows, sorted_rows,
                                            pool=beside))
-            profile = (at, [d * calibration for d in densities])
+            profile = (at, [d * (piece_calibration or 1.0) for d in densities])
             start, estimated, actual, planned, cuts = 0, 0.0, 0, 0.0, [0]
             pending: List[Tuple[Any, int, int]] = []
 

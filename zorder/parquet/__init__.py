@@ -7,6 +7,7 @@
   a file's size in Arrow; ``external``: the out-of-core sort of record batches under that
   limit, engine-neutral; ``spill``: its runs on disk (Arrow IPC).
 - ``skipping``: the skipping report, before and after a rewrite, from min/max statistics.
+- ``encoded_size``: the most bytes a table's rows can take as Parquet, in any order.
 
 Imports the values and ordered floors; pyarrow only when a function runs.
 """
