@@ -28,9 +28,8 @@ def null_runs_of_eight(n):
     return np.repeat(np.arange(-(-n // 8)) % 2 == 0, 8)[:n]
 
 
-def tables():
+def tables(n=ROWS):
     rng = np.random.default_rng(7)
-    n = ROWS
     mask = null_runs_of_eight(n)
     return {
         "distinct int32": pa.table({"a": pa.array(rng.permutation(n).astype(np.int32))}),
@@ -41,10 +40,13 @@ def tables():
             "s": pa.array([""] * n, mask=mask),
             "b": pa.array(rng.random(n) < 0.5, mask=mask),
             "i": pa.array(rng.integers(0, 2**31, n).astype(np.int32), mask=mask)}),
-        "values near the widest statistic": pa.table({"a": random_binary(rng, 2_000, 3_000,
-                                                                         5_000)}),
+        "values near the widest statistic": pa.table({"a": random_binary(
+            rng, min(n, 2_000), 3_000, 5_000)}),
         "values wider than a page": pa.table({"a": random_binary(rng, 3, 1_500_000,
                                                                  1_500_000)}),
+        "booleans": pa.table({"b": rng.random(n) < 0.5}),
+        "few distinct": pa.table({"i": rng.integers(0, 4, n).astype(np.int32),
+                                  "s": pa.array(rng.choice(["ab", "cd"], n))}),
         "fixed and decimal": pa.table({
             "f": pa.array([rng.bytes(16) for _ in range(n)], pa.binary(16)),
             "d": pa.array([None] * n, pa.decimal128(38, 2))}),
@@ -62,6 +64,12 @@ SETTINGS = [
     ("none", 4096, 1 << 20, 100, 1 << 20),
     ("none", 2 << 20, 1024, 20_000, 5_000),
     ("lz4", 2 << 20, 1024, 100, 1 << 20),
+    # pages closed after every small batch: a page a batch, each with its header and
+    # padding (a boolean page takes a byte; a dictionary page's size is estimated high)
+    ("none", 2 << 20, 1, 1, 1 << 20),
+    ("none", 2 << 20, 64, 1, 1 << 20),
+    ("zstd", 2 << 20, 1024, 8, 1 << 20),
+    ("none", 2 << 20, 0, 4, 1_000),
 ]
 
 
@@ -69,7 +77,8 @@ SETTINGS = [
 def test_what_the_writer_writes_never_exceeds_the_bound(settings, tmp_path):
     codec, dictionary, page, batch, group = settings
     path = tmp_path / "t.parquet"
-    for name, table in tables().items():
+    # (a page a row: fewer rows, or each case writes 30,000 pages)
+    for name, table in tables(ROWS if batch >= 100 else 3_000).items():
         with pq.ParquetWriter(path, table.schema, compression=codec,
                               dictionary_pagesize_limit=dictionary, data_page_size=page,
                               write_batch_size=batch) as writer:
@@ -93,6 +102,24 @@ def test_wide_tables_with_long_names_are_bounded(tmp_path):
     table = pa.table({"c" * 200 + str(i): np.arange(3.0) for i in range(300)})
     pq.write_table(table, tmp_path / "t.parquet")
     assert os.path.getsize(tmp_path / "t.parquet") <= parquet_size_bound(table)
+
+
+def test_a_long_name_counts_in_every_row_group(tmp_path):
+    # (its path is in each column chunk's metadata)
+    table = pa.table({"n" * 2_000 + str(i): np.arange(10_000.0) for i in range(4)})
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=100)
+    assert os.path.getsize(tmp_path / "t.parquet") <= parquet_size_bound(table, group_rows=100)
+
+
+def test_what_the_writer_adds_to_the_footer_is_counted(tmp_path):
+    rows = pa.table({f"c{i}": np.arange(1_000) for i in range(4)})
+    doc = b"a long column description " * 800   # PyIceberg writes each field's doc
+    written = rows.cast(pa.schema([pa.field(f.name, f.type, metadata={b"doc": doc})
+                                   for f in rows.schema]))
+    pq.write_table(written, tmp_path / "t.parquet")
+    size = os.path.getsize(tmp_path / "t.parquet")
+    assert size > parquet_size_bound(rows)
+    assert size <= parquet_size_bound(rows, footer_bytes=2 * 4 * len(doc))
 
 
 @pytest.mark.parametrize("column", [

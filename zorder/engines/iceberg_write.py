@@ -112,20 +112,28 @@ def _calibration(data: Any, table_metadata: Any, group: FileGroup) -> float:
     return min(2.0, max(0.5, group.input_bytes / group.rows / estimate))
 
 
-def fits_one_file(piece: Any, properties: Dict[str, str], target: int) -> bool:
+def fits_one_file(piece: Any, table_metadata: Any, target: int) -> bool:
     """Whether ``piece``'s rows, in any order and written with the table's settings, take
     too few bytes for ``aligned_cuts`` to cut them (``parquet_size_bound`` under 1.5
-    targets): then no size needs to be estimated."""
+    targets). Such rows are written as one file without estimating their size (an
+    estimate a few percent high could have put them over 1.5 targets and cut them in
+    two; their real size cannot be)."""
     from pyiceberg.table import TableProperties
     from pyiceberg.utils.properties import property_as_int
 
+    properties = table_metadata.properties
+
     def setting(name: str, default: int) -> int:
-        return property_as_int(properties, name, default) or default
+        # (as PyIceberg's writer reads it: a 0 is 0)
+        value = property_as_int(properties, name, default)
+        return default if value is None else value
 
     codec = str(properties.get(TableProperties.PARQUET_COMPRESSION,
                                TableProperties.PARQUET_COMPRESSION_DEFAULT)).lower()
+    # the schema PyIceberg writes in the footer, with its docs: its JSON twice over
+    schema_bytes = 2 * len(table_metadata.schema().model_dump_json().encode("utf-8"))
     bound = parquet_size_bound(
-        piece, compressed=codec != "uncompressed",
+        piece, compressed=codec != "uncompressed", footer_bytes=schema_bytes,
         dictionary_bytes=setting(TableProperties.PARQUET_DICT_SIZE_BYTES,
                                  TableProperties.PARQUET_DICT_SIZE_BYTES_DEFAULT),
         page_bytes=setting(TableProperties.PARQUET_PAGE_SIZE_BYTES,
@@ -137,14 +145,15 @@ def fits_one_file(piece: Any, properties: Dict[str, str], target: int) -> bool:
 
 
 def _sizing(piece: Any, table_metadata: Any, group: FileGroup, target: int,
-            calibration: Optional[float]) -> Optional[float]:
-    """What the size plan of ``piece`` needs: None where its rows fit one file
-    (``fits_one_file``), else the calibration of its estimate (``calibration``, where an
-    earlier piece of the group made it)."""
-    if fits_one_file(piece, table_metadata.properties, target):
-        return None
-    return calibration if calibration is not None else _calibration(piece, table_metadata,
-                                                                    group)
+            calibration: Optional[float]) -> Tuple[bool, Optional[float]]:
+    """What the size plan of ``piece`` needs: (whether its rows fit one file,
+    ``fits_one_file``; the group's calibration, ``calibration`` where an earlier piece
+    made it, else made here for a piece that does not fit)."""
+    if fits_one_file(piece, table_metadata, target):
+        return True, calibration
+    if calibration is None:
+        calibration = _calibration(piece, table_metadata, group)
+    return False, calibration
 
 
 def _halves(piece: Any) -> Tuple[List[int], List[int]]:
@@ -410,10 +419,7 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
             with read_failure(where):
                 piece = combined.result()
             read_checksums.append(checked)   # wanted only at the end
-            # (None: a small group, or rows that fit one file in any order)
-            piece_calibration = None if sizing is None else sizing.result()
-            one_file = piece_calibration is None
-            calibration = piece_calibration or calibration
+            one_file, calibration = (True, calibration) if sizing is None else sizing.result()
             del combined, checked, sizing
 
             def sorted_rows(start: int, stop: int, piece: Any = piece, order: Any = order) -> Any:
@@ -429,7 +435,8 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
             at, densities = (([0.0], [1.0]) if one_file else
                              _size_profile(table_metadata, piece.num_rows, sorted_rows,
                                            pool=beside))
-            profile = (at, [d * (piece_calibration or 1.0) for d in densities])
+            factor = 1.0 if one_file or calibration is None else calibration
+            profile = (at, [d * factor for d in densities])
             start, estimated, actual, planned, cuts = 0, 0.0, 0, 0.0, [0]
             pending: List[Tuple[Any, int, int]] = []
 
