@@ -9,7 +9,7 @@
 QUICK_TESTS=(tests --ignore=tests/test_dask.py --ignore=tests/test_dask_spill.py
              --ignore-glob='tests/test_iceberg*.py' --ignore=tests/test_profile.py
              --ignore=tests/test_cluster_in_process.py --ignore=tests/test_curves.py
-             --ignore=tests/test_parallel_writer.py
+             --ignore=tests/test_parallel_writer.py --ignore=tests/test_encoded_size.py
              --ignore=tests/test_hardening.py --ignore=tests/test_cluster_scale.py
              --ignore=tests/test_out_of_core.py --ignore=tests/test_parquet_cli.py
              --ignore=tests/test_cli_safety.py --ignore=tests/test_datasets.py
