@@ -41,6 +41,15 @@ def _partition_key(table_metadata: Any, record: Any) -> Any:
     return key
 
 
+def _codec(properties: Dict[str, str]) -> str:
+    """The table's Parquet codec (``write.parquet.compression-codec``, PyIceberg's
+    default where unset), in lower case."""
+    from pyiceberg.table import TableProperties
+
+    return str(properties.get(TableProperties.PARQUET_COMPRESSION,
+                              TableProperties.PARQUET_COMPRESSION_DEFAULT)).lower()
+
+
 def _size_profile(table_metadata: Any, n: int, rows_at: Callable[[int, int], Any],
                   samples: int = 16, rows: int = 8_192,
                   pool: Optional[ThreadPoolExecutor] = None) -> Tuple[List[float], List[float]]:
@@ -63,7 +72,7 @@ def _size_profile(table_metadata: Any, n: int, rows_at: Callable[[int, int], Any
     if n == 0:
         return [0.0], [1.0]
     props = table_metadata.properties
-    codec = str(props.get("write.parquet.compression-codec", "zstd")).lower()
+    codec = _codec(props)
     level = props.get("write.parquet.compression-level")
 
     def column_bytes(piece: Any, dictionary: bool) -> Any:
@@ -128,8 +137,7 @@ def fits_one_file(piece: Any, table_metadata: Any, target: int) -> bool:
         value = property_as_int(properties, name, default)
         return default if value is None else value
 
-    codec = str(properties.get(TableProperties.PARQUET_COMPRESSION,
-                               TableProperties.PARQUET_COMPRESSION_DEFAULT)).lower()
+    codec = _codec(properties)
     # the schema PyIceberg writes in the footer, with its docs: its JSON twice over
     schema_bytes = 2 * len(table_metadata.schema().model_dump_json().encode("utf-8"))
     bound = parquet_size_bound(
