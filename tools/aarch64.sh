@@ -51,8 +51,8 @@ done
 # --quick (what CI runs): tools/quick_tests.sh's selection.
 # shellcheck source=tools/quick_tests.sh
 . "$SRC/tools/quick_tests.sh"
-# Emulated code runs several times slower: the leak checks get longer windows than the
-# host's 0.2 s so that they still make enough calls to see a leak (tests/test_leaks.py
+# Emulated code runs several times slower: the leak checks (the full suite only) get
+# longer windows than the host's 0.2 s so that they still make enough calls to see a leak (tests/test_leaks.py
 # asserts a minimum, and that a 48-byte malloc a call is caught, which 0.6 s still does:
 # benchmarks/NOTES.md, "CI time").
 LEAK_SECONDS="${ZORDER_LEAK_SECONDS:-0.6}"
