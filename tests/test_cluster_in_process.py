@@ -162,3 +162,28 @@ def test_a_dotted_column_name_is_read_with_the_rest(dataset, tmp_path):
     assert ours.column_names == ["id", "a", "b", "s.x", zd.ZVALUE_COLUMN]
     assert ours.column("id").equals(theirs.column("id"))
     assert ours.column("s.x").equals(theirs.column("s"))
+
+
+def test_learned_boundaries_resample_only_rows_of_unequal_weight():
+    """Partitions sampled at one rate are a uniform sample already: their rows give the
+    boundaries as they are. At different rates, each row counts by its partition's size."""
+    from zorder.engines.dask_stages import learn_boundaries
+    from zorder.values.ordering import Ordering
+    from zorder.values.rank import rank_columns
+
+    ordering = Ordering.of(encoding="rank", rank_bits=8)
+    rng = np.random.default_rng(3)
+    one = [rng.integers(0, 256, (1000, 8), dtype=np.uint8)]
+    two = [rng.integers(0, 256, (500, 8), dtype=np.uint8)]
+    learned = learn_boundaries(ordering, [10_000], [one], ["x"]).boundaries
+    assert learned == RankBoundaries.from_ordered(one, 8, ["x"])
+    learned = learn_boundaries(ordering, [10_000, 5_000], [one, two], ["x"]).boundaries
+    assert learned == RankBoundaries.from_ordered([np.concatenate([one[0], two[0]])], 8, ["x"])
+    # 9,000 rows of one value sampled 1,000 times, 1,000 of another all sampled: each
+    # value's rank is the middle of its share of the range, nine tenths and one tenth
+    # (unweighted, a half each: 64 and 192).
+    low, high = np.full((1, 8), 1, np.uint8), np.full((1, 8), 2, np.uint8)
+    learned = learn_boundaries(ordering, [9_000, 1_000], [[low.repeat(1000, 0)],
+                                                          [high.repeat(1000, 0)]], ["x"]).boundaries
+    [ranks] = rank_columns([np.concatenate([low, high])], learned)
+    assert 0.40 * 256 < ranks[0, 0] < 0.50 * 256 and 0.90 * 256 < ranks[1, 0]

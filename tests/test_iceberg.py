@@ -1149,6 +1149,37 @@ def test_rank_encoding_learns_boundaries_in_one_pass_and_reuses_them(catalog, mo
         rewrite(table, columns, encoding="ranks")
 
 
+def test_rank_sample_encodes_only_its_rows_and_gets_their_bytes(catalog, monkeypatch):
+    """A group's sample takes its rows before it computes their ordered bytes: the bytes
+    are those of the same rows taken from every row's, for every type (uuids as text,
+    strings, binaries, timestamps with and without a zone, nulls)."""
+    from zorder.engines.dask_stages import sample_parts
+
+    table = make_table(catalog, name="rank_sample", spec="identity", appends=2, rows=300)
+    columns = ["u", "s", "bin", "fx", "tstz", "ts", "d", "b", "day"]
+    calls = []
+    real = iceberg_read._sample_group
+    monkeypatch.setattr(iceberg_read, "_sample_group",
+                        lambda *args: calls.append(args) or real(*args))
+    rewrite(table, columns, encoding="rank", rank_bits=8)
+    assert calls
+    encoded = []
+    real_parts = iceberg_read.curve_parts
+    monkeypatch.setattr(iceberg_read, "curve_parts",
+                        lambda data, *rest: encoded.append(data.num_rows) or real_parts(data, *rest))
+    for metadata, io, group, names, ordering, index, _ in calls:
+        n, every = real(metadata, io, group, names, ordering, index, 10**9)
+        encoded.clear()
+        taken, sample = real(metadata, io, group, names, ordering, index, 37)
+        assert encoded == [37]
+        assert taken == n > 37 and all(len(p) == n for p in every)
+        want = sample_parts(every, index, 37)
+        assert len(sample) == len(want) == len(columns)
+        for got, expected in zip(sample, want):
+            assert got.shape == (37, expected.shape[1]) and got.flags.c_contiguous
+            assert np.array_equal(got, expected)
+
+
 def test_rank_encoding_on_dask_and_from_the_cli(catalog, tmp_path, capsys):
     pytest.importorskip("dask")
     from zorder.cli import main

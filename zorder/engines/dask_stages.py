@@ -163,8 +163,8 @@ def sample_parts(parts: Sequence[np.ndarray], index: int, sample_rows: int) -> L
 def learn_boundaries(ordering: Ordering, counts: Sequence[int], samples: Sequence[list],
                      names: Sequence[str]) -> Ordering:
     """``ordering`` with rank boundaries from the partitions' samples (each row weighted
-    by its partition's size, as the split points are); unchanged when it has them or
-    encodes Iceberg's bytes."""
+    by its partition's size, as the split points are: partitions sampled at different
+    rates are resampled by weight); unchanged when it has them or encodes Iceberg's bytes."""
     from dataclasses import replace
 
     from zorder.values.rank import RankBoundaries
@@ -179,7 +179,9 @@ def learn_boundaries(ordering: Ordering, counts: Sequence[int], samples: Sequenc
     weights = np.concatenate([np.full(len(s[0]), c / len(s[0])) for s, c in filled])
     pooled = [np.concatenate([s[j] for s, _ in filled]) for j in range(len(names))]
     complete = all(len(s[0]) == c for s, c in filled)
-    if not complete:
+    # Rows of equal weight (one group, or groups sampled at one rate) are already a
+    # uniform sample of all the rows: a resample would only repeat some and drop others.
+    if not complete and weights.min() != weights.max():
         rng = np.random.default_rng(SEED)
         rows = rng.choice(len(weights), size=len(weights), p=weights / weights.sum())
         pooled = [p[rows] for p in pooled]

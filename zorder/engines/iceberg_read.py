@@ -128,19 +128,34 @@ def _sample_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequenc
     from pyiceberg.expressions import AlwaysTrue
     from pyiceberg.io.pyarrow import ArrowScan
 
-    from zorder.engines.dask_stages import sample_parts
-
     schema = table_metadata.schema()
     projected = schema.select(*names, case_sensitive=True)
     data = ArrowScan(table_metadata, io, projected, AlwaysTrue(), True).to_table(group.tasks)
-    return data.num_rows, sample_parts(curve_parts(data, names, schema, ordering), index, rows)
+    return _sampled(data, names, schema, ordering, index, rows)
+
+
+def _sampled(data: Any, names: Sequence[str], schema: Any, ordering: Ordering, index: int,
+             rows: int) -> Tuple[int, List[Any]]:
+    """(rows of ``data``, the ordered bytes of at most ``rows`` of them, those
+    ``sample_picks`` draws for group ``index``). Only those rows are encoded: a row's
+    ordered bytes are its own."""
+    import numpy
+
+    from zorder.engines.dask_stages import sample_picks
+
+    n = data.num_rows
+    pick = sample_picks(n, index, rows)
+    curve = data.select(list(names))
+    if pick is not None:
+        curve = curve.take(pick)
+    return n, [numpy.ascontiguousarray(p) for p in curve_parts(curve, names, schema, ordering)]
 
 
 def _sample_group_streamed(table_metadata: Any, io: Any, group: FileGroup,
                            names: Sequence[str], ordering: Ordering, index: int,
                            rows: int) -> Tuple[int, List[Any]]:
     """``_sample_group`` for a group too large to read whole: the same rows (those
-    ``sample_parts`` draws), gathered from its curve columns streamed batch by batch."""
+    ``sample_picks`` draws), gathered from its curve columns streamed batch by batch."""
     import numpy
 
     from zorder.engines.dask_stages import sample_picks
