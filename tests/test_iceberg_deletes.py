@@ -347,7 +347,7 @@ def test_the_curve_columns_are_read_first_and_the_rest_beside_with_the_same_dele
     import pyarrow.parquet as pq
 
     import zorder
-    from zorder.engines import iceberg_read, iceberg_write
+    from zorder.engines import iceberg_read
 
     calls = []
     real = iceberg_read.read_group
@@ -357,7 +357,6 @@ def test_the_curve_columns_are_read_first_and_the_rest_beside_with_the_same_dele
         return real(table_metadata, io, group, columns, positions)
 
     monkeypatch.setattr(iceberg_read, "read_group", recording)
-    monkeypatch.setattr(iceberg_write, "read_group", recording)
     reads_of_delete_files = []
     real_positions = iceberg_deletes.delete_positions
 
@@ -365,7 +364,7 @@ def test_the_curve_columns_are_read_first_and_the_rest_beside_with_the_same_dele
         reads_of_delete_files.append(len(tasks))
         return real_positions(io, tasks)
 
-    monkeypatch.setattr(iceberg_write, "delete_positions", counting)
+    monkeypatch.setattr(iceberg_read, "delete_positions", counting)
     table = make_table(catalog, spec=BY_CAT)
     deleted = delete_tenth(table)
     before = table.scan().to_arrow()

@@ -131,6 +131,38 @@ def test_rank_encoding_out_of_core_learns_the_same_boundaries_and_order(catalog,
         sorted_rows(kept, encoding="rank", boundaries=boundaries))
 
 
+def test_rank_sole_group_is_read_once_for_its_sample_and_its_write(catalog, monkeypatch):
+    """A table of one group: its curve columns, read for the rank sample, are the ones
+    its write orders (read once, deletes applied once); the boundaries and the order are
+    those of the Dask path, which samples with a read of its own."""
+    pytest.importorskip("dask")
+    from zorder.engines import iceberg as iceberg_engine
+    from zorder.values.rank import RankBoundaries
+
+    kept = make_table(catalog, name="rsole", appends=4, rows=3000)
+    twin = make_table(catalog, name="rsole_dask", appends=4, rows=3000)
+    for table in (kept, twin):   # the same rows of the same file (by its first row)
+        files = {pq.read_table(local(t.file.file_path)).column("l")[0].as_py(): t.file
+                 for t in table.scan().plan_files()}
+        add_position_deletes(table, files[min(files)], [1, 2, 3])
+        table.refresh()
+    reads = []
+    real = iceberg_engine.read_first
+    for module in (iceberg_engine, iceberg_write):
+        monkeypatch.setattr(module, "read_first",
+                            lambda *args: reads.append(args[2]) or real(*args))
+    a = rewrite(kept, COLUMNS, encoding="rank", rank_bits=8)
+    [entry] = a.report["groups"]
+    assert len(reads) == 1 and entry["deleted_rows"] == 3
+    b = rewrite(twin, COLUMNS, encoding="rank", rank_bits=8, scheduler="sync")
+    assert a.report["rank_boundaries"] == b.report["rank_boundaries"]
+    boundaries = RankBoundaries.from_dict(a.report["rank_boundaries"])
+    files = sorted_rows(kept, encoding="rank", boundaries=boundaries)
+    assert_clustered(files)
+    assert rows_in_order(files) == rows_in_order(
+        sorted_rows(twin, encoding="rank", boundaries=boundaries))
+
+
 def test_ranges_as_tasks_on_a_local_scheduler(catalog, spill):
     pytest.importorskip("dask")
     kept = make_table(catalog, name="tmem", appends=4, rows=3000, properties=TARGET)

@@ -79,7 +79,7 @@ from zorder.engines.iceberg_deletes import dangling_deletes, delete_key, delete_
 from zorder.engines.iceberg_plan import (
     DEFAULT_MAX_FILE_GROUP_SIZE, DEFAULT_TARGET_FILE_SIZE, check_row_filter, entry_partition,
     plan_groups, row_filter_expression, target_size)
-from zorder.engines.iceberg_read import learn_group_boundaries
+from zorder.engines.iceberg_read import GroupRead, learn_group_boundaries, read_first
 from zorder.engines.iceberg_report import RewriteResult, referenced_files, skipping
 from zorder.engines.iceberg_select import (
     CLUSTERING_KEY, Selection, check_summary_keys, clustering_record, clustering_text,
@@ -97,7 +97,7 @@ from zorder.parquet.memory import memory_limit_of
 from zorder.parquet.safety import interrupts_as_exceptions, raise_if_interrupted
 from zorder.parquet.sizes import parse_size
 from zorder.values.ordering import Ordering
-from zorder.values.stages import COMMIT, stage
+from zorder.values.stages import COMMIT, READ, stage
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -333,10 +333,14 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
             limit = _task_limit(scheduler, limit, memory_limit is not None)
         # Which groups go out of core, the limit checked before anything is written.
         plans = plan_out_of_core(metadata, table.io, groups, target, limit, temp_dir)
+        first: Optional[GroupRead] = None   # a sole group's read: sampled, then written
         if ordering.encoding == "rank" and ordering.boundaries is None:
             with read_failure("the rank sampling"):
+                if len(groups) == 1 and scheduler is None and plans[0] is None:
+                    with stage(READ):
+                        first = read_first(metadata, table.io, groups[0], names)
                 ordering = learn_group_boundaries(table, groups, names, ordering, scheduler,
-                                                  [p is not None for p in plans])
+                                                  [p is not None for p in plans], first)
             record(ordering)
             clustering = clustering_record(ordering, names)
             for g in groups:
@@ -348,6 +352,9 @@ def rewrite(table: Any, columns: Union[str, Sequence[str]], curve: str = "zorder
         committer.delete_references = references
         committer.entries = entries
         committer.out_of_core = {id(g): p for g, p in zip(groups, plans) if p is not None}
+        if first is not None:
+            committer.first_reads[id(groups[0])] = first
+            del first   # (the committer's is the last reference: freed as the write goes)
         try:
             # One journal run for every batch (kept with the table's data, for a SIGKILL):
             # each file is journaled before it is written, each landed commit clears its own.
@@ -417,6 +424,9 @@ class _Committer:
         self.added: List[Any] = []
         self.journal: Optional[RunJournal] = None   # the run's, kept with the table's data
         self.journaled: List[str] = []   # every path this process journaled, all batches
+        # A group's ``read_first`` made before its write (by the rank sampling), by ``id``;
+        # handed over, never kept.
+        self.first_reads: Dict[int, GroupRead] = {}
         if partial:
             self.report["commits"], self.report["failed_groups"] = self.commits, self.failed
 
@@ -485,9 +495,9 @@ class _Committer:
                                         metadata, table.io, group, self.names, self.ordering,
                                         plan, written, stages(group))
                                 else:
-                                    files, entry = write_group(metadata, table.io, group,
-                                                               self.names, self.ordering,
-                                                               target, written)
+                                    files, entry = write_group(
+                                        metadata, table.io, group, self.names, self.ordering,
+                                        target, written, self.first_reads.pop(id(group), None))
                             except Exception as exc:  # noqa: BLE001 - reported per group
                                 if not self.partial:
                                     raise

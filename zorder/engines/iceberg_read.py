@@ -5,7 +5,7 @@ every group's curve columns."""
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from zorder.engines.iceberg_columns import curve_parts
 from zorder.engines.iceberg_commit import IcebergRewriteError
@@ -47,6 +47,30 @@ def columns_apart(schema: Any, names: Sequence[str]) -> Optional[Tuple[List[str]
     if first is None or any(name not in top for name in first):
         return None
     return first, others
+
+
+class GroupRead(NamedTuple):
+    """What a group's write reads first (``read_first``)."""
+
+    #: the curve columns of its live rows, or every column where they cannot be apart
+    data: Any
+    #: the rows its position deletes removed
+    deleted: int
+    #: (its other columns, its delete positions), for ``read_rest``; None: ``data`` is whole
+    unread: Optional[Tuple[List[str], Dict[str, Any]]]
+
+
+def read_first(table_metadata: Any, io: Any, group: FileGroup,
+               names: Sequence[str]) -> GroupRead:
+    """A group's curve columns ``names``, read before the rest so that its rows are
+    ordered while the rest is read; the group whole where they cannot be apart (a group
+    split by partition needs every column for its pieces)."""
+    apart = None if group.repartition else columns_apart(table_metadata.schema(), names)
+    if apart is None:
+        return GroupRead(*read_group(table_metadata, io, group), None)
+    positions = delete_positions(io, group.tasks)
+    data, deleted = read_group(table_metadata, io, group, apart[0], positions)
+    return GroupRead(data, deleted, (apart[1], positions))
 
 
 def read_rest(table_metadata: Any, io: Any, group: FileGroup, curve: Any,
@@ -193,12 +217,14 @@ def _sample_either(streamed: bool, *call: Any) -> Tuple[int, List[Any]]:
 
 def learn_group_boundaries(table: Any, groups: Sequence[FileGroup], names: Sequence[str],
                            ordering: Ordering, scheduler: Any,
-                           streamed: Sequence[bool] = ()) -> Ordering:
+                           streamed: Sequence[bool] = (),
+                           first: Optional[GroupRead] = None) -> Ordering:
     """``ordering`` with rank boundaries learned from one pass over the groups: each
     group's share of ``DEFAULT_SAMPLE`` rows (at least 2,000), pooled with each row
     weighted by its group's size, as ``zorder cluster`` learns them from its partitions.
     A group ``streamed`` marks (one too large for the memory limit) is sampled from its
-    rows streamed, the same rows."""
+    rows streamed, the same rows. ``first``: the only group's ``read_first`` (the read its
+    write takes over), sampled rather than read twice."""
     from zorder.engines.dask_stages import learn_boundaries
     from zorder.values.rank import DEFAULT_SAMPLE
 
@@ -207,6 +233,12 @@ def learn_group_boundaries(table: Any, groups: Sequence[FileGroup], names: Seque
     calls = [(table.metadata, table.io, g, list(names), ordering, i, k)
              for i, (g, k) in enumerate(zip(groups, sizes))]
     marks = list(streamed) + [False] * (len(calls) - len(streamed))
+    if first is not None:
+        if len(groups) != 1 or marks[0]:
+            raise ValueError("first: only for a sole group, read in memory")
+        samples = [_sampled(first.data, names, table.metadata.schema(), ordering, 0, sizes[0])]
+        return learn_boundaries(ordering, [n for n, _ in samples], [p for _, p in samples],
+                                names)
     samples = ([(_sample_group_streamed if big else _sample_group)(*c)
                 for c, big in zip(calls, marks)] if scheduler is None
                else on_dask(scheduler, _sample_either, [(big, *c) for c, big in zip(calls, marks)]))

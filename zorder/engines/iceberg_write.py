@@ -14,8 +14,7 @@ from zorder.engines.iceberg_commit import (
     IcebergRewriteError, check_checksums, check_counts, delete_files)
 from zorder.engines.iceberg_footer import add_footer_metadata
 from zorder.engines.iceberg_plan import FileGroup, entry_partition, group_name
-from zorder.engines.iceberg_deletes import delete_positions
-from zorder.engines.iceberg_read import columns_apart, read_group, read_rest
+from zorder.engines.iceberg_read import GroupRead, read_first, read_rest
 from zorder.engines.iceberg_journal import JournalWriter
 from zorder.engines.iceberg_select import file_metadata
 from zorder.engines.iceberg_tasks import WrittenPaths, on_dask, read_failure
@@ -324,27 +323,23 @@ class DataFileWriter:
 
 
 def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[str],
-                ordering: Ordering, target: int,
-                written: List[str]) -> Tuple[List[Any], Dict[str, Any]]:
+                ordering: Ordering, target: int, written: List[str],
+                first: Optional[GroupRead] = None) -> Tuple[List[Any], Dict[str, Any]]:
     """Rewrite one group; returns (its new DataFiles, its report entry). Every path
-    written is appended to ``written`` as soon as it exists, for cleanup."""
+    written is appended to ``written`` as soon as it exists, for cleanup. ``first``: its
+    ``read_first``, read already (by the rank sampling), or None to read it here."""
     from pyiceberg.table import WriteTask
     from pyiceberg.table.locations import load_location_provider
 
     schema = table_metadata.schema()
     where = group_name(table_metadata, group)
     # The curve columns are read first, and the rest on ``reader`` while the rows are
-    # ordered (a group split by partition is read whole: its pieces need every column).
-    apart = None if group.repartition else columns_apart(schema, names)
-    unread: Optional[Tuple[List[str], Dict[str, Any]]] = None   # (other columns, deletes)
-    with read_failure(where), stage(READ):
-        if apart is None:
-            data, deleted = read_group(table_metadata, io, group)
-        else:
-            positions = delete_positions(io, group.tasks)
-            data, deleted = read_group(table_metadata, io, group, apart[0], positions)
-            unread = (apart[1], positions)
-            del positions
+    # ordered.
+    if first is None:
+        with read_failure(where), stage(READ):
+            first = read_first(table_metadata, io, group, names)
+    data, deleted, unread = first
+    del first
     # Work beside each piece's curve order, on two threads (Arrow and numpy release the
     # GIL): the sort's working memory, then the piece made ready for the takes
     # (``combined_for_take``), the job's own check of content (rows can only move: an
