@@ -75,6 +75,19 @@ def rows_in_order(files):
     return [row for _, path, _ in files for row in pq.read_table(local(path)).to_pylist()]
 
 
+def assert_same_rank_order(result, other, table, twin):
+    """Two rank rewrites of twin tables learned the same boundaries, and their files
+    hold the rows in the same curve order."""
+    from zorder.values.rank import RankBoundaries
+
+    assert result.report["rank_boundaries"] == other.report["rank_boundaries"]
+    boundaries = RankBoundaries.from_dict(result.report["rank_boundaries"])
+    files = sorted_rows(table, encoding="rank", boundaries=boundaries)
+    assert_clustered(files)
+    assert rows_in_order(files) == rows_in_order(
+        sorted_rows(twin, encoding="rank", boundaries=boundaries))
+
+
 def test_out_of_core_group_is_row_for_row_the_in_memory_rewrite(catalog, spill):
     """Two copies of one table: in memory and out of core give the same rows in the same
     global order, checksums equal, files cut alike; no spill file is left."""
@@ -115,20 +128,13 @@ def test_out_of_core_group_is_row_for_row_the_in_memory_rewrite(catalog, spill):
 def test_rank_encoding_out_of_core_learns_the_same_boundaries_and_order(catalog, spill):
     """The rank sample of a group too large is streamed: the same rows, so the same
     boundaries and the same order as in memory."""
-    from zorder.values.rank import RankBoundaries
-
     kept = make_table(catalog, name="rmem", appends=4, rows=3000, properties=TARGET)
     ooc = make_table(catalog, name="rooc", appends=4, rows=3000, properties=TARGET)
     a = rewrite(kept, COLUMNS, encoding="rank", rank_bits=8, memory_limit="100MB")
     b = rewrite(ooc, COLUMNS, encoding="rank", rank_bits=8, memory_limit=LIMIT,
                 temp_dir=str(spill))
     assert b.report["groups"][0]["out_of_core"]
-    assert a.report["rank_boundaries"] == b.report["rank_boundaries"]
-    boundaries = RankBoundaries.from_dict(b.report["rank_boundaries"])
-    files = sorted_rows(ooc, encoding="rank", boundaries=boundaries)
-    assert_clustered(files)
-    assert rows_in_order(files) == rows_in_order(
-        sorted_rows(kept, encoding="rank", boundaries=boundaries))
+    assert_same_rank_order(b, a, ooc, kept)
 
 
 def test_rank_sole_group_is_read_once_for_its_sample_and_its_write(catalog, monkeypatch):
@@ -137,7 +143,6 @@ def test_rank_sole_group_is_read_once_for_its_sample_and_its_write(catalog, monk
     those of the Dask path, which samples with a read of its own."""
     pytest.importorskip("dask")
     from zorder.engines import iceberg as iceberg_engine
-    from zorder.values.rank import RankBoundaries
 
     kept = make_table(catalog, name="rsole", appends=4, rows=3000)
     twin = make_table(catalog, name="rsole_dask", appends=4, rows=3000)
@@ -155,12 +160,7 @@ def test_rank_sole_group_is_read_once_for_its_sample_and_its_write(catalog, monk
     [entry] = a.report["groups"]
     assert len(reads) == 1 and entry["deleted_rows"] == 3
     b = rewrite(twin, COLUMNS, encoding="rank", rank_bits=8, scheduler="sync")
-    assert a.report["rank_boundaries"] == b.report["rank_boundaries"]
-    boundaries = RankBoundaries.from_dict(a.report["rank_boundaries"])
-    files = sorted_rows(kept, encoding="rank", boundaries=boundaries)
-    assert_clustered(files)
-    assert rows_in_order(files) == rows_in_order(
-        sorted_rows(twin, encoding="rank", boundaries=boundaries))
+    assert_same_rank_order(a, b, kept, twin)
 
 
 def test_ranges_as_tasks_on_a_local_scheduler(catalog, spill):
