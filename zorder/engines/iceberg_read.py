@@ -237,9 +237,9 @@ def learn_group_boundaries(table: Any, groups: Sequence[FileGroup], names: Seque
         if len(groups) != 1 or marks[0]:
             raise ValueError("first: only for a sole group, read in memory")
         samples = [_sampled(first.data, names, table.metadata.schema(), ordering, 0, sizes[0])]
-        return learn_boundaries(ordering, [n for n, _ in samples], [p for _, p in samples],
-                                names)
-    samples = ([(_sample_group_streamed if big else _sample_group)(*c)
-                for c, big in zip(calls, marks)] if scheduler is None
-               else on_dask(scheduler, _sample_either, [(big, *c) for c, big in zip(calls, marks)]))
+    elif scheduler is None:
+        samples = [(_sample_group_streamed if big else _sample_group)(*c)
+                   for c, big in zip(calls, marks)]
+    else:
+        samples = on_dask(scheduler, _sample_either, [(big, *c) for c, big in zip(calls, marks)])
     return learn_boundaries(ordering, [n for n, _ in samples], [p for _, p in samples], names)
