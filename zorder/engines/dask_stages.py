@@ -182,8 +182,14 @@ def learn_boundaries(ordering: Ordering, counts: Sequence[int], samples: Sequenc
     # Rows of equal weight (one group, or groups sampled at one rate) are already a
     # uniform sample of all the rows: a resample would only repeat some and drop others.
     if not complete and weights.min() != weights.max():
-        rng = np.random.default_rng(SEED)
-        rows = rng.choice(len(weights), size=len(weights), p=weights / weights.sum())
+        # Each draw is the first row whose cumulative weight passes a uniform number: the
+        # rows rng.choice(p=...) draws, the boundaries of earlier releases. The numbers
+        # are sorted, as the boundaries see only which rows were drawn: the search and
+        # the take then go through memory in order.
+        cumulative = np.cumsum(weights / weights.sum())
+        cumulative /= cumulative[-1]
+        draws = np.sort(np.random.default_rng(SEED).random(len(weights)))
+        rows = cumulative.searchsorted(draws, side="right")
         pooled = [p[rows] for p in pooled]
     b = RankBoundaries.from_ordered(pooled, bits, list(names), complete=complete)
     return replace(ordering, boundaries=b)
