@@ -222,10 +222,11 @@ def test_state_tables_write_the_rows_on_every_transform(n, bits):
 
 @pytest.mark.parametrize("n", range(2, 9))
 def test_bit_slices_write_whole_blocks(n):
-    """2-8 columns of 64 bits, which the AVX2 transform runs as bit slices on whole blocks
-    of 256 rows: columns read in place and through the block's words (strided), rows with
-    spare bytes on both sides of the index, extreme words (all zeros, all ones, one bit)
-    and small coordinates near the curve's start, against plain C and the model."""
+    """2-8 columns of 64 bits, which every transform from AVX2 up runs as bit slices on
+    whole blocks of 256 rows (but the state tables' 2-4 columns): columns read in place
+    and through the block's words (strided), rows with spare bytes on both sides of the
+    index, extreme words (all zeros, all ones, one bit) and small coordinates near the
+    curve's start, against plain C and the model."""
     rng = np.random.default_rng(100 + n)
     nrows = 3 * 256 + 37
     size = 8 * n
@@ -251,15 +252,15 @@ def test_bit_slices_write_whole_blocks(n):
 
 
 @pytest.mark.skipif(_hilbert.TRANSFORM == "plain",
-                    reason="only the AVX2 and VBMI transforms stream their rows")
+                    reason="plain C does not stream its rows")
 @pytest.mark.parametrize("n", [2, 3, 4, 6, 8])
 @pytest.mark.parametrize("offset", [0, 8, 16, 40])
 def test_streamed_rows_at_any_alignment(n, offset):
     """From 4 MiB of output the fast paths store rows with non-temporal stores: the state
     tables (VBMI, 2-4 columns) whole 64-byte lines, rows starting anywhere in a line, the
-    first and last lines partial; the bit slices (AVX2, an even number of columns) 16-byte
-    pieces where the rows start 16-byte aligned (offsets 0 and 16), ordinary stores
-    elsewhere; the last, partial block runs Skilling's steps after them. Two threads, each
+    first and last lines partial; the bit slices (AVX2 and up, an even number of columns)
+    16-byte pieces where the rows start 16-byte aligned (offsets 0 and 16), ordinary
+    stores elsewhere; the last, partial block runs Skilling's steps after them. Two threads, each
     with 4 MiB, write neighbouring ranges that meet inside a line (rows of 24 bytes also
     meet inside a row's line). Neighbouring bytes stay untouched."""
     rng = np.random.default_rng(offset + n)

@@ -5,8 +5,8 @@
 index transform ("Programming the Hilbert curve", AIP Conf. Proc. 707, 2004) on the words
 of each row, vectorized across rows in C (``csrc/hilbert_kernel.c``: for 2, 3 and 4 columns
 with AVX-512 VBMI + GFNI, the same transform as a state machine over the levels, its
-tables built at import from Skilling's steps, on 64 rows a register; with AVX2 and no
-AVX-512, 2 to 8 columns of 64 bits, that machine as logic on bit planes of 256 rows;
+tables built at import from Skilling's steps, on 64 rows a register; with AVX2, the other
+shapes of 2 to 8 columns of 64 bits, that machine as logic on bit planes of 256 rows;
 else 8 rows per AVX-512 register, 4 per AVX2 register, plain C elsewhere), and interleave
 the transposed words with an interleave backend's row kernel while the block of rows is in
 cache (the state tables and the bit planes write the interleaved bytes themselves).

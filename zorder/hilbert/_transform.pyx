@@ -2,10 +2,11 @@
 """Iceberg's Hilbert index (``HilbertByteUtils.hilbertIndex``), one row or many.
 
 The transform runs in C (_hilbert_kernel.c) on blocks of rows, vectorized across rows
-(AVX-512 VBMI + GFNI state tables for 2-4 columns, Skilling's steps on AVX-512, AVX2
-or plain C, chosen once with CPUID); each block's transposed words are then interleaved by
-an interleave backend's own row kernel, the fastest one by default (the state tables
-for 2-4 columns write the interleaved bytes themselves).
+(AVX-512 VBMI + GFNI state tables for 2-4 columns, AVX2 bit planes for the rest of 2-8
+columns of 64 bits, else Skilling's steps on AVX-512, AVX2 or plain C, chosen once with
+CPUID); each block's transposed words are then interleaved by an interleave backend's own
+row kernel, the fastest one by default (the state tables and the bit planes write the
+interleaved bytes themselves).
 Argument checking follows Iceberg's order; layouts, ``out=`` and ``threads=`` are the
 interleave front end's (zorder/_frontend.pyx), so they behave exactly as in
 ``interleave_bits`` and ``interleave_rows``.
@@ -102,8 +103,8 @@ if len(BACKEND_NAMES) > NBACKENDS:  # pragma: no cover - a new backend needs a s
 
 #: The transform codes, by level: plain C; AVX2 (the state machine on bit planes of 256
 #: rows for 2-8 columns of 64 bits, else Skilling's steps on 4 rows a register); Skilling's
-#: steps on 8 rows an AVX-512 register; and the state tables on byte planes (2-4 columns;
-#: AVX-512's steps for the others).
+#: steps on 8 rows an AVX-512 register (the bit planes where AVX2 runs them); and the state
+#: tables on byte planes (2-4 columns; the others as on AVX-512).
 TRANSFORMS = ("plain", "avx2", "avx512", "vbmi")
 # (the tables are built here, at import, before any call can use them)
 cdef int _tables_built = zorder_hilbert_tables_init()

@@ -1298,10 +1298,13 @@ static int direct_tables(int level, ptrdiff_t ncols)
 }
 
 /* Whether the AVX2 bit slices write this call's whole blocks: 2 to 8 columns of 64 bits
- * (other widths and the last, partial block run Skilling's steps). */
+ * that the state tables do not take, on any level from AVX2 up, since AVX-512's steps on
+ * 8 rows a register are slower than the slices' 256 rows (other widths and the last,
+ * partial block run Skilling's steps). */
 static int sliced(int level, ptrdiff_t ncols, int bits)
 {
-    return level == ZORDER_HILBERT_AVX2 && ncols >= 2 && ncols <= ZH_SLICE_COLUMNS && bits == 64;
+    return level >= ZORDER_HILBERT_AVX2 && !direct_tables(level, ncols) && ncols >= 2 &&
+           ncols <= ZH_SLICE_COLUMNS && bits == 64;
 }
 
 #endif /* ZH_X86_BUILD */
