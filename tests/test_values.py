@@ -326,6 +326,77 @@ def test_argsort_zvalues_constant_leading_bytes():
     assert argsort_zvalues(z).tolist() == reference_order([bytes(r) for r in z])
 
 
+def _lexsorted(z):
+    # numpy's stable sort on each byte, last byte first: the bytewise stable order
+    return np.lexsort(z.T[::-1]) if z.shape[1] else np.arange(len(z))
+
+
+def _radix_cases(n):
+    rng = np.random.default_rng(17)
+    cases = {}
+    z = np.zeros((n, 16), np.uint8)
+    z[:, 5:] = rng.integers(0, 256, (n, 11))   # first split inside the first word
+    cases["from byte 5"] = z
+    z = np.zeros((n, 16), np.uint8)
+    z[:, 7:] = rng.integers(0, 3, (n, 9))      # the window's last byte: an 8-bit split
+    cases["from byte 7"] = z
+    z = np.full((n, 19), 9, np.uint8)
+    z[:, 12:] = rng.integers(0, 2, (n, 7))     # the first word shared: loaded again at 8
+    cases["second word"] = z
+    cases["every row equal"] = np.full((n, 11), 4, np.uint8)
+    z = np.zeros((n, 12), np.uint8)
+    z[: n // 50, 0] = 1                        # one bucket holds 98% of the rows
+    z[:, 6:] = rng.integers(0, 256, (n, 6))
+    cases["one bucket"] = z[rng.permutation(n)]
+    cases["one byte"] = rng.integers(0, 2, (n, 1)).astype(np.uint8)   # 2 buckets
+    wide = rng.integers(0, 4, (n, 40)).astype(np.uint8)
+    cases["strided"] = wide[:, 3:13]           # rows 40 bytes apart
+    cases["negative stride"] = wide[::-1, :10]
+    return cases
+
+
+@pytest.mark.parametrize("name", list(_radix_cases(8)))
+def test_radix_sort_on_threads_is_the_stable_byte_order(name):
+    """From PARALLEL_ROWS rows the first split is made on every thread's own range of
+    rows and its buckets sorted in runs: the same permutation on any number of threads
+    (more threads than buckets too), the bytewise stable order, in scratch memory too."""
+    from zorder.values._radix import PARALLEL_ROWS, argsort_rows, rows_scratch
+
+    z = _radix_cases(PARALLEL_ROWS + 4099)[name]
+    expected = _lexsorted(z)
+    for threads in (1, 2, 3, 5):
+        assert np.array_equal(argsort_rows(z, None, threads), expected), threads
+    got = argsort_rows(z, rows_scratch(len(z) + 10), 2)
+    assert np.array_equal(got, expected)
+    with pytest.raises(ValueError, match="threads must be >= 1"):
+        argsort_rows(z, None, 0)
+
+
+def test_argsort_zvalues_sorts_large_inputs_on_the_usable_cores(monkeypatch):
+    import importlib
+
+    from zorder.values._radix import PARALLEL_ROWS
+
+    # (the module: the package's `sort` is the function)
+    sort_module = importlib.import_module("zorder.values.sort")
+
+    seen = []
+
+    def recording(values, scratch, threads):
+        seen.append(threads)
+        return real(values, scratch, threads)
+
+    real = sort_module.argsort_rows
+    monkeypatch.setattr(sort_module, "argsort_rows", recording)
+    monkeypatch.setattr(sort_module, "usable_cores", lambda: 3)
+    z = np.random.default_rng(3).integers(0, 256, (PARALLEL_ROWS, 6)).astype(np.uint8)
+    assert np.array_equal(argsort_zvalues(z), _lexsorted(z))
+    assert np.array_equal(argsort_zvalues(z[:1000]), _lexsorted(z[:1000]))
+    monkeypatch.setattr(sort_module, "usable_cores", lambda: 64)
+    argsort_zvalues(z)
+    assert seen == [3, 1, 8]   # small inputs on one thread; at most 8
+
+
 def test_sort_indices_sorts_by_zvalue():
     kinds, columns, rows = mixed_numpy(300, seed=21)
     perm = sort_indices(columns, var_length_contribution=4, max_output_size=20)

@@ -10,6 +10,12 @@ Ties keep their input order. numpy has no stable sort on many-word keys that is 
 when the leading words tie (a lexsort of 4 words takes half a second for 1M rows);
 Z-values tie on their leading bytes whenever columns have constant high bits, which is
 the common case (small integers, timestamps of one year, strings with a shared prefix).
+
+From ``PARALLEL_ROWS`` rows the first split is made apart (``_Split``): one pass finds
+the first byte where rows differ (the bytes before it cost no counting pass), each of
+``threads`` threads counts and scatters its own range of rows, and the buckets are then
+sorted as above in runs of about equal rows, a run a thread. A stable sort has one
+result, so the permutation is the same on any number of threads.
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
@@ -24,6 +30,11 @@ cdef enum:
     SMALL = 24     # insertion sort at or below this many rows
     BIG = 1 << 17  # from this many rows, split on two bytes at once (65,536 buckets)
     AHEAD = 16     # rows ahead whose next bytes are prefetched when the keys are reloaded
+    PARALLEL_MIN = 1 << 18  # from this many rows, ``_Split``: the first split on threads
+
+
+#: Rows from which ``argsort_rows`` runs on its ``threads``.
+PARALLEL_ROWS = PARALLEL_MIN
 
 
 cdef inline uint64_t load_key(const uint8_t* row, Py_ssize_t avail) noexcept nogil:
@@ -82,6 +93,30 @@ cdef struct Sorter:
     Py_ssize_t size
     Py_ssize_t* counts     # 257 per depth: one live frame per depth at a time
     Py_ssize_t** wide      # per depth: 65,537 counts for a two-byte split, made on demand
+
+
+cdef int sorter_init(Sorter* s, const uint8_t* z, Py_ssize_t stride,
+                     Py_ssize_t size) noexcept nogil:
+    """A Sorter for rows of ``size`` bytes ``stride`` apart from ``z``: 0 if out of memory
+    (and nothing to free)."""
+    s.z = z
+    s.stride = stride
+    s.size = size
+    s.counts = <Py_ssize_t*>malloc(size * 257 * sizeof(Py_ssize_t))
+    s.wide = <Py_ssize_t**>calloc(size, sizeof(Py_ssize_t*))
+    if s.counts == NULL or s.wide == NULL:
+        free(s.counts)
+        free(s.wide)
+        return 0
+    return 1
+
+
+cdef void sorter_free(Sorter* s) noexcept nogil:
+    cdef Py_ssize_t i
+    free(s.counts)
+    for i in range(s.size):
+        free(s.wide[i])
+    free(s.wide)
 
 
 cdef void msd(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
@@ -195,6 +230,181 @@ cdef inline bint split(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx
         start = cnt[b]
     return True
 
+
+cdef inline void sort_buckets(Sorter* s, int64_t* idx_a, uint64_t* keys_a, int64_t* idx_b,
+                              uint64_t* keys_b, const Py_ssize_t* ends, Py_ssize_t first,
+                              Py_ssize_t last, Py_ssize_t depth, Py_ssize_t cached,
+                              bint in_a, bint want_a) noexcept nogil:
+    """msd of each bucket ``first`` to ``last`` - 1 of a scatter (its rows in A if
+    ``in_a``), bucket b ending at ends[b], the one before the first at ends[first - 1]."""
+    cdef Py_ssize_t b, total, start = ends[first - 1] if first > 0 else 0
+    for b in range(first, last):
+        total = ends[b] - start
+        if total >= 1:
+            msd(s, idx_a + start, keys_a + start, idx_b + start, keys_b + start,
+                total, depth, cached, in_a, want_a)
+        start = ends[b]
+
+
+cdef inline int leading_zeros(uint64_t x) noexcept nogil:
+    cdef int k = 0
+    while not (x >> 63):
+        x <<= 1
+        k += 1
+    return k
+
+
+cdef class _Split:
+    """A parallel ``argsort_rows``: the first split that tells rows apart made by every
+    thread on its own range of rows (a stable counting sort: thread t's rows of a bucket
+    go after those of the threads before it), then its buckets sorted by ``msd`` in runs
+    of about equal rows, a run a thread, each with a Sorter of its own."""
+    cdef const uint8_t* z
+    cdef Py_ssize_t stride, size, n, parts
+    cdef int64_t* idx_a
+    cdef uint64_t* keys_a
+    cdef int64_t* idx_b
+    cdef uint64_t* keys_b
+    cdef Py_ssize_t* counts   # parts x (65,536 + 1): a range's count of each bucket, then
+                              # where its next row of that bucket goes
+    cdef Py_ssize_t* ends     # where each bucket ends
+    cdef uint64_t* varying    # per range: the bits its keys do not share with row 0's
+    cdef Py_ssize_t depth, cached, bits
+
+    def __dealloc__(self):
+        free(self.counts)
+        free(self.ends)
+        free(self.varying)
+
+    cdef inline Py_ssize_t lo(self, Py_ssize_t part) noexcept nogil:
+        return self.n * part // self.parts
+
+    def load(self, Py_ssize_t part):
+        """Keys of the range's rows (in their input order, still) at ``cached``, and the
+        bits where they differ from row 0's."""
+        cdef Py_ssize_t i, hi = self.lo(part + 1), avail = self.size - self.cached
+        cdef uint64_t first, key, varying = 0
+        with nogil:
+            first = load_key(self.z + self.cached, avail)
+            for i in range(self.lo(part), hi):
+                key = load_key(self.z + i * self.stride + self.cached, avail)
+                self.keys_a[i] = key
+                varying |= key ^ first
+            self.varying[part] = varying
+
+    def count(self, Py_ssize_t part):
+        cdef Py_ssize_t i, hi = self.lo(part + 1)
+        cdef Py_ssize_t* cnt = self.counts + part * 65537
+        cdef Py_ssize_t shift = 64 - self.bits - 8 * (self.depth - self.cached)
+        cdef uint64_t mask = ((<uint64_t>1) << self.bits) - 1
+        with nogil:
+            for i in range((<Py_ssize_t>1) << self.bits):
+                cnt[i] = 0
+            for i in range(self.lo(part), hi):
+                cnt[(self.keys_a[i] >> shift) & mask] += 1
+
+    def scatter(self, Py_ssize_t part):
+        cdef Py_ssize_t i, j, b, hi = self.lo(part + 1)
+        cdef Py_ssize_t* cnt = self.counts + part * 65537
+        cdef Py_ssize_t shift = 64 - self.bits - 8 * (self.depth - self.cached)
+        cdef uint64_t mask = ((<uint64_t>1) << self.bits) - 1
+        with nogil:
+            for i in range(self.lo(part), hi):
+                b = (self.keys_a[i] >> shift) & mask
+                j = cnt[b]
+                self.idx_b[j] = self.idx_a[i]
+                self.keys_b[j] = self.keys_a[i]
+                cnt[b] = j + 1
+
+    def run(self, Py_ssize_t first, Py_ssize_t last):
+        """Sorts buckets ``first`` to ``last`` - 1, leaving their rows' indices in A."""
+        cdef Sorter s
+        if not sorter_init(&s, self.z, self.stride, self.size):
+            raise MemoryError()
+        with nogil:
+            sort_buckets(&s, self.idx_a, self.keys_a, self.idx_b, self.keys_b, self.ends,
+                         first, last, self.depth + self.bits // 8, self.cached, False, True)
+        sorter_free(&s)
+
+    cdef bint find_split(self) noexcept nogil:
+        """From the ranges' ``varying``: the first byte where rows differ in the cached
+        window (``depth``) and how many bits to split on there, as msd would; False if
+        they share the whole window."""
+        cdef uint64_t varying = 0
+        cdef Py_ssize_t part, first
+        for part in range(self.parts):
+            varying |= self.varying[part]
+        if varying == 0:
+            return False
+        first = leading_zeros(varying) // 8
+        self.depth = self.cached + first
+        self.bits = 16 if first <= 6 and self.depth + 1 < self.size else 8
+        return True
+
+    cdef void place(self) noexcept nogil:
+        """Counts to places: range t's first row of bucket b goes after every row of the
+        buckets before b and the rows of b in the ranges before t."""
+        cdef Py_ssize_t b, part, c, at = 0
+        for b in range((<Py_ssize_t>1) << self.bits):
+            for part in range(self.parts):
+                c = self.counts[part * 65537 + b]
+                self.counts[part * 65537 + b] = at
+                at += c
+            self.ends[b] = at
+
+    def cuts(self):
+        """Bucket numbers that cut the rows into ``parts`` runs of about equal rows."""
+        cdef Py_ssize_t count = (<Py_ssize_t>1) << self.bits, b = 0, k
+        out = [0]
+        for k in range(1, self.parts):
+            while b < count and self.ends[b] * self.parts < self.n * k:
+                b += 1
+            out.append(b)
+        out.append(count)
+        return out
+
+
+cdef _on_threads(const uint8_t* z, Py_ssize_t stride, Py_ssize_t size, int64_t* idx_a,
+                 uint64_t* keys_a, int64_t* idx_b, uint64_t* keys_b, Py_ssize_t n,
+                 Py_ssize_t threads):
+    """argsort_rows' msd on ``threads`` threads (``_Split``); idx_a holds 0..n-1."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cdef _Split job = _Split()
+    job.z, job.stride, job.size, job.n, job.parts = z, stride, size, n, threads
+    job.idx_a, job.keys_a, job.idx_b, job.keys_b = idx_a, keys_a, idx_b, keys_b
+    job.counts = <Py_ssize_t*>malloc(threads * 65537 * sizeof(Py_ssize_t))
+    job.ends = <Py_ssize_t*>malloc(65537 * sizeof(Py_ssize_t))
+    job.varying = <uint64_t*>malloc(threads * sizeof(uint64_t))
+    if job.counts == NULL or job.ends == NULL or job.varying == NULL:
+        raise MemoryError()
+    parts = range(threads)
+    with ThreadPoolExecutor(max(1, threads - 1)) as pool:
+        def each(step, *args):
+            others = [pool.submit(step, part, *args) for part in parts[1:]]
+            step(0, *args)   # this thread takes the first
+            for other in others:
+                other.result()
+
+        job.cached = 0
+        while True:
+            each(job.load)
+            if job.find_split():
+                break
+            job.cached += 8
+            if job.cached >= size:
+                return   # every row equal: the identity, in A
+        each(job.count)
+        job.place()
+        each(job.scatter)
+        cuts = job.cuts()
+        runs = [(a, b) for a, b in zip(cuts, cuts[1:]) if a < b]
+        others = [pool.submit(job.run, a, b) for a, b in runs[1:]]
+        job.run(*runs[0])
+        for other in others:
+            other.result()
+
+
 def rows_scratch(Py_ssize_t n):
     """The four arrays of n 8-byte words ``argsort_rows`` works in, each page written
     once: made ahead, on a thread with nothing else to do, they spare the sort the first
@@ -206,13 +416,18 @@ def rows_scratch(Py_ssize_t n):
     return arrays
 
 
-def argsort_rows(const uint8_t[:, :] values, scratch=None):
+def argsort_rows(const uint8_t[:, :] values, scratch=None, Py_ssize_t threads=1):
     """Stable argsort (int64) of the rows of a 2-D uint8 array, bytewise unsigned.
 
     Rows must have contiguous bytes (any row stride). ``scratch``: ``rows_scratch(n)``
     of at least the rows' count, or None; the result is its first array's first n.
+    ``threads``: from ``PARALLEL_MIN`` rows, the buckets of the first split that tells
+    rows apart are sorted on this many threads, in runs of about equal rows (the same
+    permutation as on one).
     """
     cdef Py_ssize_t n = values.shape[0], size = values.shape[1]
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
     if scratch is None:
         perm = numpy.arange(n, dtype=numpy.int64)
     else:
@@ -235,25 +450,16 @@ def argsort_rows(const uint8_t[:, :] values, scratch=None):
     cdef uint64_t[::1] keys = key_arr
     cdef uint64_t[::1] tkeys = tmp_key_arr
     cdef Sorter s
-    cdef Py_ssize_t i
-    s.z = &values[0, 0]
-    s.stride = values.strides[0]
-    s.size = size
-    s.counts = <Py_ssize_t*>malloc(size * 257 * sizeof(Py_ssize_t))
-    s.wide = <Py_ssize_t**>calloc(size, sizeof(Py_ssize_t*))
-    if s.counts == NULL or s.wide == NULL:
-        free(s.counts)
-        free(s.wide)
+    if n >= PARALLEL_MIN:
+        _on_threads(&values[0, 0], values.strides[0], size, &p[0], &keys[0], &t[0],
+                    &tkeys[0], n, threads)
+        return perm
+    if not sorter_init(&s, &values[0, 0], values.strides[0], size):
         raise MemoryError()
-    try:
-        with nogil:
-            # cached = -8 makes the first pass load bytes [0, 8) of every row.
-            msd(&s, &p[0], &keys[0], &t[0], &tkeys[0], n, 0, -8, True, True)
-    finally:
-        free(s.counts)
-        for i in range(size):
-            free(s.wide[i])
-        free(s.wide)
+    with nogil:
+        # cached = -8 makes the first pass load bytes [0, 8) of every row.
+        msd(&s, &p[0], &keys[0], &t[0], &tkeys[0], n, 0, -8, True, True)
+    sorter_free(&s)
     return perm
 
 

@@ -15,9 +15,10 @@ from typing import Any, Optional, Tuple
 
 import numpy
 
+from zorder.cpu.cores import usable_cores
 from zorder.ordered import IcebergOptions
 from zorder.ordered.options import ICEBERG_DEFAULT, TimestampOption
-from zorder.values._radix import argsort_rows, argsort_short, rows_scratch
+from zorder.values._radix import PARALLEL_ROWS, argsort_rows, argsort_short, rows_scratch
 from zorder.values.codec import as_matrix
 from zorder.values.ordering import Ordering
 from zorder.values.rank import RankBoundaries
@@ -32,6 +33,8 @@ _RADIX_MAX_BYTES = 4096
 #: Z-values this short (e.g. two 16-bit ranks) sort by a least-significant-digit radix
 #: sort over their varying bits (``_radix.argsort_short``).
 _SHORT_MAX_BYTES = 4
+#: Most threads one radix sort runs on: each keeps counts of 65,536 buckets (512 KiB).
+_MAX_SORT_THREADS = 8
 
 
 def argsort_zvalues(values: Any) -> numpy.ndarray:
@@ -48,7 +51,9 @@ def argsort_zvalues(values: Any) -> numpy.ndarray:
 
     A most-significant-byte-first radix sort (``zorder.values._radix``): bytes equal across a
     whole bucket cost one counting pass, so leading bytes that tie (constant high bits
-    of small integers, timestamps, shared string prefixes) are cheap.
+    of small integers, timestamps, shared string prefixes) are cheap. From 262,144 rows
+    it runs on every core this process may use (``zorder.cpu.cores.usable_cores``, at
+    most 8), and gives the same permutation.
 
     >>> import numpy as np
     >>> argsort_zvalues(np.array([[2, 0], [1, 9], [1, 3]], dtype=np.uint8)).tolist()
@@ -84,7 +89,8 @@ def _argsorted(values: Any, scratch: Any) -> numpy.ndarray:
         return numpy.argsort(rows, kind="stable").astype(numpy.int64, copy=False)
     if z.shape[1] > 1 and z.strides[1] != 1:
         z = numpy.ascontiguousarray(z)
-    return argsort_rows(z, scratch)
+    threads = min(usable_cores(), _MAX_SORT_THREADS) if z.shape[0] >= PARALLEL_ROWS else 1
+    return argsort_rows(z, scratch, threads)
 
 
 def sort_indices(data: Any, *, columns: ColumnSelection = None,
