@@ -2,6 +2,7 @@
 conversions and interleave_bits (Iceberg's SparkZOrderUDF, one row at a time)."""
 
 import datetime
+import functools
 import math
 
 import numpy as np
@@ -331,6 +332,7 @@ def _lexsorted(z):
     return np.lexsort(z.T[::-1]) if z.shape[1] else np.arange(len(z))
 
 
+@functools.lru_cache(maxsize=2)
 def _radix_cases(n):
     rng = np.random.default_rng(17)
     cases = {}
@@ -338,8 +340,14 @@ def _radix_cases(n):
     z[:, 5:] = rng.integers(0, 256, (n, 11))   # first split inside the first word
     cases["from byte 5"] = z
     z = np.zeros((n, 16), np.uint8)
+    z[:, 6:] = rng.integers(0, 3, (n, 10))     # a 16-bit split on the window's last two
+    cases["from byte 6"] = z
+    z = np.zeros((n, 16), np.uint8)
     z[:, 7:] = rng.integers(0, 3, (n, 9))      # the window's last byte: an 8-bit split
     cases["from byte 7"] = z
+    z = np.full((n, 13), 200, np.uint8)
+    z[:, 10:] = rng.integers(0, 2, (n, 3))     # a second word of 5 bytes, zero-padded
+    cases["short second word"] = z
     z = np.full((n, 19), 9, np.uint8)
     z[:, 12:] = rng.integers(0, 2, (n, 7))     # the first word shared: loaded again at 8
     cases["second word"] = z
@@ -370,6 +378,50 @@ def test_radix_sort_on_threads_is_the_stable_byte_order(name):
     assert np.array_equal(got, expected)
     with pytest.raises(ValueError, match="threads must be >= 1"):
         argsort_rows(z, None, 0)
+    assert np.array_equal(argsort_rows(z, None, 10**6), expected)   # (at most 64 used)
+
+
+def test_radix_sort_on_threads_cuts_at_the_nearer_bucket_edge(monkeypatch):
+    """Two buckets of 60% and 40% of the rows: two runs, not one (a cut always before
+    the bucket that holds the half-way row would leave all the work to one thread)."""
+    import concurrent.futures
+
+    from zorder.values._radix import PARALLEL_ROWS, argsort_rows
+
+    submitted = []
+
+    class Recording(concurrent.futures.ThreadPoolExecutor):
+        def submit(self, fn, *args, **kwargs):
+            submitted.append(getattr(fn, "__name__", ""))
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", Recording)
+    n = 2 * PARALLEL_ROWS
+    rng = np.random.default_rng(8)
+    z = np.zeros((n, 8), np.uint8)
+    z[rng.permutation(n)[: 2 * n // 5], 0] = 1
+    z[:, 3:] = rng.integers(0, 256, (n, 5))
+    assert np.array_equal(argsort_rows(z, None, 2), _lexsorted(z))
+    assert submitted.count("run") == 1
+
+
+def test_a_large_sort_at_interpreter_shutdown():
+    """No thread can start while the interpreter shuts down (an atexit handler): the
+    sort runs on the calling thread, as before."""
+    import subprocess
+    import sys
+
+    code = ("import atexit, numpy as np\n"
+            "from zorder.values._radix import PARALLEL_ROWS, argsort_rows\n"
+            "def last():\n"
+            "    z = np.random.default_rng(1).integers(0, 256, (PARALLEL_ROWS, 9))\n"
+            "    z = z.astype(np.uint8)\n"
+            "    assert (argsort_rows(z, None, 2) == np.lexsort(z.T[::-1])).all()\n"
+            "    print('sorted')\n"
+            "atexit.register(last)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "sorted" in done.stdout, done.stderr
 
 
 def test_argsort_zvalues_sorts_large_inputs_on_the_usable_cores(monkeypatch):

@@ -18,6 +18,7 @@ sorted as above in runs of about equal rows, a run a thread. A stable sort has o
 result, so the permutation is the same on any number of threads.
 """
 
+cimport cython
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy
@@ -31,6 +32,7 @@ cdef enum:
     BIG = 1 << 17  # from this many rows, split on two bytes at once (65,536 buckets)
     AHEAD = 16     # rows ahead whose next bytes are prefetched when the keys are reloaded
     PARALLEL_MIN = 1 << 18  # from this many rows, ``_Split``: the first split on threads
+    MAX_THREADS = 64        # threads one sort uses at most (each keeps 65,537 counts)
 
 
 #: Rows from which ``argsort_rows`` runs on its ``threads``.
@@ -254,6 +256,7 @@ cdef inline int leading_zeros(uint64_t x) noexcept nogil:
     return k
 
 
+@cython.internal
 cdef class _Split:
     """A parallel ``argsort_rows``: the first split that tells rows apart made by every
     thread on its own range of rows (a stable counting sort: thread t's rows of a bucket
@@ -353,11 +356,16 @@ cdef class _Split:
             self.ends[b] = at
 
     def cuts(self):
-        """Bucket numbers that cut the rows into ``parts`` runs of about equal rows."""
-        cdef Py_ssize_t count = (<Py_ssize_t>1) << self.bits, b = 0, k
+        """Bucket numbers that cut the rows into ``parts`` runs of about equal rows: each
+        cut before or after the bucket that holds its share's end, whichever is nearer."""
+        cdef Py_ssize_t count = (<Py_ssize_t>1) << self.bits, b = 0, k, target, before
         out = [0]
         for k in range(1, self.parts):
-            while b < count and self.ends[b] * self.parts < self.n * k:
+            target = self.n * k
+            while b < count and self.ends[b] * self.parts < target:
+                b += 1
+            before = self.ends[b - 1] * self.parts if b > 0 else 0
+            if b < count and self.ends[b] * self.parts - target < target - before:
                 b += 1
             out.append(b)
         out.append(count)
@@ -366,10 +374,9 @@ cdef class _Split:
 
 cdef _on_threads(const uint8_t* z, Py_ssize_t stride, Py_ssize_t size, int64_t* idx_a,
                  uint64_t* keys_a, int64_t* idx_b, uint64_t* keys_b, Py_ssize_t n,
-                 Py_ssize_t threads):
-    """argsort_rows' msd on ``threads`` threads (``_Split``); idx_a holds 0..n-1."""
-    from concurrent.futures import ThreadPoolExecutor
-
+                 Py_ssize_t threads, pool):
+    """argsort_rows' msd on ``threads`` threads (``_Split``), this one and ``pool``'s;
+    idx_a holds 0..n-1."""
     cdef _Split job = _Split()
     job.z, job.stride, job.size, job.n, job.parts = z, stride, size, n, threads
     job.idx_a, job.keys_a, job.idx_b, job.keys_b = idx_a, keys_a, idx_b, keys_b
@@ -378,31 +385,44 @@ cdef _on_threads(const uint8_t* z, Py_ssize_t stride, Py_ssize_t size, int64_t* 
     job.varying = <uint64_t*>malloc(threads * sizeof(uint64_t))
     if job.counts == NULL or job.ends == NULL or job.varying == NULL:
         raise MemoryError()
-    parts = range(threads)
-    with ThreadPoolExecutor(max(1, threads - 1)) as pool:
-        def each(step, *args):
-            others = [pool.submit(step, part, *args) for part in parts[1:]]
-            step(0, *args)   # this thread takes the first
-            for other in others:
-                other.result()
 
-        job.cached = 0
-        while True:
-            each(job.load)
-            if job.find_split():
-                break
-            job.cached += 8
-            if job.cached >= size:
-                return   # every row equal: the identity, in A
-        each(job.count)
-        job.place()
-        each(job.scatter)
-        cuts = job.cuts()
-        runs = [(a, b) for a, b in zip(cuts, cuts[1:]) if a < b]
-        others = [pool.submit(job.run, a, b) for a, b in runs[1:]]
-        job.run(*runs[0])
-        for other in others:
-            other.result()
+    def each(calls):
+        # the first call here, the others on the pool's threads (or here as well where
+        # the pool can start none: at interpreter shutdown)
+        jobs = []
+        for call in calls[1:]:
+            try:
+                jobs.append(pool.submit(*call))
+            except RuntimeError:
+                call[0](*call[1:])
+        calls[0][0](*calls[0][1:])
+        for done in jobs:
+            done.result()
+
+    parts = range(threads)
+    job.cached = 0
+    while True:
+        each([(job.load, part) for part in parts])
+        if job.find_split():
+            break
+        job.cached += 8
+        if job.cached >= size:
+            return   # every row equal: the identity, in A
+    each([(job.count, part) for part in parts])
+    job.place()
+    each([(job.scatter, part) for part in parts])
+    cuts = job.cuts()
+    each([(job.run, a, b) for a, b in zip(cuts, cuts[1:]) if a < b])
+
+
+def _thread_pool(Py_ssize_t workers):
+    """A pool of ``workers`` threads, or None where none can start (at interpreter
+    shutdown even the import fails)."""
+    try:
+        from concurrent.futures import ThreadPoolExecutor
+        return ThreadPoolExecutor(workers)
+    except RuntimeError:
+        return None
 
 
 def rows_scratch(Py_ssize_t n):
@@ -421,9 +441,9 @@ def argsort_rows(const uint8_t[:, :] values, scratch=None, Py_ssize_t threads=1)
 
     Rows must have contiguous bytes (any row stride). ``scratch``: ``rows_scratch(n)``
     of at least the rows' count, or None; the result is its first array's first n.
-    ``threads``: from ``PARALLEL_MIN`` rows, the buckets of the first split that tells
-    rows apart are sorted on this many threads, in runs of about equal rows (the same
-    permutation as on one).
+    ``threads``: from ``PARALLEL_ROWS`` rows, the first split that tells rows apart is
+    made on this many threads (at most 64), and its buckets sorted in runs of about equal
+    rows, a run a thread: the same permutation as on one.
     """
     cdef Py_ssize_t n = values.shape[0], size = values.shape[1]
     if threads < 1:
@@ -450,9 +470,12 @@ def argsort_rows(const uint8_t[:, :] values, scratch=None, Py_ssize_t threads=1)
     cdef uint64_t[::1] keys = key_arr
     cdef uint64_t[::1] tkeys = tmp_key_arr
     cdef Sorter s
-    if n >= PARALLEL_MIN:
-        _on_threads(&values[0, 0], values.strides[0], size, &p[0], &keys[0], &t[0],
-                    &tkeys[0], n, threads)
+    threads = min(threads, MAX_THREADS)
+    pool = _thread_pool(threads - 1) if threads > 1 and n >= PARALLEL_MIN else None
+    if pool is not None:
+        with pool:
+            _on_threads(&values[0, 0], values.strides[0], size, &p[0], &keys[0], &t[0],
+                        &tkeys[0], n, threads, pool)
         return perm
     if not sorter_init(&s, &values[0, 0], values.strides[0], size):
         raise MemoryError()
