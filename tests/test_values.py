@@ -405,12 +405,9 @@ def test_radix_sort_on_threads_cuts_at_the_nearer_bucket_edge(monkeypatch):
     assert submitted.count("run") == 1
 
 
-def test_a_large_sort_at_interpreter_shutdown():
+def test_a_large_sort_at_interpreter_shutdown(run_python):
     """No thread can start while the interpreter shuts down (an atexit handler): the
     sort runs on the calling thread, as before."""
-    import subprocess
-    import sys
-
     code = ("import atexit, numpy as np\n"
             "from zorder.values._radix import PARALLEL_ROWS, argsort_rows\n"
             "def last():\n"
@@ -419,8 +416,7 @@ def test_a_large_sort_at_interpreter_shutdown():
             "    assert (argsort_rows(z, None, 2) == np.lexsort(z.T[::-1])).all()\n"
             "    print('sorted')\n"
             "atexit.register(last)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+    done = run_python("-c", code)
     assert done.returncode == 0 and "sorted" in done.stdout, done.stderr
 
 
