@@ -95,6 +95,32 @@ def test_a_profile_inside_another_records_to_the_inner_one_only():
     assert list(outer.totals()) == [READ]
 
 
+def test_helper_cpu_counts_in_the_stage_running_on_the_calling_thread():
+    stages.add_helper_cpu(5.0)   # (no run profiled: nothing to count it in)
+    with profiling() as profile:
+        stages.add_helper_cpu(7.0)   # (no stage on this thread)
+        with stage(WRITE):
+            with stage(SORT):   # (counts in WRITE, the outer one)
+                stages.add_helper_cpu(2.0)
+            stages.add_helper_cpu(1.0)
+    totals = profile.totals()
+    assert list(totals) == [WRITE]
+    assert 3.0 <= totals[WRITE].cpu < 3.5
+
+
+def test_the_large_sort_counts_its_helper_threads_cpu():
+    """From PARALLEL_ROWS rows the sort runs on a pool of its own: their CPU time is the
+    sort's too, beside the calling thread's."""
+    from zorder.values._radix import PARALLEL_ROWS, argsort_rows
+
+    z = np.random.default_rng(7).integers(0, 256, (2 * PARALLEL_ROWS, 16), dtype=np.uint8)
+    with profiling() as profile:
+        with stage(SORT):
+            start = time.thread_time()
+            argsort_rows(z, None, 2)
+            own = time.thread_time() - start
+    assert profile.totals()[SORT].cpu > own + 1e-4
+
 def test_the_values_floor_records_ordered_bytes_ranks_curve_and_sort():
     import zorder
 

@@ -25,7 +25,11 @@ from libc.string cimport memcmp, memcpy
 
 from zorder.cpu.prefetch cimport prefetch
 
+from time import thread_time
+
 import numpy
+
+from zorder.values.stages import add_helper_cpu
 
 cdef enum:
     SMALL = 24     # insertion sort at or below this many rows
@@ -386,33 +390,45 @@ cdef _on_threads(const uint8_t* z, Py_ssize_t stride, Py_ssize_t size, int64_t* 
     if job.counts == NULL or job.ends == NULL or job.varying == NULL:
         raise MemoryError()
 
+    helpers = [0.0]   # the pool's threads' CPU seconds, for --profile
+
     def each(calls):
         # the first call here, the others on the pool's threads (or here as well where
         # the pool can start none: at interpreter shutdown)
         jobs = []
         for call in calls[1:]:
             try:
-                jobs.append(pool.submit(*call))
+                jobs.append(pool.submit(_with_cpu, call))
             except RuntimeError:
                 call[0](*call[1:])
         calls[0][0](*calls[0][1:])
         for done in jobs:
-            done.result()
+            helpers[0] += done.result()
 
     parts = range(threads)
     job.cached = 0
-    while True:
-        each([(job.load, part) for part in parts])
-        if job.find_split():
-            break
-        job.cached += 8
-        if job.cached >= size:
-            return   # every row equal: the identity, in A
-    each([(job.count, part) for part in parts])
-    job.place()
-    each([(job.scatter, part) for part in parts])
-    cuts = job.cuts()
-    each([(job.run, a, b) for a, b in zip(cuts, cuts[1:]) if a < b])
+    try:
+        while True:
+            each([(job.load, part) for part in parts])
+            if job.find_split():
+                break
+            job.cached += 8
+            if job.cached >= size:
+                return   # every row equal: the identity, in A
+        each([(job.count, part) for part in parts])
+        job.place()
+        each([(job.scatter, part) for part in parts])
+        cuts = job.cuts()
+        each([(job.run, a, b) for a, b in zip(cuts, cuts[1:]) if a < b])
+    finally:
+        add_helper_cpu(helpers[0])
+
+
+def _with_cpu(call):
+    """Run ``call`` (a function and its arguments); the CPU seconds it took here."""
+    start = thread_time()
+    call[0](*call[1:])
+    return thread_time() - start
 
 
 def _thread_pool(Py_ssize_t workers):

@@ -14,7 +14,9 @@ lookup, unless a caller is inside ``profiling()``:
 
 Stages run on several threads at once (a reader thread, Arrow's and Dask's pools), so
 their wall times may add up to more than the command's; the CPU time is the recording
-thread's own (``time.thread_time``), not that of the threads Arrow starts inside a call.
+thread's own (``time.thread_time``) and that of the helper threads zorder's own kernels
+start inside a call (``add_helper_cpu``: the large sort's), not that of the threads Arrow
+starts inside a call.
 Work in other processes (Dask's ``processes`` or a distributed cluster) is not seen.
 A stage inside another on the same thread (the report's own sorts, say) counts in the
 outer one only, so that no second goes to two stages.
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional
 
 __all__ = ["CHECKSUM", "COMMIT", "CURVE", "ORDERED_BYTES", "RANKS", "READ", "REORDER", "REPORT", "SORT",
-           "STAGES", "WRITE", "Profile", "StageTotal", "profiling", "stage"]
+           "STAGES", "WRITE", "Profile", "StageTotal", "add_helper_cpu", "profiling", "stage"]
 
 READ = "read"
 ORDERED_BYTES = "ordered bytes"
@@ -128,25 +130,33 @@ _running = threading.local()
 
 
 class _Timed:
-    __slots__ = ("profile", "name", "wall", "cpu", "outer")
+    __slots__ = ("profile", "name", "wall", "cpu", "helpers", "outer")
 
     def __init__(self, profile: Profile, name: str) -> None:
         self.profile, self.name = profile, name
-        self.wall = self.cpu = 0.0
+        self.wall = self.cpu = self.helpers = 0.0
         self.outer = False
 
     def __enter__(self) -> None:
-        self.outer = not getattr(_running, "busy", False)
+        self.outer = getattr(_running, "timed", None) is None
         if self.outer:
-            _running.busy = True
+            _running.timed = self
             self.wall = time.perf_counter()
             self.cpu = time.thread_time()
 
     def __exit__(self, *exc: object) -> None:
         if self.outer:
-            _running.busy = False
+            _running.timed = None
             self.profile.add(self.name, time.perf_counter() - self.wall,
-                             time.thread_time() - self.cpu)
+                             time.thread_time() - self.cpu + self.helpers)
+
+
+def add_helper_cpu(seconds: float) -> None:
+    """Count ``seconds`` of CPU, spent by helper threads on this thread's behalf, in the
+    stage running on this thread (nothing while no run is profiled)."""
+    timed = getattr(_running, "timed", None)
+    if timed is not None:
+        timed.helpers += seconds
 
 
 _UNTIMED = contextlib.nullcontext()
