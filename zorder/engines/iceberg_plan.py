@@ -205,7 +205,9 @@ def target_size(table: Any, target_file_size: Any) -> int:
     ``write.target-file-size-bytes``, else Iceberg's default."""
     if target_file_size is not None:
         return parse_size(target_file_size, "target_file_size")
-    prop = table.properties.get("write.target-file-size-bytes")
+    from pyiceberg.table import TableProperties
+
+    prop = table.properties.get(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES)
     if not prop:
         return DEFAULT_TARGET_FILE_SIZE
     try:   # (a whole number of bytes, as Iceberg's Java reads it: Long.parseLong)

@@ -67,12 +67,13 @@ def _size_profile(table_metadata: Any, n: int, rows_at: Callable[[int, int], Any
     import numpy
     import pyarrow as pa
     import pyarrow.parquet as pq
+    from pyiceberg.table import TableProperties
 
     if n == 0:
         return [0.0], [1.0]
     props = table_metadata.properties
     codec = _codec(props)
-    level = props.get("write.parquet.compression-level")
+    level = props.get(TableProperties.PARQUET_COMPRESSION_LEVEL)
 
     def column_bytes(piece: Any, dictionary: bool) -> Any:
         sink = pa.BufferOutputStream()
@@ -328,7 +329,7 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     """Rewrite one group; returns (its new DataFiles, its report entry). Every path
     written is appended to ``written`` as soon as it exists, for cleanup. ``first``: its
     ``read_first``, read already (by the rank sampling), or None to read it here."""
-    from pyiceberg.table import WriteTask
+    from pyiceberg.table import TableProperties, WriteTask
     from pyiceberg.table.locations import load_location_provider
 
     schema = table_metadata.schema()
@@ -355,7 +356,8 @@ def write_group(table_metadata: Any, io: Any, group: FileGroup, names: Sequence[
     del data
 
     write_uuid = uuid_module.uuid4()
-    extension = str(table_metadata.properties.get("write.format.default", "parquet")).lower()
+    extension = str(table_metadata.properties.get(
+        TableProperties.WRITE_FILE_FORMAT, TableProperties.WRITE_FILE_FORMAT_DEFAULT)).lower()
     locations = load_location_provider(table_location=table_metadata.location,
                                        table_properties=table_metadata.properties)
     files: List[Any] = []
