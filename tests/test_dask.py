@@ -435,3 +435,31 @@ def test_a_bad_value_names_its_partition(tmp_path):
                                          r"the range .* \(first at index 2\)$"):
         zd.cluster(ddf, str(tmp_path / "out"), ["t", "a"], scheduler="sync")
     assert os.listdir(str(tmp_path)) == []
+
+
+def test_a_range_task_sorts_on_its_own_thread(tmp_path, monkeypatch):
+    """The scheduler already runs a task on each core, so a range's sort (here past
+    PARALLEL_ROWS rows, where a sort outside a task takes every core) stays on the
+    task's thread."""
+    import importlib
+
+    from zorder.values._radix import PARALLEL_ROWS
+
+    sort_module = importlib.import_module("zorder.values.sort")   # (not the function)
+
+    used = []
+    real = sort_module.argsort_rows
+
+    def recording(values, scratch=None, threads=1):
+        used.append((len(values), threads))
+        return real(values, scratch, threads)
+
+    monkeypatch.setattr(sort_module, "argsort_rows", recording)
+    n = PARALLEL_ROWS + 1000
+    rng = np.random.default_rng(3)
+    ddf = dd.from_pandas(pd.DataFrame({"a": rng.integers(0, 2**40, n),
+                                       "b": rng.integers(0, 2**40, n)}), npartitions=2)
+    result = zd.cluster(ddf, str(tmp_path / "out"), ["a", "b"], scheduler="sync")
+    assert result.rows == n
+    big = [threads for rows, threads in used if rows >= PARALLEL_ROWS]
+    assert big and set(big) == {1}, used

@@ -31,7 +31,7 @@ from zorder.parquet.sort import write_in_order
 from zorder.parquet.spill import JoinedRun, SpillFolder
 from zorder.values.codec import from_words, sort_keys, to_words
 from zorder.values.ordering import Ordering
-from zorder.values.sort import argsort_zvalues
+from zorder.values.sort import _argsort_zvalues
 
 PART = "__zorder_part"
 WORD = "__zorder_w{}"
@@ -240,7 +240,8 @@ def write_range(pdf, tmp_dir: str, schema, metadata, size: int, nwords: int,
     # The words' lexicographic order is the values' byte order (the padding is zeros in
     # every row): the radix sort of the values gives lexsort's stable order, faster.
     matrix = from_words(pdf[word_cols].to_numpy(dtype=np.uint64), size)
-    order = argsort_zvalues(matrix)
+    # (on this task's thread: the scheduler runs a task on each core already)
+    order = _argsort_zvalues(matrix, None, threads=1)
     data = pdf.drop(columns=word_cols).reset_index(drop=True)
     # (left in the shuffle's chunks: a combined copy beside the frame the task is given,
     # which Dask keeps alive, would raise the peak by a copy of the range)

@@ -71,13 +71,15 @@ def sort_scratch(n: int, size: int) -> Any:
     return rows_scratch(n)
 
 
-def _argsort_zvalues(values: Any, scratch: Any) -> numpy.ndarray:
-    """``argsort_zvalues``, in ``scratch`` (``sort_scratch``, or None) where it can."""
+def _argsort_zvalues(values: Any, scratch: Any, threads: Optional[int] = None) -> numpy.ndarray:
+    """``argsort_zvalues``, in ``scratch`` (``sort_scratch``, or None) where it can, on
+    at most ``threads`` threads (None: the usable cores; a Dask task gives 1, as its
+    scheduler already runs a task on each core)."""
     with stage(SORT):
-        return _argsorted(values, scratch)
+        return _argsorted(values, scratch, threads)
 
 
-def _argsorted(values: Any, scratch: Any) -> numpy.ndarray:
+def _argsorted(values: Any, scratch: Any, threads: Optional[int]) -> numpy.ndarray:
     z = as_matrix(values)
     if z.shape[1] <= _SHORT_MAX_BYTES and z.shape[0] < 2**32:
         if z.shape[1] > 1 and z.strides[1] != 1:
@@ -89,7 +91,10 @@ def _argsorted(values: Any, scratch: Any) -> numpy.ndarray:
         return numpy.argsort(rows, kind="stable").astype(numpy.int64, copy=False)
     if z.shape[1] > 1 and z.strides[1] != 1:
         z = numpy.ascontiguousarray(z)
-    threads = min(usable_cores(), _MAX_SORT_THREADS) if z.shape[0] >= PARALLEL_ROWS else 1
+    if z.shape[0] < PARALLEL_ROWS:
+        threads = 1
+    elif threads is None:
+        threads = min(usable_cores(), _MAX_SORT_THREADS)
     return argsort_rows(z, scratch, threads)
 
 
